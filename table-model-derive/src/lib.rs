@@ -1,0 +1,2 @@
+//! `#[derive(TableEntity)]`: see the [`table-model`](https://docs.rs/table-model) crate, which re-exports it.
+#![deny(missing_docs)]

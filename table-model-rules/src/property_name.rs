@@ -1,0 +1,342 @@
+//! Property names (SPEC.md section 1): C# identifier rules intersected with XML 1.0 (fifth edition) name rules,
+//! at most 255 UTF-16 code units, and not a system property name in any case.
+//!
+//! ASCII names, the overwhelming majority, are checked by a `const fn` without tables. Other characters are
+//! checked against the Unicode general categories of the `regex` crate and the XML name ranges below.
+
+use crate::display::DisplayChar;
+use crate::limits::{PROPERTY_NAME_MAX_UTF16, SYSTEM_PROPERTIES};
+use crate::utf8;
+use core::fmt;
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// Why a property name was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PropertyNameErrorKind {
+    /// The empty name.
+    Empty,
+    /// Longer than 255 UTF-16 code units.
+    TooLong {
+        /// The length found, in UTF-16 code units.
+        utf16_len: usize,
+    },
+    /// The first character is not a letter or `_` (C# identifier rule).
+    InvalidStart {
+        /// The character found.
+        ch: char,
+    },
+    /// A character that C# identifiers do not allow, such as `-`, `.`, a space or `@`.
+    InvalidChar {
+        /// The character found.
+        ch: char,
+        /// Its byte index in the name.
+        index: usize,
+    },
+    /// A character that C# identifiers allow but XML names do not, such as U+200B.
+    NotXmlNameChar {
+        /// The character found.
+        ch: char,
+        /// Its byte index in the name.
+        index: usize,
+    },
+    /// One of the system property names `PartitionKey`, `RowKey`, `Timestamp`, in any case.
+    Reserved {
+        /// The system property name it matches.
+        system: &'static str,
+    },
+    /// Accepted by the service, but [`check_const`] cannot check non-ASCII characters in `const` context.
+    NonAsciiInConst {
+        /// Byte index of the first non-ASCII character.
+        index: usize,
+    },
+}
+
+/// The error for an invalid property name.
+///
+/// ```
+/// use table_model_rules::property_name;
+/// let err = property_name::check("unit-price").unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "invalid property name: character `-` at index 4 is not allowed; names follow C# identifier rules (letters, digits, `_`)"
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PropertyNameError {
+    kind: PropertyNameErrorKind,
+}
+
+impl PropertyNameError {
+    /// Which rule the name broke.
+    pub const fn kind(&self) -> PropertyNameErrorKind {
+        self.kind
+    }
+
+    /// The broken rule as a static message, `invalid property name: <rule>` without the details of the input
+    /// (for `const` panics, which cannot format).
+    pub const fn rule(&self) -> &'static str {
+        match self.kind {
+            PropertyNameErrorKind::Empty => "invalid property name: must not be empty",
+            PropertyNameErrorKind::TooLong { .. } => "invalid property name: must be at most 255 UTF-16 code units",
+            PropertyNameErrorKind::InvalidStart { .. } => {
+                "invalid property name: must start with a letter or `_` (C# identifier rule)"
+            }
+            PropertyNameErrorKind::InvalidChar { .. } => {
+                "invalid property name: must follow C# identifier rules (letters, digits, `_`)"
+            }
+            PropertyNameErrorKind::NotXmlNameChar { .. } => "invalid property name: must be a valid XML name",
+            PropertyNameErrorKind::Reserved { .. } => "invalid property name: must not be a system property name",
+            PropertyNameErrorKind::NonAsciiInConst { .. } => {
+                "invalid property name: must be ASCII to be checked in const context"
+            }
+        }
+    }
+}
+
+impl fmt::Display for PropertyNameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("invalid property name: ")?;
+        match self.kind {
+            PropertyNameErrorKind::Empty => f.write_str("must not be empty"),
+            PropertyNameErrorKind::TooLong { utf16_len } => {
+                write!(f, "must be at most {PROPERTY_NAME_MAX_UTF16} UTF-16 code units, found {utf16_len}")
+            }
+            PropertyNameErrorKind::InvalidStart { ch } => {
+                write!(f, "must start with a letter or `_` (C# identifier rule), found {}", DisplayChar(ch))
+            }
+            PropertyNameErrorKind::InvalidChar { ch, index } => write!(
+                f,
+                "character {} at index {index} is not allowed; names follow C# identifier rules (letters, digits, `_`)",
+                DisplayChar(ch)
+            ),
+            PropertyNameErrorKind::NotXmlNameChar { ch, index } => write!(
+                f,
+                "character {} at index {index} is not allowed; names must also be valid XML names",
+                DisplayChar(ch)
+            ),
+            PropertyNameErrorKind::Reserved { system } => {
+                write!(f, "`{system}` is a system property; a custom property cannot take that name in any case")
+            }
+            PropertyNameErrorKind::NonAsciiInConst { index } => write!(
+                f,
+                "non-ASCII character at index {index} cannot be checked in const context; use `PropertyName::new`"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PropertyNameError {}
+
+const fn err<T>(kind: PropertyNameErrorKind) -> Result<T, PropertyNameError> {
+    Err(PropertyNameError { kind })
+}
+
+/// Checks a property name.
+///
+/// # Errors
+/// The first rule the name breaks, with the offending character and its byte index.
+pub fn check(name: &str) -> Result<(), PropertyNameError> {
+    if name.is_ascii() {
+        return check_const(name);
+    }
+    if name.is_empty() {
+        return err(PropertyNameErrorKind::Empty);
+    }
+    for (index, ch) in name.char_indices() {
+        check_char(ch, index)?;
+    }
+    check_length_and_reserved(name.as_bytes())
+}
+
+/// Checks an ASCII property name in `const` context, for `PropertyName::from_static`.
+///
+/// # Errors
+/// As [`check`], plus [`PropertyNameErrorKind::NonAsciiInConst`] for any non-ASCII character.
+pub const fn check_const(name: &str) -> Result<(), PropertyNameError> {
+    let bytes = name.as_bytes();
+    if bytes.is_empty() {
+        return err(PropertyNameErrorKind::Empty);
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !b.is_ascii() {
+            return err(PropertyNameErrorKind::NonAsciiInConst { index: i });
+        }
+        if let Err(e) = check_ascii_char(b, i) {
+            return Err(e);
+        }
+        i += 1;
+    }
+    check_length_and_reserved(bytes)
+}
+
+const fn check_ascii_char(b: u8, index: usize) -> Result<(), PropertyNameError> {
+    let ch = b as char;
+    if index == 0 {
+        if !(b.is_ascii_alphabetic() || b == b'_') {
+            return err(PropertyNameErrorKind::InvalidStart { ch });
+        }
+    } else if !(b.is_ascii_alphanumeric() || b == b'_') {
+        return err(PropertyNameErrorKind::InvalidChar { ch, index });
+    }
+    Ok(())
+}
+
+const fn check_length_and_reserved(bytes: &[u8]) -> Result<(), PropertyNameError> {
+    let utf16_len = utf8::utf16_len(bytes);
+    if utf16_len > PROPERTY_NAME_MAX_UTF16 {
+        return err(PropertyNameErrorKind::TooLong { utf16_len });
+    }
+    let mut i = 0;
+    while i < SYSTEM_PROPERTIES.len() {
+        if utf8::eq_ignore_ascii_case(bytes, SYSTEM_PROPERTIES[i].as_bytes()) {
+            return err(PropertyNameErrorKind::Reserved { system: SYSTEM_PROPERTIES[i] });
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// C# identifier-start characters: letters (Lu Ll Lt Lm Lo), letter numbers (Nl) and `_`.
+static CSHARP_START: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[\p{Lu}\p{Ll}\p{Lt}\p{Lm}\p{Lo}\p{Nl}_]$").expect("valid pattern"));
+/// C# identifier-part characters: the start characters plus Nd, Pc, Mn, Mc and Cf.
+static CSHARP_PART: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[\p{Lu}\p{Ll}\p{Lt}\p{Lm}\p{Lo}\p{Nl}\p{Nd}\p{Pc}\p{Mn}\p{Mc}\p{Cf}_]$").expect("valid pattern")
+});
+
+/// XML 1.0 fifth edition `NameStartChar` ranges, without `:` (never a C# identifier character).
+const XML_NAME_START: [(u32, u32); 15] = [
+    (0x41, 0x5A),
+    (0x5F, 0x5F),
+    (0x61, 0x7A),
+    (0xC0, 0xD6),
+    (0xD8, 0xF6),
+    (0xF8, 0x2FF),
+    (0x370, 0x37D),
+    (0x37F, 0x1FFF),
+    (0x200C, 0x200D),
+    (0x2070, 0x218F),
+    (0x2C00, 0x2FEF),
+    (0x3001, 0xD7FF),
+    (0xF900, 0xFDCF),
+    (0xFDF0, 0xFFFD),
+    (0x10000, 0xEFFFF),
+];
+/// The ranges XML 1.0 fifth edition `NameChar` adds to `NameStartChar`.
+const XML_NAME_EXTRA: [(u32, u32); 6] =
+    [(0x2D, 0x2D), (0x2E, 0x2E), (0x30, 0x39), (0xB7, 0xB7), (0x300, 0x36F), (0x203F, 0x2040)];
+
+fn in_ranges(ranges: &[(u32, u32)], ch: char) -> bool {
+    let c = ch as u32;
+    ranges.iter().any(|&(lo, hi)| lo <= c && c <= hi)
+}
+
+fn check_char(ch: char, index: usize) -> Result<(), PropertyNameError> {
+    if ch.is_ascii() {
+        return check_ascii_char(ch as u8, index);
+    }
+    let mut buf = [0u8; 4];
+    let s = ch.encode_utf8(&mut buf);
+    let first = index == 0;
+    let csharp = if first { &CSHARP_START } else { &CSHARP_PART };
+    if !csharp.is_match(s) {
+        return if first {
+            err(PropertyNameErrorKind::InvalidStart { ch })
+        } else {
+            err(PropertyNameErrorKind::InvalidChar { ch, index })
+        };
+    }
+    let xml = in_ranges(&XML_NAME_START, ch) || (!first && in_ranges(&XML_NAME_EXTRA, ch));
+    if !xml {
+        return err(PropertyNameErrorKind::NotXmlNameChar { ch, index });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(s: &str) -> Option<PropertyNameErrorKind> {
+        check(s).err().map(|e| e.kind())
+    }
+
+    #[test]
+    fn ascii_rules() {
+        assert_eq!(kind(""), Some(PropertyNameErrorKind::Empty));
+        assert_eq!(kind("a"), None);
+        assert_eq!(kind("_"), None);
+        assert_eq!(kind("_1"), None);
+        assert_eq!(kind("Price2"), None);
+        assert_eq!(kind("1a"), Some(PropertyNameErrorKind::InvalidStart { ch: '1' }));
+        for (s, ch, index) in [("a-b", '-', 1), ("a.b", '.', 1), ("a b", ' ', 1), ("a@b", '@', 1), ("ab$", '$', 2)] {
+            assert_eq!(kind(s), Some(PropertyNameErrorKind::InvalidChar { ch, index }), "{s}");
+        }
+        for b in 0u8..=127 {
+            let s = format!("a{}", b as char);
+            assert_eq!(check(&s).is_ok(), b.is_ascii_alphanumeric() || b == b'_', "{b}");
+        }
+    }
+
+    #[test]
+    fn lengths_in_utf16() {
+        assert_eq!(kind(&"a".repeat(255)), None);
+        assert_eq!(kind(&"a".repeat(256)), Some(PropertyNameErrorKind::TooLong { utf16_len: 256 }));
+        assert_eq!(kind(&"é".repeat(255)), None);
+        assert_eq!(kind(&"é".repeat(256)), Some(PropertyNameErrorKind::TooLong { utf16_len: 256 }));
+        // U+10400 DESERET CAPITAL LETTER LONG I is Lu and outside the BMP: 2 UTF-16 units each.
+        assert_eq!(kind(&format!("a{}", "\u{10400}".repeat(127))), None);
+        assert_eq!(kind(&"\u{10400}".repeat(128)), Some(PropertyNameErrorKind::TooLong { utf16_len: 256 }));
+    }
+
+    #[test]
+    fn unicode_rules() {
+        assert_eq!(kind("Größe"), None);
+        assert_eq!(kind("名前"), None);
+        assert_eq!(kind("Ⅻ"), None); // Nl
+        assert_eq!(kind("a\u{0301}"), None); // Mn after a letter
+        assert_eq!(kind("a\u{0660}"), None); // Nd (Arabic-Indic zero)
+        assert_eq!(kind("a\u{203F}"), None); // Pc, also an XML NameChar
+        assert_eq!(kind("\u{0301}a"), Some(PropertyNameErrorKind::InvalidStart { ch: '\u{0301}' }));
+        assert_eq!(kind("\u{0660}"), Some(PropertyNameErrorKind::InvalidStart { ch: '\u{0660}' }));
+        assert_eq!(kind("😀"), Some(PropertyNameErrorKind::InvalidStart { ch: '😀' }));
+        assert_eq!(kind("a😀"), Some(PropertyNameErrorKind::InvalidChar { ch: '😀', index: 1 }));
+        assert_eq!(kind("a\u{E000}"), Some(PropertyNameErrorKind::InvalidChar { ch: '\u{E000}', index: 1 }));
+        assert_eq!(kind("a\u{85}"), Some(PropertyNameErrorKind::InvalidChar { ch: '\u{85}', index: 1 }));
+        // Cf characters are C# identifier parts, but U+200B, U+200E, U+2060 and U+00AD are not XML NameChars.
+        for ch in ['\u{200B}', '\u{200E}', '\u{2060}', '\u{00AD}'] {
+            assert_eq!(kind(&format!("ab{ch}")), Some(PropertyNameErrorKind::NotXmlNameChar { ch, index: 2 }));
+        }
+        // U+200C ZERO WIDTH NON-JOINER is Cf and an XML NameStartChar, so it is fine after the first character.
+        assert_eq!(kind("a\u{200C}b"), None);
+        // A letter outside the XML ranges: U+00D7 is Sm (not a letter); U+037E is Po. Letters beyond U+EFFFF
+        // do not exist, so the XML rule bites only on Cf and marks.
+        assert_eq!(kind("a\u{00D7}"), Some(PropertyNameErrorKind::InvalidChar { ch: '\u{D7}', index: 1 }));
+    }
+
+    #[test]
+    fn reserved_in_any_case() {
+        for (s, system) in
+            [("PartitionKey", "PartitionKey"), ("rowkey", "RowKey"), ("TIMESTAMP", "Timestamp"), ("rowKey", "RowKey")]
+        {
+            assert_eq!(kind(s), Some(PropertyNameErrorKind::Reserved { system }), "{s}");
+        }
+        assert_eq!(kind("RowKey2"), None);
+        assert_eq!(kind("Time_stamp"), None);
+        assert_eq!(
+            check("rowkey").unwrap_err().to_string(),
+            "invalid property name: `RowKey` is a system property; a custom property cannot take that name in any case"
+        );
+    }
+
+    #[test]
+    fn const_check() {
+        assert!(check_const("Price").is_ok());
+        assert_eq!(check_const("Größe").unwrap_err().kind(), PropertyNameErrorKind::NonAsciiInConst { index: 2 });
+        assert_eq!(check_const("a-b").unwrap_err().kind(), PropertyNameErrorKind::InvalidChar { ch: '-', index: 1 });
+    }
+}

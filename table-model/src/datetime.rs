@@ -1,0 +1,376 @@
+//! `Edm.DateTime`: a UTC instant from 1601-01-01 to 9999-12-31 at 100 ns resolution, stored as .NET ticks
+//! (SPEC.md sections 3 and 6).
+
+use crate::error::{ValueError, ValueErrorKind};
+use crate::limits::{DATETIME_MAX_TICKS, DATETIME_MIN_TICKS, TICKS_PER_SECOND, UNIX_EPOCH_TICKS};
+use std::fmt;
+use std::str::FromStr;
+
+const TICKS_PER_DAY: i64 = 86_400 * TICKS_PER_SECOND;
+/// Days from 0001-01-01 to 1970-01-01 in the proleptic Gregorian calendar.
+const DAYS_0001_TO_1970: i64 = 719_162;
+
+/// A UTC instant in the range the service stores, 1601-01-01T00:00:00Z to 9999-12-31T23:59:59.9999999Z, kept
+/// as .NET ticks (100 ns units since 0001-01-01T00:00:00Z).
+///
+/// Values outside the range are an error, never clamped: the service rejects them with 400. Finer input,
+/// such as chrono's nanoseconds, is truncated toward the past to the tick, as the service itself stores
+/// 7 fractional digits.
+///
+/// ```
+/// use table_model::DateTime;
+/// # fn main() -> Result<(), table_model::ValueError> {
+/// let t: DateTime = "2024-01-02T03:04:05.1234567Z".parse()?;
+/// assert_eq!(t.ticks(), 638_397_614_451_234_567);
+/// assert_eq!(t.to_string(), "2024-01-02T03:04:05.1234567Z");
+///
+/// let chrono_time = chrono::DateTime::parse_from_rfc3339("2024-01-02T03:04:05.123456789Z").unwrap().to_utc();
+/// assert_eq!(DateTime::try_from(chrono_time)?, t); // 89 ns truncated
+///
+/// assert!("1600-12-31T23:59:59Z".parse::<DateTime>().is_err());
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DateTime {
+    ticks: i64,
+}
+
+impl DateTime {
+    /// The earliest value the service stores: 1601-01-01T00:00:00Z.
+    pub const MIN: DateTime = DateTime { ticks: DATETIME_MIN_TICKS };
+    /// The latest value: 9999-12-31T23:59:59.9999999Z (`DateTime.MaxValue` in .NET).
+    pub const MAX: DateTime = DateTime { ticks: DATETIME_MAX_TICKS };
+    /// The Unix epoch, 1970-01-01T00:00:00Z.
+    pub const UNIX_EPOCH: DateTime = DateTime { ticks: UNIX_EPOCH_TICKS };
+
+    /// A value from .NET ticks (100 ns since 0001-01-01T00:00:00Z).
+    ///
+    /// # Errors
+    /// [`ValueErrorKind::DateTimeOutOfRange`] outside 1601-01-01 to 9999-12-31.
+    pub fn from_ticks(ticks: i64) -> Result<Self, ValueError> {
+        if (DATETIME_MIN_TICKS..=DATETIME_MAX_TICKS).contains(&ticks) {
+            Ok(DateTime { ticks })
+        } else {
+            Err(out_of_range(describe_ticks(ticks)))
+        }
+    }
+
+    /// The .NET ticks of this instant.
+    pub const fn ticks(self) -> i64 {
+        self.ticks
+    }
+
+    /// A value from a `chrono` instant, truncated to the 100 ns tick.
+    ///
+    /// # Errors
+    /// [`ValueErrorKind::DateTimeOutOfRange`] outside 1601-01-01 to 9999-12-31.
+    pub fn from_chrono(value: chrono::DateTime<chrono::Utc>) -> Result<Self, ValueError> {
+        let secs = value.timestamp();
+        let nanos = i64::from(value.timestamp_subsec_nanos());
+        let ticks = secs
+            .checked_mul(TICKS_PER_SECOND)
+            .and_then(|t| t.checked_add(UNIX_EPOCH_TICKS))
+            .and_then(|t| t.checked_add(nanos / 100));
+        match ticks {
+            Some(t) => DateTime::from_ticks(t).map_err(|_| out_of_range(value.to_rfc3339())),
+            None => Err(out_of_range(value.to_rfc3339())),
+        }
+    }
+
+    /// The same instant as a `chrono` value (always representable).
+    pub fn to_chrono(self) -> chrono::DateTime<chrono::Utc> {
+        let since_epoch = self.ticks - UNIX_EPOCH_TICKS;
+        let secs = since_epoch.div_euclid(TICKS_PER_SECOND);
+        let nanos = (since_epoch.rem_euclid(TICKS_PER_SECOND) * 100) as u32;
+        chrono::DateTime::from_timestamp(secs, nanos).expect("every DateTime is within chrono's range")
+    }
+
+    /// Parses ISO 8601 as the service and the SDKs write it: `YYYY-MM-DDTHH:MM:SS`, then an optional fraction
+    /// of any number of digits (kept to 7, the rest truncated), then `Z`, an offset `+hh:mm`/`-hh:mm`, or nothing
+    /// (read as UTC, as the service does).
+    ///
+    /// # Errors
+    /// [`ValueErrorKind::DateTimeSyntax`] for malformed text, [`ValueErrorKind::DateTimeOutOfRange`] for a valid
+    /// date outside the service's range.
+    pub fn parse(text: &str) -> Result<Self, ValueError> {
+        let ticks = parse_ticks(text.as_bytes())
+            .ok_or_else(|| ValueError::new(ValueErrorKind::DateTimeSyntax { value: truncate_for_message(text) }))?;
+        DateTime::from_ticks(ticks).map_err(|_| out_of_range(text.to_owned()))
+    }
+
+    /// Appends the wire form, always with 7 fractional digits and `Z`: `2024-01-02T03:04:05.1234567Z`.
+    pub fn write_to(self, out: &mut String) {
+        let mut buf = [0u8; 28];
+        self.encode(&mut buf);
+        // The buffer holds ASCII digits and punctuation only.
+        out.push_str(std::str::from_utf8(&buf).expect("ASCII"));
+    }
+
+    fn encode(self, buf: &mut [u8; 28]) {
+        let days = self.ticks.div_euclid(TICKS_PER_DAY) - DAYS_0001_TO_1970;
+        let in_day = self.ticks.rem_euclid(TICKS_PER_DAY);
+        let (y, m, d) = civil_from_days(days);
+        let secs = in_day / TICKS_PER_SECOND;
+        let frac = in_day % TICKS_PER_SECOND;
+        let mut put = |at: usize, width: usize, mut v: i64| {
+            for i in (0..width).rev() {
+                buf[at + i] = b'0' + (v % 10) as u8;
+                v /= 10;
+            }
+        };
+        put(0, 4, y);
+        put(5, 2, m);
+        put(8, 2, d);
+        put(11, 2, secs / 3600);
+        put(14, 2, secs / 60 % 60);
+        put(17, 2, secs % 60);
+        put(20, 7, frac);
+        buf[4] = b'-';
+        buf[7] = b'-';
+        buf[10] = b'T';
+        buf[13] = b':';
+        buf[16] = b':';
+        buf[19] = b'.';
+        buf[27] = b'Z';
+    }
+}
+
+fn out_of_range(value: String) -> ValueError {
+    ValueError::new(ValueErrorKind::DateTimeOutOfRange { value })
+}
+
+fn truncate_for_message(text: &str) -> String {
+    text.chars().take(64).collect()
+}
+
+fn describe_ticks(ticks: i64) -> String {
+    if (0..=DATETIME_MAX_TICKS).contains(&ticks) {
+        DateTime { ticks }.to_string()
+    } else {
+        format!("{ticks} ticks")
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The inverse of [`days_from_civil`].
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+fn digits(bytes: &[u8], at: usize, width: usize) -> Option<i64> {
+    let slice = bytes.get(at..at + width)?;
+    slice.iter().try_fold(0i64, |acc, &b| b.is_ascii_digit().then(|| acc * 10 + i64::from(b - b'0')))
+}
+
+/// Parses the accepted ISO 8601 forms into ticks; `None` for malformed text.
+fn parse_ticks(b: &[u8]) -> Option<i64> {
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (y, mo, d) = (digits(b, 0, 4)?, digits(b, 5, 2)?, digits(b, 8, 2)?);
+    let (h, mi, s) = (digits(b, 11, 2)?, digits(b, 14, 2)?, digits(b, 17, 2)?);
+    if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || s > 59 {
+        return None;
+    }
+    let mut i = 19;
+    let mut frac = 0i64;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            if i - start < 7 {
+                frac = frac * 10 + i64::from(b[i] - b'0');
+            }
+            i += 1;
+        }
+        let n = i - start;
+        if n == 0 {
+            return None;
+        }
+        for _ in n..7 {
+            frac *= 10;
+        }
+    }
+    let offset_secs = match &b[i..] {
+        [] | [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), rest @ ..] if rest.len() == 5 && rest[2] == b':' => {
+            let (oh, om) = (digits(rest, 0, 2)?, digits(rest, 3, 2)?);
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            let off = oh * 3600 + om * 60;
+            if *sign == b'+' {
+                off
+            } else {
+                -off
+            }
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(y, mo, d) + DAYS_0001_TO_1970;
+    let secs = days * 86_400 + h * 3600 + mi * 60 + s - offset_secs;
+    Some(secs * TICKS_PER_SECOND + frac)
+}
+
+impl fmt::Display for DateTime {
+    /// The wire form with 7 fractional digits: `2024-01-02T03:04:05.1234567Z`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0u8; 28];
+        self.encode(&mut buf);
+        f.write_str(std::str::from_utf8(&buf).expect("ASCII"))
+    }
+}
+
+impl fmt::Debug for DateTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DateTime({self})")
+    }
+}
+
+impl FromStr for DateTime {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, ValueError> {
+        DateTime::parse(s)
+    }
+}
+
+impl TryFrom<chrono::DateTime<chrono::Utc>> for DateTime {
+    type Error = ValueError;
+    fn try_from(value: chrono::DateTime<chrono::Utc>) -> Result<Self, ValueError> {
+        DateTime::from_chrono(value)
+    }
+}
+
+impl From<DateTime> for chrono::DateTime<chrono::Utc> {
+    fn from(value: DateTime) -> Self {
+        value.to_chrono()
+    }
+}
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for DateTime {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for DateTime {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        DateTime::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{TimeZone, Utc};
+
+    #[test]
+    fn spec_constants() {
+        assert_eq!(DateTime::MIN.to_string(), "1601-01-01T00:00:00.0000000Z");
+        assert_eq!(DateTime::MAX.to_string(), "9999-12-31T23:59:59.9999999Z");
+        assert_eq!(DateTime::UNIX_EPOCH.to_string(), "1970-01-01T00:00:00.0000000Z");
+        assert_eq!(DateTime::MIN.to_chrono(), Utc.with_ymd_and_hms(1601, 1, 1, 0, 0, 0).unwrap());
+        assert_eq!(DateTime::UNIX_EPOCH.to_chrono(), chrono::DateTime::<Utc>::UNIX_EPOCH);
+    }
+
+    #[test]
+    fn range_boundaries() {
+        assert!(DateTime::from_ticks(DATETIME_MIN_TICKS - 1).is_err());
+        assert!(DateTime::from_ticks(DATETIME_MIN_TICKS).is_ok());
+        assert!(DateTime::from_ticks(DATETIME_MAX_TICKS).is_ok());
+        assert!(DateTime::from_ticks(DATETIME_MAX_TICKS + 1).is_err());
+        assert!(DateTime::from_ticks(i64::MIN).is_err());
+        assert!(DateTime::from_ticks(i64::MAX).is_err());
+        let err = DateTime::parse("1600-12-31T23:59:59.9999999Z").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid Edm.DateTime: must be from 1601-01-01T00:00:00Z to 9999-12-31T23:59:59.9999999Z, found 1600-12-31T23:59:59.9999999Z"
+        );
+        let before = Utc.with_ymd_and_hms(1600, 12, 31, 23, 59, 59).unwrap();
+        assert!(DateTime::from_chrono(before).is_err());
+        let after = Utc.with_ymd_and_hms(10000, 1, 1, 0, 0, 0).unwrap();
+        assert!(DateTime::from_chrono(after).is_err());
+    }
+
+    #[test]
+    fn parse_forms() {
+        let t = |s: &str| DateTime::parse(s).map(|d| d.to_string());
+        assert_eq!(t("2024-01-02T03:04:05Z").unwrap(), "2024-01-02T03:04:05.0000000Z");
+        assert_eq!(t("2024-01-02T03:04:05").unwrap(), "2024-01-02T03:04:05.0000000Z");
+        assert_eq!(t("2024-01-02T03:04:05.1Z").unwrap(), "2024-01-02T03:04:05.1000000Z");
+        assert_eq!(t("2024-01-02T03:04:05.838661Z").unwrap(), "2024-01-02T03:04:05.8386610Z");
+        assert_eq!(t("2024-01-02T03:04:05.123456789Z").unwrap(), "2024-01-02T03:04:05.1234567Z");
+        assert_eq!(t("2024-01-02T03:04:05+02:00").unwrap(), "2024-01-02T01:04:05.0000000Z");
+        assert_eq!(t("2024-01-02T23:04:05-02:30").unwrap(), "2024-01-03T01:34:05.0000000Z");
+        assert_eq!(t("2024-02-29T00:00:00Z").unwrap(), "2024-02-29T00:00:00.0000000Z");
+        for bad in [
+            "",
+            "2024-01-02",
+            "2024-01-02 03:04:05Z",
+            "2024-13-02T03:04:05Z",
+            "2023-02-29T00:00:00Z",
+            "2024-01-32T00:00:00Z",
+            "2024-01-02T24:00:00Z",
+            "2024-01-02T03:04:05.Z",
+            "2024-01-02T03:04:05ZZ",
+            "2024-01-02T03:04:05+0200",
+            "２024-01-02T03:04:05Z",
+            "+2024-01-02T03:04:05Z",
+        ] {
+            assert!(matches!(DateTime::parse(bad).unwrap_err().kind(), ValueErrorKind::DateTimeSyntax { .. }), "{bad}");
+        }
+    }
+
+    #[test]
+    fn chrono_round_trip_and_truncation() {
+        let c = Utc.with_ymd_and_hms(2024, 5, 6, 7, 8, 9).unwrap() + chrono::Duration::nanoseconds(123_456_789);
+        let d = DateTime::from_chrono(c).unwrap();
+        assert_eq!(
+            d.to_chrono(),
+            Utc.with_ymd_and_hms(2024, 5, 6, 7, 8, 9).unwrap() + chrono::Duration::nanoseconds(123_456_700)
+        );
+        assert_eq!(DateTime::from_chrono(d.to_chrono()).unwrap(), d);
+        // Before the Unix epoch, truncation still goes to the earlier tick boundary of the sub-second part.
+        let c = Utc.with_ymd_and_hms(1700, 1, 1, 0, 0, 0).unwrap() + chrono::Duration::nanoseconds(150);
+        assert_eq!(DateTime::from_chrono(c).unwrap().ticks() % 10, 1);
+    }
+
+    #[test]
+    fn days_round_trip() {
+        for days in (-719_162..2_932_896).step_by(997) {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
+    }
+}

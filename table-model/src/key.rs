@@ -1,0 +1,180 @@
+//! PartitionKey and RowKey (SPEC.md section 2), and helpers that build keys which sort the way users mean
+//! (SPEC.md section 6).
+//!
+//! Keys sort as strings, by UTF-16 code unit, never as numbers. The helpers below return keys that are
+//! already valid and whose string order is the order of the values they encode.
+
+use crate::error::KeyError;
+use crate::validated::validated_string;
+use std::borrow::Cow;
+use table_model_rules::{key, KeyKind};
+
+macro_rules! key_type {
+    ($(#[$doc:meta])* $ty:ident, $kind:expr, $example:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, PartialEq, Eq, Hash)]
+        pub struct $ty(Cow<'static, str>);
+
+        impl Ord for $ty {
+            /// The service's order: ordinal by UTF-16 code unit (see [`service_order`]).
+            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+                service_order(&self.0, &other.0)
+            }
+        }
+
+        impl PartialOrd for $ty {
+            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+
+        impl $ty {
+            /// Validates a key value.
+            ///
+            /// # Errors
+            /// [`KeyError`] for a forbidden character (with its byte index) or a length over 512 UTF-16 units.
+            pub fn new(value: impl Into<String>) -> Result<Self, KeyError> {
+                value.into().try_into()
+            }
+
+            /// A key from a literal, checked at compile time when used in a `const`.
+            ///
+            /// # Panics
+            /// When the literal is not a valid key (a compile error in `const` context).
+            pub const fn from_static(value: &'static str) -> Self {
+                match key::check($kind, value) {
+                    Ok(()) => $ty(Cow::Borrowed(value)),
+                    Err(e) => panic!("{}", e.rule()),
+                }
+            }
+
+            /// The empty key, which the service accepts.
+            pub const fn empty() -> Self {
+                $ty(Cow::Borrowed(""))
+            }
+
+            fn validate(value: &str) -> Result<(), KeyError> {
+                key::check($kind, value)
+            }
+        }
+
+        impl Default for $ty {
+            fn default() -> Self {
+                $ty::empty()
+            }
+        }
+
+        validated_string!($ty, KeyError, $example);
+    };
+}
+
+key_type!(
+    /// A validated `PartitionKey`: at most 512 UTF-16 code units, none of `/ \ # ?` or the control characters
+    /// U+0000 to U+001F and U+007F to U+009F. The empty key is valid.
+    ///
+    /// ```
+    /// use table_model::PartitionKey;
+    /// const TENANT: PartitionKey = PartitionKey::from_static("tenant-7");
+    /// assert_eq!(TENANT, "tenant-7");
+    /// assert_eq!(
+    ///     PartitionKey::new("a/b").unwrap_err().to_string(),
+    ///     "invalid partition key: character `/` at index 1 is not allowed"
+    /// );
+    /// ```
+    ///
+    /// ```compile_fail
+    /// const BAD: table_model::PartitionKey = table_model::PartitionKey::from_static("a#b");
+    /// ```
+    ///
+    /// ```should_panic
+    /// let _ = table_model::PartitionKey::from_static("tab\there");
+    /// ```
+    PartitionKey,
+    KeyKind::Partition,
+    "partition key"
+);
+
+key_type!(
+    /// A validated `RowKey`: at most 512 UTF-16 code units, none of `/ \ # ?` or the control characters
+    /// U+0000 to U+001F and U+007F to U+009F. The empty key is valid.
+    ///
+    /// ```
+    /// use table_model::RowKey;
+    /// let key = RowKey::new("O'Brien + 50%")?;
+    /// assert_eq!(key.as_str(), "O'Brien + 50%");
+    /// assert_eq!(
+    ///     RowKey::new("x".repeat(513)).unwrap_err().to_string(),
+    ///     "invalid row key: must be at most 512 UTF-16 code units, found 513"
+    /// );
+    /// # Ok::<(), table_model::KeyError>(())
+    /// ```
+    ///
+    /// ```compile_fail
+    /// const BAD: table_model::RowKey = table_model::RowKey::from_static("what?");
+    /// ```
+    ///
+    /// ```should_panic
+    /// let _ = table_model::RowKey::from_static("a\\b");
+    /// ```
+    RowKey,
+    KeyKind::Row,
+    "row key"
+);
+
+/// Compares two strings the way the service orders keys: ordinal by UTF-16 code unit.
+///
+/// This differs from `str`'s order (by UTF-8 byte, that is by scalar value) only between a character in
+/// U+E000..U+FFFF and one above U+FFFF: UTF-16 puts the surrogate pair of the latter first. Because key
+/// order follows the service, `PartitionKey` and `RowKey` do not implement `Borrow<str>`.
+///
+/// ```
+/// use std::cmp::Ordering;
+/// use table_model::key::service_order;
+/// assert_eq!(service_order("a", "b"), Ordering::Less);
+/// assert_eq!(service_order("\u{FF61}", "\u{1F600}"), Ordering::Greater); // UTF-8 order says Less
+/// ```
+pub fn service_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let prefix = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    // Step back to a char boundary so both tails start with whole characters.
+    let mut start = prefix;
+    while !a.is_char_boundary(start) || !b.is_char_boundary(start) {
+        start -= 1;
+    }
+    a[start..].encode_utf16().cmp(b[start..].encode_utf16())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constructors_validate_and_name_the_key() {
+        assert_eq!(PartitionKey::new("").unwrap(), "");
+        assert_eq!(RowKey::default(), "");
+        let err = RowKey::try_from("a?b").unwrap_err();
+        assert_eq!(err.key(), KeyKind::Row);
+        let err = PartitionKey::try_from(String::from("a?b")).unwrap_err();
+        assert_eq!(err.key(), KeyKind::Partition);
+        assert!("#".parse::<RowKey>().is_err());
+    }
+
+    #[test]
+    fn keys_order_as_strings() {
+        let mut keys: Vec<RowKey> = ["10", "2", "1", "11"].iter().map(|k| RowKey::new(*k).unwrap()).collect();
+        keys.sort();
+        let sorted: Vec<&str> = keys.iter().map(|k| k.as_str()).collect();
+        assert_eq!(sorted, ["1", "10", "11", "2"]);
+    }
+
+    #[test]
+    fn order_is_utf16_order() {
+        let samples = ["", "a", "ab", "é", "\u{FFFF}", "\u{E000}", "😀", "a😀", "a\u{FF61}", "\u{10000}", "z"];
+        for a in samples {
+            for b in samples {
+                let expected = a.encode_utf16().cmp(b.encode_utf16());
+                assert_eq!(service_order(a, b), expected, "{a:?} {b:?}");
+                assert_eq!(RowKey::new(a).unwrap().cmp(&RowKey::new(b).unwrap()), expected);
+            }
+        }
+    }
+}

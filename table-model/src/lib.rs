@@ -1,0 +1,57 @@
+//! # table-model
+//!
+//! The Azure Table service data model for Rust, checked before anything is sent. Table names, property
+//! names, PartitionKeys and RowKeys are validated newtypes; property values are [`EdmValue`]s whose limits are
+//! part of their types; an [`Entity`] refuses a 253rd property or a byte past 1 MiB. The rules are those of
+//! Azure Table Storage, the Cosmos DB Table API and the Azurite emulator, as the project's `SPEC.md` states them.
+//!
+//! No other SDK checks these rules on the client: their users learn them from `400 Bad Request` in
+//! production. With `table-model`, an invalid name or key is an error where it is made, naming the rule,
+//! the character and its position.
+//!
+//! ## Getting started
+//!
+//! ```
+//! use table_model::{Entity, PartitionKey, RowKey, TableName};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let table: TableName = "Orders".parse()?;
+//! let mut order = Entity::new(PartitionKey::new("customer-42")?, RowKey::new("0001")?);
+//! order.insert("Total".parse()?, 99.5)?;
+//! order.insert("Quantity".parse()?, 3)?;
+//! assert_eq!(order.get::<f64>("Total")?, 99.5);
+//! assert_eq!(table, "orders".parse::<TableName>()?); // table names ignore case
+//!
+//! // Invalid input never gets as far as a request:
+//! let err = RowKey::new("2024#05").unwrap_err();
+//! assert_eq!(err.to_string(), "invalid row key: character `#` at index 4 is not allowed");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## Features
+//! - `serde` (default): `Serialize`/`Deserialize` for the validated newtypes. Deserializing validates, so it
+//!   cannot build an invalid value.
+//! - `derive` (default): `#[derive(TableEntity)]`, re-exported from `table-model-derive`.
+#![deny(missing_docs, missing_debug_implementations)]
+
+extern crate self as table_model;
+
+mod datetime;
+mod edm;
+mod entity;
+mod error;
+pub mod key;
+pub mod limits;
+mod name;
+mod validated;
+
+pub use datetime::DateTime;
+pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
+pub use entity::{ETag, Entity};
+pub use error::{
+    EntityError, EntityErrorKind, KeyError, KeyErrorKind, KeyKind, PropertyNameError, PropertyNameErrorKind,
+    TableNameError, TableNameErrorKind, UnknownEdmType, ValueError, ValueErrorKind,
+};
+pub use key::{PartitionKey, RowKey};
+pub use name::{PropertyName, TableName};

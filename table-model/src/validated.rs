@@ -1,0 +1,116 @@
+//! The impls every case-sensitive validated string newtype shares (`PropertyName`, `PartitionKey`, `RowKey`).
+//!
+//! `Borrow<str>` is left to each type: it promises the same `Eq`/`Ord`/`Hash` as `str`.
+//! Each type is `struct T(Cow<'static, str>)` with a `fn validate(&str) -> Result<(), E>`; `from_static` borrows
+//! the literal, every other constructor goes through `validate` first.
+
+macro_rules! validated_string {
+    ($ty:ident, $err:ty, $what:literal) => {
+        impl $ty {
+            /// The value as a string slice.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            /// Converts into the owned `String`.
+            pub fn into_string(self) -> ::std::string::String {
+                self.0.into_owned()
+            }
+        }
+
+        impl ::core::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::core::fmt::Debug::fmt(&*self.0, f)
+            }
+        }
+
+        impl ::core::fmt::Display for $ty {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl ::core::convert::AsRef<str> for $ty {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl ::core::ops::Deref for $ty {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl ::core::cmp::PartialEq<str> for $ty {
+            fn eq(&self, other: &str) -> bool {
+                *self.0 == *other
+            }
+        }
+
+        impl ::core::cmp::PartialEq<&str> for $ty {
+            fn eq(&self, other: &&str) -> bool {
+                *self.0 == **other
+            }
+        }
+
+        impl ::core::cmp::PartialEq<$ty> for str {
+            fn eq(&self, other: &$ty) -> bool {
+                *self == *other.0
+            }
+        }
+
+        impl ::core::cmp::PartialEq<$ty> for &str {
+            fn eq(&self, other: &$ty) -> bool {
+                **self == *other.0
+            }
+        }
+
+        impl ::core::str::FromStr for $ty {
+            type Err = $err;
+            fn from_str(s: &str) -> ::core::result::Result<Self, $err> {
+                Self::validate(s)?;
+                Ok($ty(::std::borrow::Cow::Owned(s.to_owned())))
+            }
+        }
+
+        impl ::core::convert::TryFrom<&str> for $ty {
+            type Error = $err;
+            fn try_from(s: &str) -> ::core::result::Result<Self, $err> {
+                s.parse()
+            }
+        }
+
+        impl ::core::convert::TryFrom<::std::string::String> for $ty {
+            type Error = $err;
+            fn try_from(s: ::std::string::String) -> ::core::result::Result<Self, $err> {
+                Self::validate(&s)?;
+                Ok($ty(::std::borrow::Cow::Owned(s)))
+            }
+        }
+
+        impl ::core::convert::From<$ty> for ::std::string::String {
+            fn from(value: $ty) -> ::std::string::String {
+                value.into_string()
+            }
+        }
+
+        #[cfg(feature = "serde")]
+        impl ::serde::Serialize for $ty {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::core::result::Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
+            }
+        }
+
+        #[cfg(feature = "serde")]
+        impl<'de> ::serde::Deserialize<'de> for $ty {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                let s = <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?;
+                $ty::try_from(s).map_err(::serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+pub(crate) use validated_string;
