@@ -1,16 +1,10 @@
 //! Time keys (SPEC.md section 6): .NET ticks as 19 digits, oldest first or newest first, with an optional
-//! tie-breaker for events in the same tick, and the key bounds of a time range.
-//!
-//! | key | format | order |
-//! |---|---|---|
-//! | chronological | `{ticks:019}` | oldest first |
-//! | reverse-chronological | `{3155378975999999999 - ticks:019}` | newest first (the "log tail" pattern) |
-//! | unique chronological | `{ticks:019}-{tie_breaker:010}` | oldest first, then by tie-breaker |
-//! | unique reverse-chronological | `{3155378975999999999 - ticks:019}-{4294967295 - tie_breaker:010}` | the exact reverse |
+//! tie-breaker for events in the same tick, and the key bounds of a time range. The formats are listed in the
+//! docs of the `key` module.
 //!
 //! `ticks` are the 100 ns units since 0001-01-01T00:00:00Z of a [`DateTime`], which keeps instants to the
-//! service's range, 1601-01-01 to 9999-12-31. `3155378975999999999` is `DateTime.MaxValue.Ticks` and
-//! `4294967295` is `u32::MAX`. Every key of one format has the same length, so string order is value order.
+//! service's range, 1601-01-01 to 9999-12-31. Every key of one format has the same length, so string order
+//! is value order.
 
 use super::sortable::{
     decimal_width, length_error, out_of_range, padded, parse_digits, parse_fixed, private, push_padded,
