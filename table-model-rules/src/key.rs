@@ -111,8 +111,6 @@ impl std::error::Error for KeyError {}
 
 /// Whether the single byte `b` is a forbidden character: the ASCII controls 0x00-0x1F and 0x7F, and `#` `/`
 /// `?` `\`. The C1 controls U+0080-U+009F are the two-byte sequences `C2 80`..`C2 9F`, checked separately.
-///
-/// Written with `|` rather than `||` so that a block of bytes is tested without branches.
 const fn is_forbidden_byte(b: u8) -> bool {
     (b < 0x20) | (b == 0x7F) | (b == b'#') | (b == b'/') | (b == b'?') | (b == b'\\')
 }
@@ -121,8 +119,8 @@ const fn is_forbidden_byte(b: u8) -> bool {
 const BLOCK: usize = 16;
 
 /// Whether every byte of the block is an allowed ASCII character. There are no branches and no early exit, so
-/// the compiler turns the loop into a few vector instructions; `check_bytes` only looks closer at a block that
-/// fails, to find and report the first offending character.
+/// the compiler turns the loop into a few vector instructions. When a block fails, `check_bytes` goes back to
+/// the byte loop to find and report the first offending character.
 #[inline(always)]
 const fn is_plain_ascii(block: &[u8; BLOCK]) -> bool {
     let mut bad = 0u8;

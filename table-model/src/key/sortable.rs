@@ -93,12 +93,7 @@ pub trait SortableKey: Sized + private::Sealed {
     /// assert_eq!(partition, "02024");
     /// ```
     fn to_key<K: Key>(&self) -> K {
-        match K::try_from(self.to_key_string()) {
-            Ok(key) => key,
-            // Every implementation writes ASCII digits, lowercase hexadecimal digits and `-` only, at most 39
-            // characters: the unit tests check each of them against the key rules.
-            Err(e) => unreachable!("SortableKey wrote an invalid key: {e}"),
-        }
+        valid_key(self.to_key_string())
     }
 
     /// Reads a `PartitionKey` or a `RowKey` back; the error names which key it was.
@@ -121,6 +116,15 @@ pub trait SortableKey: Sized + private::Sealed {
 pub(super) mod private {
     /// Seals [`SortableKey`](super::SortableKey): only this crate's encodings promise valid, ordered keys.
     pub trait Sealed {}
+}
+
+/// A key the helpers wrote: ASCII digits, lowercase hexadecimal digits, `-` only, at most 39 characters. It
+/// still goes through the key's validation, which the unit tests of every helper exercise.
+pub(super) fn valid_key<K: Key>(key: String) -> K {
+    match K::try_from(key) {
+        Ok(key) => key,
+        Err(e) => unreachable!("a key helper wrote an invalid key: {e}"),
+    }
 }
 
 /// The number of decimal digits of `max`: the width every value up to `max` is padded to.

@@ -8,7 +8,7 @@
 
 use super::sortable::{
     decimal_width, length_error, out_of_range, padded, parse_digits, parse_fixed, private, push_padded,
-    unexpected_char, SortableKey,
+    unexpected_char, valid_key, SortableKey,
 };
 use super::Key;
 use crate::error::{EncodedRange, KeyDecodeError, KeyFormat};
@@ -170,11 +170,7 @@ fn unique_key<K: Key>(instant: DateTime, tie_breaker: u32, reverse: bool) -> K {
     push_padded(&mut key, encode_ticks(instant, reverse), TICKS_WIDTH);
     key.push(TIE_BREAKER_SEPARATOR);
     push_padded(&mut key, tie_breaker, TIE_BREAKER_WIDTH);
-    match K::try_from(key) {
-        Ok(key) => key,
-        // 30 ASCII digits and `-`: checked by the unit tests.
-        Err(e) => unreachable!("unique time keys are valid: {e}"),
-    }
+    valid_key(key)
 }
 
 fn parse_unique<K: Key>(key: &K, reverse: bool) -> Result<(DateTime, u32), KeyDecodeError> {
@@ -272,10 +268,7 @@ pub fn parse_reverse_chronological_unique<K: Key>(key: &K) -> Result<(DateTime, 
 }
 
 fn ticks_key<K: Key>(number: u64) -> K {
-    match K::try_from(padded(number, TICKS_WIDTH)) {
-        Ok(key) => key,
-        Err(e) => unreachable!("19 digits are a valid key: {e}"),
-    }
+    valid_key(padded(number, TICKS_WIDTH))
 }
 
 /// The key bounds of the instants in `[from, to)` for [`chronological`] and [`chronological_unique`] keys:
