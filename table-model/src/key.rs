@@ -2,12 +2,43 @@
 //! (SPEC.md section 6).
 //!
 //! Keys sort as strings, by UTF-16 code unit, never as numbers. The helpers below return keys that are
-//! already valid and whose string order is the order of the values they encode.
+//! already valid and whose string order is the order of the values they encode; each has a decoder that reads
+//! the key back, or returns a [`KeyDecodeError`](crate::KeyDecodeError) saying what was wrong.
+//!
+//! - **Time** (.NET ticks of a [`DateTime`](crate::DateTime), 19 digits):
+//!
+//!   | key | format | order | build / read |
+//!   |---|---|---|---|
+//!   | chronological | `{ticks:019}` | oldest first | [`chronological`] / [`parse_chronological`] |
+//!   | reverse-chronological | `{3155378975999999999 - ticks:019}` | newest first | [`reverse_chronological`] / [`parse_reverse_chronological`] |
+//!   | unique chronological | `{ticks:019}-{n:010}` | by instant, then `n` | [`chronological_unique`] / [`parse_chronological_unique`] |
+//!   | unique reverse-chronological | `{3155378975999999999 - ticks:019}-{4294967295 - n:010}` | the exact reverse | [`reverse_chronological_unique`] / [`parse_reverse_chronological_unique`] |
+//!
+//!   `3155378975999999999` is `DateTime.MaxValue.Ticks`; `n` is a `u32` tie-breaker for events in the same
+//!   tick. [`chronological_range`] and [`reverse_chronological_range`] give the key bounds of a time range.
+//! - **Numbers, instants and UUIDs** as key fields: [`SortableKey`], for the integer types, `DateTime`,
+//!   `Uuid` and [`Reverse`](std::cmp::Reverse) of each. `#[derive(TableEntity)]` uses it for key fields.
+//! - **Several parts** in one key: [`CompositeKey`] and [`split_composite`].
+//!
+//! Every helper is generic over [`Key`], so the same call builds a [`PartitionKey`] or a [`RowKey`].
 
 use crate::error::KeyError;
 use crate::validated::validated_string;
 use std::borrow::Cow;
 use table_model_rules::{key, KeyKind};
+
+mod compose;
+mod int;
+mod sortable;
+mod time;
+
+pub use compose::{split_composite, CompositeKey, COMPOSITE_ESCAPE, COMPOSITE_SEPARATOR};
+pub use sortable::SortableKey;
+pub use time::{
+    chronological, chronological_range, chronological_unique, parse_chronological, parse_chronological_unique,
+    parse_reverse_chronological, parse_reverse_chronological_unique, reverse_chronological,
+    reverse_chronological_range, reverse_chronological_unique,
+};
 
 macro_rules! key_type {
     ($(#[$doc:meta])* $ty:ident, $kind:expr, $example:literal) => {
@@ -120,6 +151,42 @@ key_type!(
     KeyKind::Row,
     "row key"
 );
+
+/// A `PartitionKey` or a `RowKey`: the key helpers are generic over it, so one function builds either.
+///
+/// The type to build is usually inferred from where the key goes. This trait is sealed: only
+/// [`PartitionKey`] and [`RowKey`] implement it.
+///
+/// ```
+/// use table_model::key::{self, Key};
+/// use table_model::{DateTime, KeyKind, PartitionKey, RowKey};
+///
+/// fn describe<K: Key>(key: &K) -> String {
+///     format!("{} = {}", K::KIND.property_name(), key.as_ref())
+/// }
+/// let row: RowKey = key::chronological(DateTime::UNIX_EPOCH);
+/// let partition: PartitionKey = key::chronological(DateTime::UNIX_EPOCH);
+/// assert_eq!(describe(&row), "RowKey = 0621355968000000000");
+/// assert_eq!(describe(&partition), "PartitionKey = 0621355968000000000");
+/// ```
+pub trait Key: Sized + AsRef<str> + TryFrom<String, Error = KeyError> + sealed::Sealed {
+    /// Which key this is, as error messages and the wire format name it.
+    const KIND: KeyKind;
+}
+
+impl Key for PartitionKey {
+    const KIND: KeyKind = KeyKind::Partition;
+}
+
+impl Key for RowKey {
+    const KIND: KeyKind = KeyKind::Row;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::PartitionKey {}
+    impl Sealed for super::RowKey {}
+}
 
 /// Compares two strings the way the service orders keys: ordinal by UTF-16 code unit.
 ///
