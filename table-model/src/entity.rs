@@ -69,13 +69,18 @@ pub struct Entity {
 }
 
 /// The fixed 4 bytes of the size formula plus the keys' share.
-fn keys_size(pk: &str, rk: &str) -> usize {
+pub(crate) fn keys_size(pk: &str, rk: &str) -> usize {
     4 + 2 * table_model_rules::utf16_len(pk.as_bytes()) + 2 * table_model_rules::utf16_len(rk.as_bytes())
 }
 
 /// A property's share of the size formula: `8 + 2 * utf16_len(name) + size(value)`.
 fn property_size(name: &PropertyName, value: &EdmValue) -> usize {
-    8 + 2 * table_model_rules::utf16_len(name.as_bytes()) + value.stored_size()
+    property_share(name, value.stored_size())
+}
+
+/// [`property_size`] for a value whose `size(value)` is already known (the JSON writer's typed paths).
+pub(crate) fn property_share(name: &str, value_size: usize) -> usize {
+    8 + 2 * table_model_rules::utf16_len(name.as_bytes()) + value_size
 }
 
 impl Entity {
@@ -157,20 +162,29 @@ impl Entity {
                 self.size = size;
                 Ok(Some(std::mem::replace(&mut self.properties[i].1, value)))
             }
-            None => {
-                let count = self.properties.len() + 1;
-                if count > MAX_CUSTOM_PROPERTIES {
-                    return Err(EntityError::new(EntityErrorKind::TooManyProperties { count }, Some(&name)));
-                }
-                let size = self.size + added;
-                if size > ENTITY_MAX_BYTES {
-                    return Err(EntityError::new(EntityErrorKind::TooLarge { size }, Some(&name)));
-                }
-                self.size = size;
-                self.properties.push((name, value));
-                Ok(None)
-            }
+            None => self.push_new(name, value).map(|()| None),
         }
+    }
+
+    /// Makes room for this many more properties (the JSON decoder knows how many come).
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.properties.reserve(additional);
+    }
+
+    /// Adds a property the caller knows is not there yet (the JSON decoder refuses duplicates itself), with
+    /// the count and size checks of [`Entity::insert`].
+    pub(crate) fn push_new(&mut self, name: PropertyName, value: EdmValue) -> Result<(), EntityError> {
+        let count = self.properties.len() + 1;
+        if count > MAX_CUSTOM_PROPERTIES {
+            return Err(EntityError::new(EntityErrorKind::TooManyProperties { count }, Some(&name)));
+        }
+        let size = self.size + property_size(&name, &value);
+        if size > ENTITY_MAX_BYTES {
+            return Err(EntityError::new(EntityErrorKind::TooLarge { size }, Some(&name)));
+        }
+        self.size = size;
+        self.properties.push((name, value));
+        Ok(())
     }
 
     /// Removes a property; returns its value.
