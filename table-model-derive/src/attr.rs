@@ -161,10 +161,10 @@ fn string(cx: &Ctxt, meta: &ParseNestedMeta, name: &str) -> syn::Result<Option<L
 /// when the key belongs to another position, else the list of keys.
 fn unknown(cx: &Ctxt, meta: &ParseNestedMeta, key: &str, here: &[&str], what: &str) -> syn::Result<()> {
     let elsewhere = [(CONTAINER, "the struct or enum"), (FIELD, "a field"), (VARIANT, "an enum variant")];
-    let msg = if let Some(best) = suggest(key, here) {
-        format!("unknown table attribute `{key}`; did you mean `{best}`?")
-    } else if let Some((_, place)) = elsewhere.iter().find(|(list, _)| list.contains(&key)) {
+    let msg = if let Some((_, place)) = elsewhere.iter().find(|(list, _)| list.contains(&key)) {
         format!("#[table({key})] does not apply to {what}; it belongs on {place}")
+    } else if let Some(best) = suggest(key, here) {
+        format!("unknown table attribute `{key}`; did you mean `{best}`?")
     } else {
         let list: Vec<String> = here.iter().map(|k| format!("`{k}`")).collect();
         format!("unknown table attribute `{key}`; expected one of {}", list.join(", "))

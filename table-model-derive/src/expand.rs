@@ -86,6 +86,23 @@ fn name_expr(krate: &TokenStream, name: &str) -> TokenStream {
     }
 }
 
+/// The tokens with every span set to `span`, so that an expression built from them is reported there.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let TokenTree::Group(g) = &tt {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                tt = TokenTree::Group(group);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
+}
+
 fn edm_type_ident(t: table_model_rules::EdmType) -> Ident {
     Ident::new(t.short_name(), Span::call_site())
 }
@@ -133,31 +150,33 @@ fn fields<'a>(cont: &'a Container<'a>) -> &'a [Field<'a>] {
 }
 
 fn write_stmt(cx: &Ctx, field: &Field) -> TokenStream {
-    let krate = &cx.krate;
     let ty = field.ty;
     let ident = field.ident;
     let span = ty.span();
+    let krate = &respan(cx.krate.clone(), span);
     match field.role() {
         Role::Property { edm: None } => {
             let name = cx.write_name(&field.name);
-            let value = quote_spanned!(span=> <#ty as #krate::__private::EdmField>::to_edm(&self.#ident));
-            quote!(#krate::__private::write(__entity, #name, #value)?;)
+            quote_spanned!(span=> #krate::__private::write(
+                __entity, #name, <#ty as #krate::__private::EdmField>::to_edm(&self.#ident),
+            )?;)
         }
         Role::Property { edm: Some((t, _)) } => {
             let name = cx.write_name(&field.name);
             let t = edm_type_ident(t);
-            let value = quote_spanned!(span=> <#ty as #krate::__private::EdmField>::to_edm(&self.#ident));
-            quote!(#krate::__private::write_as(__entity, #name, #value, #krate::__private::EdmType::#t)?;)
+            quote_spanned!(span=> #krate::__private::write_as(
+                __entity, #name, <#ty as #krate::__private::EdmField>::to_edm(&self.#ident), #krate::__private::EdmType::#t,
+            )?;)
         }
         Role::Json => {
             let name = cx.write_name(&field.name);
-            let call = quote_spanned!(span=> #krate::__private::write_json::<#ty>);
-            quote!(#call(__entity, #name, &self.#ident)?;)
+            quote_spanned!(span=> #krate::__private::write_json::<#ty>(__entity, #name, &self.#ident)?;)
         }
         Role::Flatten { prefix } => {
             let prefix = cx.prefix_expr(&prefix);
-            let call = quote_spanned!(span=> <#ty as #krate::__private::TableProperties>::write_properties);
-            quote!(#call(&self.#ident, __entity, #prefix)?;)
+            quote_spanned!(span=> <#ty as #krate::__private::TableProperties>::write_properties(
+                &self.#ident, __entity, #prefix,
+            )?;)
         }
         Role::PartitionKey | Role::RowKey { .. } | Role::Timestamp | Role::ETag | Role::Skip => quote!(),
     }
@@ -172,34 +191,32 @@ fn default_fn(field: &Field) -> Option<TokenStream> {
 }
 
 fn read_expr(cx: &Ctx, field: &Field) -> TokenStream {
-    let krate = &cx.krate;
     let ty = field.ty;
     let span = ty.span();
-    let private = quote!(#krate::__private);
+    let krate = &respan(cx.krate.clone(), span);
+    let private = quote_spanned!(span=> #krate::__private);
     let absent = |field: &Field| match default_fn(field) {
         Some(f) => quote!(|| ::core::option::Option::Some(#f())),
         None => quote_spanned!(span=> <#ty as #private::EdmField>::absent),
     };
     match field.role() {
-        Role::PartitionKey => {
-            let call = quote_spanned!(span=> #private::read_partition_key::<#ty>);
-            quote!(#call(__entity)?)
-        }
-        Role::RowKey { reverse: false } => {
-            let call = quote_spanned!(span=> #private::read_row_key::<#ty>);
-            quote!(#call(__entity)?)
-        }
-        Role::RowKey { reverse: true } => {
-            let call = quote_spanned!(span=> #private::read_row_key_reverse::<#ty>);
-            quote!(#call(__entity)?)
-        }
+        Role::PartitionKey => quote_spanned!(span=> #private::read_key(
+            #private::KeyKind::Partition,
+            <#ty as #private::KeyField>::from_key(#private::Entity::partition_key(__entity)),
+        )?),
+        Role::RowKey { reverse: false } => quote_spanned!(span=> #private::read_key(
+            #private::KeyKind::Row,
+            <#ty as #private::KeyField>::from_key(#private::Entity::row_key(__entity)),
+        )?),
+        Role::RowKey { reverse: true } => quote_spanned!(span=> #private::read_key(
+            #private::KeyKind::Row,
+            <#ty as #private::ReverseChronologicalKey>::from_reverse_key(#private::Entity::row_key(__entity)),
+        )?),
         Role::Timestamp => {
-            let call = quote_spanned!(span=> <#ty as #private::TimestampField>::from_timestamp);
-            quote!(#call(#private::Entity::timestamp(__entity)))
+            quote_spanned!(span=> <#ty as #private::TimestampField>::from_timestamp(#private::Entity::timestamp(__entity)))
         }
         Role::ETag => {
-            let call = quote_spanned!(span=> <#ty as #private::ETagField>::from_etag);
-            quote!(#call(#private::Entity::etag(__entity)))
+            quote_spanned!(span=> <#ty as #private::ETagField>::from_etag(#private::Entity::etag(__entity)))
         }
         Role::Skip => match default_fn(field) {
             Some(f) => quote!(#f()),
@@ -207,42 +224,41 @@ fn read_expr(cx: &Ctx, field: &Field) -> TokenStream {
         },
         Role::Flatten { prefix } => {
             let prefix = cx.prefix_expr(&prefix);
-            let call = quote_spanned!(span=> <#ty as #private::TableProperties>::read_properties);
-            quote!(#call(__entity, #prefix)?)
+            quote_spanned!(span=> <#ty as #private::TableProperties>::read_properties(__entity, #prefix)?)
         }
         Role::Json => {
             let name = cx.read_name(&field.name);
-            let call = quote_spanned!(span=> #private::read_json::<#ty>);
+
             let absent = match default_fn(field) {
                 Some(f) => quote!(|| ::core::option::Option::Some(#f())),
                 None => quote!(|| ::core::option::Option::None),
             };
-            quote!(#call(__entity, #name, #absent)?)
+            quote_spanned!(span=> #private::read_json::<#ty>(__entity, #name, #absent)?)
         }
         Role::Property { edm: None } => {
             let name = cx.read_name(&field.name);
             let from = quote_spanned!(span=> <#ty as #private::EdmField>::from_edm);
             let absent = absent(field);
-            quote!(#private::read(__entity, #name, #from, #absent)?)
+            quote_spanned!(span=> #private::read(__entity, #name, #from, #absent)?)
         }
         Role::Property { edm: Some(_) } => {
             let name = cx.read_name(&field.name);
             let natural = quote_spanned!(span=> <#ty as #private::EdmField>::EDM_TYPE);
             let from = quote_spanned!(span=> <#ty as #private::EdmField>::from_edm);
             let absent = absent(field);
-            quote!(#private::read_as(__entity, #name, #natural, #from, #absent)?)
+            quote_spanned!(span=> #private::read_as(__entity, #name, #natural, #from, #absent)?)
         }
     }
 }
 
 /// The schema entry of a field, or nothing for keys, metadata and skipped fields.
 fn field_schema(cx: &Ctx, field: &Field) -> Option<TokenStream> {
-    let private = {
-        let krate = &cx.krate;
-        quote!(#krate::__private)
-    };
     let ty = field.ty;
     let span = ty.span();
+    let private = {
+        let krate = respan(cx.krate.clone(), span);
+        quote_spanned!(span=> #krate::__private)
+    };
     let name = &field.name;
     let field_name = field.field_name();
     let optional_default = field.attrs.default.is_set();
@@ -260,7 +276,7 @@ fn field_schema(cx: &Ctx, field: &Field) -> Option<TokenStream> {
             } else {
                 quote_spanned!(span=> <#ty as #private::EdmField>::OPTIONAL)
             };
-            Some(quote! {
+            Some(quote_spanned! {span=>
                 #private::FieldSchema::Property(#private::PropertySchema::__new(#name, #field_name, #edm_type, #optional))
             })
         }
@@ -489,13 +505,14 @@ fn expand_struct(cont: &Container) -> TokenStream {
                 }
                 (None, Some(f)) => {
                     let (ty, member) = (f.ty, f.ident);
-                    let helper = match (kind, f.attrs.reverse_chronological.is_set()) {
-                        ("partition", _) => quote!(partition_key),
-                        (_, false) => quote!(row_key),
-                        (_, true) => quote!(row_key_reverse),
+                    let private = respan(private.clone(), ty.span());
+                    let helper = if kind == "partition" { quote!(partition_key) } else { quote!(row_key) };
+                    let value = if f.attrs.reverse_chronological.is_set() {
+                        quote_spanned!(ty.span()=> <#ty as #private::ReverseChronologicalKey>::to_reverse_key(&self.#member))
+                    } else {
+                        quote_spanned!(ty.span()=> <#ty as #private::KeyField>::to_key(&self.#member))
                     };
-                    let call = quote_spanned!(ty.span()=> #private::#helper::<#ty>);
-                    quote!(#call(&self.#member)?)
+                    quote_spanned!(ty.span()=> #private::#helper(#value)?)
                 }
                 (None, None) => unreachable!("checked"),
             };

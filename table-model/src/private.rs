@@ -65,37 +65,23 @@ fn in_key(kind: KeyKind) -> impl Fn(ValueError) -> EntityError {
     move |e| e.in_property(kind.property_name()).into()
 }
 
-/// The PartitionKey from a key field.
-pub fn partition_key<K: KeyField>(value: &K) -> Result<PartitionKey> {
-    let key = value.to_key().map_err(in_key(KeyKind::Partition))?;
+// As for properties, the generated code projects `<FieldType as KeyField>::...` itself.
+
+/// The PartitionKey from a key field's `to_key`.
+pub fn partition_key(key: core::result::Result<String, ValueError>) -> Result<PartitionKey> {
+    let key = key.map_err(in_key(KeyKind::Partition))?;
     PartitionKey::new(key).map_err(|e: KeyError| key_error(KeyKind::Partition, e))
 }
 
-/// The RowKey from a key field.
-pub fn row_key<K: KeyField>(value: &K) -> Result<RowKey> {
-    let key = value.to_key().map_err(in_key(KeyKind::Row))?;
+/// The RowKey from a key field's `to_key` or `to_reverse_key`.
+pub fn row_key(key: core::result::Result<String, ValueError>) -> Result<RowKey> {
+    let key = key.map_err(in_key(KeyKind::Row))?;
     RowKey::new(key).map_err(|e: KeyError| key_error(KeyKind::Row, e))
 }
 
-/// The RowKey from a `reverse_chronological` key field.
-pub fn row_key_reverse<K: ReverseChronologicalKey>(value: &K) -> Result<RowKey> {
-    let key = value.to_reverse_key().map_err(in_key(KeyKind::Row))?;
-    RowKey::new(key).map_err(|e: KeyError| key_error(KeyKind::Row, e))
-}
-
-/// Parses the PartitionKey into a key field.
-pub fn read_partition_key<K: KeyField>(entity: &Entity) -> Result<K> {
-    K::from_key(entity.partition_key()).map_err(in_key(KeyKind::Partition))
-}
-
-/// Parses the RowKey into a key field.
-pub fn read_row_key<K: KeyField>(entity: &Entity) -> Result<K> {
-    K::from_key(entity.row_key()).map_err(in_key(KeyKind::Row))
-}
-
-/// Parses a reverse-chronological RowKey.
-pub fn read_row_key_reverse<K: ReverseChronologicalKey>(entity: &Entity) -> Result<K> {
-    K::from_reverse_key(entity.row_key()).map_err(in_key(KeyKind::Row))
+/// A key field parsed from the entity's key with `from_key` or `from_reverse_key`.
+pub fn read_key<K>(kind: KeyKind, value: core::result::Result<K, ValueError>) -> Result<K> {
+    value.map_err(in_key(kind))
 }
 
 /// Checks that a constant key equals the entity's key (a constant key is not stored in a field).
@@ -182,7 +168,7 @@ pub fn read<T>(
     entity: &mut Entity,
     name: &str,
     from_edm: fn(EdmValue) -> core::result::Result<T, ValueError>,
-    absent: impl FnOnce() -> Option<T>,
+    absent: fn() -> Option<T>,
 ) -> Result<T> {
     match entity.remove(name) {
         Some(v) => from_edm(v).map_err(|e| e.in_property(name).into()),
@@ -197,7 +183,7 @@ pub fn read_as<T>(
     name: &str,
     natural: Option<EdmType>,
     from_edm: fn(EdmValue) -> core::result::Result<T, ValueError>,
-    absent: impl FnOnce() -> Option<T>,
+    absent: fn() -> Option<T>,
 ) -> Result<T> {
     match entity.remove(name) {
         Some(v) => narrow(v, natural).and_then(from_edm).map_err(|e| e.in_property(name).into()),
@@ -242,7 +228,7 @@ fn parse_json<T: serde::de::DeserializeOwned>(name: &str, value: EdmValue) -> Re
 pub fn read_json<T: serde::de::DeserializeOwned>(
     entity: &mut Entity,
     name: &str,
-    absent: impl FnOnce() -> Option<T>,
+    absent: fn() -> Option<T>,
 ) -> Result<T> {
     match entity.remove(name) {
         Some(v) => parse_json(name, v),
