@@ -74,25 +74,27 @@ impl<'a> Container<'a> {
         let attrs = attr::Container::from_attrs(cx, &input.attrs);
         let name = derive.trait_name();
         let data = match (&input.data, derive) {
-            (SynData::Struct(s), Derive::Entity | Derive::Properties) => match &s.fields {
-                Fields::Named(fields) => {
-                    Data::Struct(fields.named.iter().map(|f| Field::from_syn(cx, f, attrs.rename_all.get())).collect())
-                }
-                Fields::Unnamed(fields) => {
-                    cx.error_spanned_by(
+            (SynData::Struct(s), Derive::Entity | Derive::Properties) => {
+                match &s.fields {
+                    Fields::Named(fields) => Data::Struct(
+                        fields.named.iter().map(|f| Field::from_syn(cx, f, attrs.rename_all.get())).collect(),
+                    ),
+                    Fields::Unnamed(fields) => {
+                        cx.error_spanned_by(
                         fields,
                         format_args!("{name} cannot be derived for tuple structs; name the fields, which name the properties"),
                     );
-                    return None;
+                        return None;
+                    }
+                    Fields::Unit => {
+                        cx.error_spanned_by(
+                            &input.ident,
+                            format_args!("{name} cannot be derived for unit structs; an entity needs its key fields"),
+                        );
+                        return None;
+                    }
                 }
-                Fields::Unit => {
-                    cx.error_spanned_by(
-                        &input.ident,
-                        format_args!("{name} cannot be derived for unit structs; an entity needs its key fields"),
-                    );
-                    return None;
-                }
-            },
+            }
             (SynData::Enum(e), Derive::Enum) => {
                 Data::Enum(e.variants.iter().map(|v| Variant::from_syn(cx, v, attrs.rename_all.get())).collect())
             }
@@ -148,9 +150,7 @@ impl<'a> Field<'a> {
     pub fn name_origin(&self, rename_all: Option<&RenameRule>) -> (String, proc_macro2::TokenStream) {
         match (self.attrs.rename.get(), rename_all) {
             (Some(lit), _) => ("from #[table(rename)]".to_owned(), lit.to_token_stream()),
-            (None, Some(rule)) => {
-                (format!("from rename_all = \"{}\"", rule.name()), self.ident.to_token_stream())
-            }
+            (None, Some(rule)) => (format!("from rename_all = \"{}\"", rule.name()), self.ident.to_token_stream()),
             (None, None) => ("from the field name".to_owned(), self.ident.to_token_stream()),
         }
     }

@@ -229,7 +229,10 @@ impl Container {
                                     Some(best) => format!("did you mean \"{best}\"?"),
                                     None => format!("expected one of {}", RenameRule::expected()),
                                 };
-                                cx.error_spanned_by(&s, format_args!("unknown rename_all rule \"{}\"; {hint}", s.value()));
+                                cx.error_spanned_by(
+                                    &s,
+                                    format_args!("unknown rename_all rule \"{}\"; {hint}", s.value()),
+                                );
                             }
                         }
                     }
@@ -316,7 +319,9 @@ impl Field {
                                 Ok(path) => f.default.set(cx, &meta.path, Default::Path(path)),
                                 Err(_) => cx.error_spanned_by(
                                     &s,
-                                    format_args!("expected #[table(default)] to name a function: `default = \"path::to::fn\"`"),
+                                    format_args!(
+                                        "expected #[table(default)] to name a function: `default = \"path::to::fn\"`"
+                                    ),
                                 ),
                             }
                         }
@@ -327,7 +332,8 @@ impl Field {
                 "edm" => {
                     if let Some(s) = string(cx, meta, key)? {
                         let value = s.value();
-                        let parsed = EdmType::from_short_name(&value).map(Ok).unwrap_or_else(|| value.parse::<EdmType>());
+                        let parsed =
+                            EdmType::from_short_name(&value).map(Ok).unwrap_or_else(|| value.parse::<EdmType>());
                         match parsed {
                             Ok(t) => f.edm.set(cx, &meta.path, (t, s.clone())),
                             Err(e) => cx.error_spanned_by(&s, e),

@@ -116,12 +116,23 @@ mod tests {
             ("outcome", ["outcome", "OUTCOME", "Outcome", "outcome", "outcome", "OUTCOME", "outcome", "OUTCOME"]),
             (
                 "very_tasty",
-                ["very_tasty", "VERY_TASTY", "VeryTasty", "veryTasty", "very_tasty", "VERY_TASTY", "very-tasty", "VERY-TASTY"],
+                [
+                    "very_tasty",
+                    "VERY_TASTY",
+                    "VeryTasty",
+                    "veryTasty",
+                    "very_tasty",
+                    "VERY_TASTY",
+                    "very-tasty",
+                    "VERY-TASTY",
+                ],
             ),
             ("a", ["a", "A", "A", "a", "a", "A", "a", "A"]),
             ("z42", ["z42", "Z42", "Z42", "z42", "z42", "Z42", "z42", "Z42"]),
         ] {
-            for (rule, want) in [Lower, Upper, Pascal, Camel, Snake, ScreamingSnake, Kebab, ScreamingKebab].iter().zip(expected) {
+            for (rule, want) in
+                [Lower, Upper, Pascal, Camel, Snake, ScreamingSnake, Kebab, ScreamingKebab].iter().zip(expected)
+            {
                 assert_eq!(rule.apply_to_field(field), want, "{rule:?} {field}");
             }
         }
@@ -133,12 +144,23 @@ mod tests {
             ("Outcome", ["outcome", "OUTCOME", "Outcome", "outcome", "outcome", "OUTCOME", "outcome", "OUTCOME"]),
             (
                 "VeryTasty",
-                ["verytasty", "VERYTASTY", "VeryTasty", "veryTasty", "very_tasty", "VERY_TASTY", "very-tasty", "VERY-TASTY"],
+                [
+                    "verytasty",
+                    "VERYTASTY",
+                    "VeryTasty",
+                    "veryTasty",
+                    "very_tasty",
+                    "VERY_TASTY",
+                    "very-tasty",
+                    "VERY-TASTY",
+                ],
             ),
             ("A", ["a", "A", "A", "a", "a", "A", "a", "A"]),
             ("Z42", ["z42", "Z42", "Z42", "z42", "z42", "Z42", "z42", "Z42"]),
         ] {
-            for (rule, want) in [Lower, Upper, Pascal, Camel, Snake, ScreamingSnake, Kebab, ScreamingKebab].iter().zip(expected) {
+            for (rule, want) in
+                [Lower, Upper, Pascal, Camel, Snake, ScreamingSnake, Kebab, ScreamingKebab].iter().zip(expected)
+            {
                 assert_eq!(rule.apply_to_variant(variant), want, "{rule:?} {variant}");
             }
         }

@@ -76,14 +76,18 @@ fn check_field_attrs(cx: &Ctxt, derive: Derive, field: &Field) {
             } else {
                 "the server metadata belongs to the entity that flattens this struct"
             };
-            cx.error_spanned_by(tokens, format_args!("#[table({name})] does not apply to a TableProperties field; {why}"));
+            cx.error_spanned_by(
+                tokens,
+                format_args!("#[table({name})] does not apply to a TableProperties field; {why}"),
+            );
             continue;
         }
         match primary {
             None => primary = Some(name),
-            Some(first) => {
-                cx.error_spanned_by(tokens, format_args!("#[table({first})] and #[table({name})] cannot be used together"))
-            }
+            Some(first) => cx.error_spanned_by(
+                tokens,
+                format_args!("#[table({first})] and #[table({name})] cannot be used together"),
+            ),
         }
     }
     for (name, tokens) in &set {
@@ -113,7 +117,11 @@ fn check_field_attrs(cx: &Ctxt, derive: Derive, field: &Field) {
 
 fn check_keys(cx: &Ctxt, cont: &Container, fields: &[Field]) {
     for (kind, constant, marked) in [
-        (KeyKind::Partition, &cont.attrs.partition_key, fields.iter().filter(|f| f.attrs.partition_key.is_set()).collect::<Vec<_>>()),
+        (
+            KeyKind::Partition,
+            &cont.attrs.partition_key,
+            fields.iter().filter(|f| f.attrs.partition_key.is_set()).collect::<Vec<_>>(),
+        ),
         (KeyKind::Row, &cont.attrs.row_key, fields.iter().filter(|f| f.attrs.row_key.is_set()).collect()),
     ] {
         let attr = if kind == KeyKind::Partition { "partition_key" } else { "row_key" };
@@ -146,7 +154,8 @@ fn check_keys(cx: &Ctxt, cont: &Container, fields: &[Field]) {
 fn check_table_name(cx: &Ctxt, cont: &Container) {
     if let Some(lit) = cont.attrs.name.get() {
         let value = lit.value();
-        let result = if value.starts_with('$') { table_name::check_analytics(&value) } else { table_name::check(&value) };
+        let result =
+            if value.starts_with('$') { table_name::check_analytics(&value) } else { table_name::check(&value) };
         if let Err(e) = result {
             cx.error_spanned_by(lit, e);
         }
@@ -159,7 +168,10 @@ fn check_single<'a>(cx: &Ctxt, fields: &'a [Field<'a>], attr: impl Fn(&'a Field<
         let a = attr(field);
         if let Some(tokens) = a.tokens() {
             if seen {
-                cx.error_spanned_by(tokens, format_args!("duplicate #[table({})] attribute; one field receives it", a.name()));
+                cx.error_spanned_by(
+                    tokens,
+                    format_args!("duplicate #[table({})] attribute; one field receives it", a.name()),
+                );
             }
             seen = true;
         }
@@ -219,7 +231,9 @@ fn check_names(cx: &Ctxt, cont: &Container, fields: &[Field]) {
     if count > MAX_CUSTOM_PROPERTIES && !flattens {
         cx.error_at(
             cont.span(),
-            format_args!("invalid entity: at most {MAX_CUSTOM_PROPERTIES} custom properties are allowed, found {count}"),
+            format_args!(
+                "invalid entity: at most {MAX_CUSTOM_PROPERTIES} custom properties are allowed, found {count}"
+            ),
         );
     }
 }
@@ -238,7 +252,10 @@ fn check_variants(cx: &Ctxt, variants: &[Variant]) {
                 Some(lit) => quote::ToTokens::to_token_stream(lit),
                 None => quote::ToTokens::to_token_stream(v.ident),
             };
-            cx.error_spanned_by(tokens, format_args!("duplicate variant name `{}`; variant `{}` already has it", v.name, first.ident));
+            cx.error_spanned_by(
+                tokens,
+                format_args!("duplicate variant name `{}`; variant `{}` already has it", v.name, first.ident),
+            );
             continue;
         }
         seen.insert(&v.name, v);

@@ -518,15 +518,13 @@ fn expand_struct(cont: &Container) -> TokenStream {
             };
             let pk = make_key(a.partition_key.get(), pk_field, "partition");
             let rk = make_key(a.row_key.get(), rk_field, "row");
-            let constant_checks: Vec<TokenStream> = [
-                (a.partition_key.get(), quote!(Partition)),
-                (a.row_key.get(), quote!(Row)),
-            ]
-            .into_iter()
-            .filter_map(|(lit, kind)| {
-                lit.map(|lit| quote!(#private::read_constant_key(__entity, #private::KeyKind::#kind, #lit)?;))
-            })
-            .collect();
+            let constant_checks: Vec<TokenStream> =
+                [(a.partition_key.get(), quote!(Partition)), (a.row_key.get(), quote!(Row))]
+                    .into_iter()
+                    .filter_map(|(lit, kind)| {
+                        lit.map(|lit| quote!(#private::read_constant_key(__entity, #private::KeyKind::#kind, #lit)?;))
+                    })
+                    .collect();
             let deny = if deny_flag { quote!(#private::deny_unknown(__entity)?;) } else { quote!() };
 
             // The property handles.
@@ -617,7 +615,6 @@ fn expand_struct(cont: &Container) -> TokenStream {
     wrap(body)
 }
 
-
 /// Puts impls in an anonymous `const` so that nothing they use leaks into the user's module.
 fn wrap(body: TokenStream) -> TokenStream {
     quote! {
@@ -641,11 +638,8 @@ fn expand_enum(cont: &Container) -> TokenStream {
     let idents: Vec<&Ident> = variants.iter().map(|v| v.ident).collect();
     let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
     let type_name = ident.to_string();
-    let as_str = if variants.is_empty() {
-        quote!(match *self {})
-    } else {
-        quote!(match self { #(Self::#idents => #names,)* })
-    };
+    let as_str =
+        if variants.is_empty() { quote!(match *self {}) } else { quote!(match self { #(Self::#idents => #names,)* }) };
     wrap(quote! {
         #[automatically_derived]
         impl #impl_generics #private::TableEnum for #ident #ty_generics #where_clause {

@@ -62,6 +62,10 @@ pub use error::{
 pub use key::{PartitionKey, RowKey};
 pub use name::{PropertyName, TableName};
 pub use property::Property;
+pub use table_entity::{
+    ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySchema, KeySource, PropertySchema,
+    ReverseChronologicalKey, Schema, SchemaProperty, TableEntity, TableEnum, TableProperties, TimestampField,
+};
 /// Derives [`TableEntity`](trait@TableEntity) for a struct with named fields.
 ///
 /// ```
@@ -172,16 +176,12 @@ pub use property::Property;
 /// ```
 #[cfg(feature = "derive")]
 pub use table_model_derive::TableEntity;
+/// Derives [`TableEnum`](trait@TableEnum) for a fieldless enum, stored as its variant names: `rename_all` on the
+/// enum and `rename` on a variant choose them.
+#[cfg(feature = "derive")]
+pub use table_model_derive::TableEnum;
 /// Derives [`TableProperties`](trait@TableProperties): a struct whose fields a [`TableEntity`](trait@TableEntity)
 /// embeds with `#[table(flatten)]`. Takes the field attributes of `#[derive(TableEntity)]` except the keys,
 /// `timestamp` and `etag`, and the struct attribute `rename_all`.
 #[cfg(feature = "derive")]
 pub use table_model_derive::TableProperties;
-/// Derives [`TableEnum`](trait@TableEnum) for a fieldless enum, stored as its variant names: `rename_all` on the
-/// enum and `rename` on a variant choose them.
-#[cfg(feature = "derive")]
-pub use table_model_derive::TableEnum;
-pub use table_entity::{
-    ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySchema, KeySource, PropertySchema,
-    ReverseChronologicalKey, Schema, SchemaProperty, TableEntity, TableEnum, TableProperties, TimestampField,
-};

@@ -209,8 +209,9 @@ pub const fn lossless(natural: Option<EdmType>, stored: EdmType) -> bool {
 
 /// Stores a `#[table(json)]` field as a JSON string property.
 pub fn write_json<T: serde::Serialize + ?Sized>(entity: &mut Entity, name: PropertyName, value: &T) -> Result<()> {
-    let text = serde_json::to_string(value)
-        .map_err(|e| EntityError::from(ValueError::custom(format_args!("cannot encode as JSON: {e}")).in_property(name.as_str())))?;
+    let text = serde_json::to_string(value).map_err(|e| {
+        EntityError::from(ValueError::custom(format_args!("cannot encode as JSON: {e}")).in_property(name.as_str()))
+    })?;
     entity.insert(name, text).map(drop)
 }
 
@@ -454,6 +455,8 @@ const fn collect(fields: &'static [FieldSchema], prefix: Path, mut out: Leaves) 
 
 /// Checks the properties of a struct with flattened groups as one list: at most 252 in all, each full name
 /// valid, no two the same. `Err` carries the message for the build error.
+// A `const fn` cannot box: the message travels by value, once, at compile time.
+#[allow(clippy::result_large_err)]
 pub const fn check_fields(fields: &'static [FieldSchema]) -> core::result::Result<(), ConstMessage> {
     let empty = Leaves { items: [Path::EMPTY; MAX_CUSTOM_PROPERTIES + 1], len: 0, total: 0, too_deep: false };
     let leaves = collect(fields, Path::EMPTY, empty);

@@ -1,6 +1,6 @@
 //! [`EdmField`], [`KeyField`] and the metadata field traits for the types of SPEC.md sections 3 and 6.
 
-use super::{EdmField, ETagField, KeyEncoding, KeyField, ReverseChronologicalKey, TimestampField};
+use super::{ETagField, EdmField, KeyEncoding, KeyField, ReverseChronologicalKey, TimestampField};
 use crate::datetime::DateTime;
 use crate::edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 use crate::entity::ETag;

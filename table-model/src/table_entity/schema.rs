@@ -157,7 +157,8 @@ fn collect(fields: &'static [FieldSchema], prefix: &str, out: &mut Vec<SchemaPro
     for f in fields {
         match f {
             FieldSchema::Property(p) => {
-                let name = if prefix.is_empty() { Cow::Borrowed(p.name) } else { Cow::Owned(format!("{prefix}{}", p.name)) };
+                let name =
+                    if prefix.is_empty() { Cow::Borrowed(p.name) } else { Cow::Owned(format!("{prefix}{}", p.name)) };
                 out.push(SchemaProperty { name, schema: p });
             }
             FieldSchema::Flatten { prefix: inner, fields, .. } => collect(fields, &format!("{prefix}{inner}"), out),
