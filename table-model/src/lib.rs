@@ -59,6 +59,7 @@ pub use error::{
     EntityError, EntityErrorKind, KeyError, KeyErrorKind, KeyKind, PropertyNameError, PropertyNameErrorKind,
     TableNameError, TableNameErrorKind, UnknownEdmType, ValueError, ValueErrorKind,
 };
+pub use error::{KeyDecodeError, KeyDecodeErrorKind};
 pub use key::{PartitionKey, RowKey};
 pub use name::{PropertyName, TableName};
 pub use property::Property;
