@@ -202,15 +202,15 @@ fn read_expr(cx: &Ctx, field: &Field) -> TokenStream {
     match field.role() {
         Role::PartitionKey => quote_spanned!(span=> #private::read_key(
             #private::KeyKind::Partition,
-            <#ty as #private::KeyField>::from_key(#private::Entity::partition_key(__entity)),
+            <#ty as #private::KeyField>::decode_key(#private::Entity::partition_key(__entity)),
         )?),
         Role::RowKey { reverse: false } => quote_spanned!(span=> #private::read_key(
             #private::KeyKind::Row,
-            <#ty as #private::KeyField>::from_key(#private::Entity::row_key(__entity)),
+            <#ty as #private::KeyField>::decode_key(#private::Entity::row_key(__entity)),
         )?),
         Role::RowKey { reverse: true } => quote_spanned!(span=> #private::read_key(
             #private::KeyKind::Row,
-            <#ty as #private::ReverseChronologicalKey>::from_reverse_key(#private::Entity::row_key(__entity)),
+            <#ty as #private::ReverseChronologicalKey>::decode_reverse_key(#private::Entity::row_key(__entity)),
         )?),
         Role::Timestamp => {
             quote_spanned!(span=> <#ty as #private::TimestampField>::from_timestamp(#private::Entity::timestamp(__entity)))
@@ -508,9 +508,9 @@ fn expand_struct(cont: &Container) -> TokenStream {
                     let private = respan(private.clone(), ty.span());
                     let helper = if kind == "partition" { quote!(partition_key) } else { quote!(row_key) };
                     let value = if f.attrs.reverse_chronological.is_set() {
-                        quote_spanned!(ty.span()=> <#ty as #private::ReverseChronologicalKey>::to_reverse_key(&self.#member))
+                        quote_spanned!(ty.span()=> <#ty as #private::ReverseChronologicalKey>::encode_reverse_key(&self.#member))
                     } else {
-                        quote_spanned!(ty.span()=> <#ty as #private::KeyField>::to_key(&self.#member))
+                        quote_spanned!(ty.span()=> <#ty as #private::KeyField>::encode_key(&self.#member))
                     };
                     quote_spanned!(ty.span()=> #private::#helper(#value)?)
                 }
@@ -676,11 +676,11 @@ fn expand_enum(cont: &Container) -> TokenStream {
         impl #impl_generics #private::KeyField for #ident #ty_generics #where_clause {
             const ENCODING: #private::KeyEncoding = #private::KeyEncoding::Variant;
 
-            fn to_key(&self) -> ::core::result::Result<#private::String, #private::ValueError> {
+            fn encode_key(&self) -> ::core::result::Result<#private::String, #private::ValueError> {
                 ::core::result::Result::Ok(#private::String::from(#private::TableEnum::as_str(self)))
             }
 
-            fn from_key(__key: &str) -> ::core::result::Result<Self, #private::ValueError> {
+            fn decode_key(__key: &str) -> ::core::result::Result<Self, #private::ValueError> {
                 #private::enum_from_key(__key)
             }
         }

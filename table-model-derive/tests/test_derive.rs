@@ -293,7 +293,7 @@ fn integer_uuid_and_generic_keys() {
     assert_eq!(Keys::<i16>::from_entity(e.clone()).unwrap(), neg);
     // The row key must parse back as the field type.
     let err = Keys::<u8>::from_entity(e).unwrap_err();
-    assert_eq!(err.to_string(), "property `RowKey`: invalid key `32767`: expected 3 digits of a zero-padded `u8`");
+    assert_eq!(err.to_string(), "property `RowKey`: invalid u8 key `32767`: must be 3 digits, found 5");
     let by_status = Keys { tenant: Uuid::nil(), seq: Status::Pending };
     let e = by_status.to_entity().unwrap();
     assert_eq!(e.row_key(), "pending");

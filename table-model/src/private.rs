@@ -67,19 +67,19 @@ fn in_key(kind: KeyKind) -> impl Fn(ValueError) -> EntityError {
 
 // As for properties, the generated code projects `<FieldType as KeyField>::...` itself.
 
-/// The PartitionKey from a key field's `to_key`.
+/// The PartitionKey from a key field's `encode_key`.
 pub fn partition_key(key: core::result::Result<String, ValueError>) -> Result<PartitionKey> {
     let key = key.map_err(in_key(KeyKind::Partition))?;
     PartitionKey::new(key).map_err(|e: KeyError| key_error(KeyKind::Partition, e))
 }
 
-/// The RowKey from a key field's `to_key` or `to_reverse_key`.
+/// The RowKey from a key field's `encode_key` or `encode_reverse_key`.
 pub fn row_key(key: core::result::Result<String, ValueError>) -> Result<RowKey> {
     let key = key.map_err(in_key(KeyKind::Row))?;
     RowKey::new(key).map_err(|e: KeyError| key_error(KeyKind::Row, e))
 }
 
-/// A key field parsed from the entity's key with `from_key` or `from_reverse_key`.
+/// A key field parsed from the entity's key with `decode_key` or `decode_reverse_key`.
 pub fn read_key<K>(kind: KeyKind, value: core::result::Result<K, ValueError>) -> Result<K> {
     value.map_err(in_key(kind))
 }

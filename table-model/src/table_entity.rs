@@ -208,23 +208,26 @@ pub trait EdmField: Sized {
 
 /// A Rust type stored as a PartitionKey or RowKey, in a string form whose order is the order of the values.
 ///
-/// Implemented for `String`, [`PartitionKey`](crate::PartitionKey), [`RowKey`](crate::RowKey) (as they are),
-/// the integers (zero-padded to the width of their maximum; signed ones offset so that negative numbers sort
-/// first), `uuid::Uuid` (lowercase hyphenated), [`DateTime`](crate::DateTime) and `chrono::DateTime<Utc>` (.NET
-/// ticks in 19 digits, oldest first), and enums deriving [`TableEnum`] (the variant name).
+/// Implemented for `String`, [`PartitionKey`](crate::PartitionKey), [`RowKey`](crate::RowKey) (as they are);
+/// the types of [`SortableKey`](crate::key::SortableKey), with its encodings: the integers (zero-padded to the
+/// width of their maximum; signed ones offset so that negative numbers sort first), `uuid::Uuid` (lowercase
+/// hyphenated), [`DateTime`](crate::DateTime) (.NET ticks in 19 digits, oldest first), and
+/// `std::cmp::Reverse` of each (largest or newest first); `chrono::DateTime<Utc>` (as `DateTime`); and enums
+/// deriving [`TableEnum`] (the variant name). Implement it for a type of your own; unlike `SortableKey`, this
+/// trait is open, so the derive checks the key it returns.
 ///
 /// ```
 /// use table_model::KeyField;
-/// assert_eq!(42u32.to_key()?, "0000000042");
-/// assert_eq!((-1i8).to_key()?, "127");
-/// assert_eq!(i8::from_key("127")?, -1);
-/// assert!(u32::from_key("42").is_err()); // not the fixed width
+/// assert_eq!(42u32.encode_key()?, "0000000042");
+/// assert_eq!((-1i8).encode_key()?, "127");
+/// assert_eq!(i8::decode_key("127")?, -1);
+/// assert!(u32::decode_key("42").is_err()); // not the fixed width
 /// # Ok::<(), table_model::ValueError>(())
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a partition or row key field",
     label = "unsupported key type",
-    note = "key fields may be String, PartitionKey, RowKey, an integer, uuid::Uuid, table_model::DateTime, chrono::DateTime<Utc>, an enum deriving TableEnum, or a type implementing table_model::KeyField"
+    note = "key fields may be String, PartitionKey, RowKey, an integer, uuid::Uuid, table_model::DateTime, chrono::DateTime<Utc>, std::cmp::Reverse of an integer, Uuid or DateTime, an enum deriving TableEnum, or a type implementing table_model::KeyField"
 )]
 pub trait KeyField: Sized {
     /// How the value is written as a key.
@@ -234,13 +237,13 @@ pub trait KeyField: Sized {
     ///
     /// # Errors
     /// When the value has no key form (such as a date outside the service's range).
-    fn to_key(&self) -> Result<String, ValueError>;
+    fn encode_key(&self) -> Result<String, ValueError>;
 
-    /// Parses a key string written by [`KeyField::to_key`].
+    /// Parses a key string written by [`KeyField::encode_key`].
     ///
     /// # Errors
     /// When the key is not in this type's form.
-    fn from_key(key: &str) -> Result<Self, ValueError>;
+    fn decode_key(key: &str) -> Result<Self, ValueError>;
 }
 
 /// An instant stored as a RowKey that sorts newest first: `DateTime.MaxValue.Ticks - ticks` in 19 digits
@@ -248,9 +251,9 @@ pub trait KeyField: Sized {
 ///
 /// ```
 /// use table_model::{DateTime, ReverseChronologicalKey};
-/// assert_eq!(DateTime::MAX.to_reverse_key()?, "0000000000000000000");
+/// assert_eq!(DateTime::MAX.encode_reverse_key()?, "0000000000000000000");
 /// let t = DateTime::UNIX_EPOCH;
-/// assert_eq!(DateTime::from_reverse_key(&t.to_reverse_key()?)?, t);
+/// assert_eq!(DateTime::decode_reverse_key(&t.encode_reverse_key()?)?, t);
 /// # Ok::<(), table_model::ValueError>(())
 /// ```
 #[diagnostic::on_unimplemented(
@@ -263,13 +266,13 @@ pub trait ReverseChronologicalKey: Sized {
     ///
     /// # Errors
     /// When the instant is outside the service's range.
-    fn to_reverse_key(&self) -> Result<String, ValueError>;
+    fn encode_reverse_key(&self) -> Result<String, ValueError>;
 
-    /// Parses a key written by [`ReverseChronologicalKey::to_reverse_key`].
+    /// Parses a key written by [`ReverseChronologicalKey::encode_reverse_key`].
     ///
     /// # Errors
     /// When the key is not 19 digits within the range.
-    fn from_reverse_key(key: &str) -> Result<Self, ValueError>;
+    fn decode_reverse_key(key: &str) -> Result<Self, ValueError>;
 }
 
 /// A fieldless enum stored as its variant name (an `Edm.String`, or a key).

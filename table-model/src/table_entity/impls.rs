@@ -5,8 +5,9 @@ use crate::datetime::DateTime;
 use crate::edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 use crate::entity::ETag;
 use crate::error::ValueError;
+use crate::key::SortableKey;
 use crate::key::{PartitionKey, RowKey};
-use crate::limits::DATETIME_MAX_TICKS;
+use std::cmp::Reverse;
 use uuid::Uuid;
 
 // Property values: each type stores as `EdmValue` through `IntoEdm` (a clone: an `Entity` owns its values) and
@@ -63,18 +64,14 @@ impl<T: EdmField> EdmField for Option<T> {
     }
 }
 
-fn bad_key(key: &str, expected: &str) -> ValueError {
-    ValueError::custom(format_args!("invalid key `{key}`: expected {expected}"))
-}
-
 // Text keys: written as they are; `PartitionKey`/`RowKey` validate on read, `String` is checked when the
 // derive builds the key.
 impl KeyField for String {
     const ENCODING: KeyEncoding = KeyEncoding::Text;
-    fn to_key(&self) -> Result<String, ValueError> {
+    fn encode_key(&self) -> Result<String, ValueError> {
         Ok(self.clone())
     }
-    fn from_key(key: &str) -> Result<Self, ValueError> {
+    fn decode_key(key: &str) -> Result<Self, ValueError> {
         Ok(key.to_owned())
     }
 }
@@ -83,10 +80,10 @@ macro_rules! key_text {
     ($($ty:ident),*) => {$(
         impl KeyField for $ty {
             const ENCODING: KeyEncoding = KeyEncoding::Text;
-            fn to_key(&self) -> Result<String, ValueError> {
+            fn encode_key(&self) -> Result<String, ValueError> {
                 Ok(self.as_str().to_owned())
             }
-            fn from_key(key: &str) -> Result<Self, ValueError> {
+            fn decode_key(key: &str) -> Result<Self, ValueError> {
                 $ty::new(key).map_err(ValueError::custom)
             }
         }
@@ -95,7 +92,7 @@ macro_rules! key_text {
 
 key_text!(PartitionKey, RowKey);
 
-/// Number of decimal digits of `n`.
+/// Number of decimal digits of `n`, for the schema's [`KeyEncoding::Integer`] width.
 const fn digits(mut n: u128) -> usize {
     let mut d = 1;
     while n >= 10 {
@@ -105,91 +102,72 @@ const fn digits(mut n: u128) -> usize {
     d
 }
 
-/// Parses exactly `width` ASCII digits.
-fn parse_fixed(key: &str, width: usize) -> Option<u128> {
-    if key.len() != width || !key.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    key.parse().ok()
-}
-
-// Integers: zero-padded to the width of the type's largest offset value. A signed value `v` is written as
-// `v - MIN`, so that `MIN` is all zeros and the string order is the numeric order across the sign.
-macro_rules! key_int {
-    ($($ty:ty => $signed:expr),*) => {$(
+// The sortable encodings are those of `key::SortableKey` (SPEC.md section 6); this only adapts them to the
+// open `KeyField` trait the derive calls, which user types can implement too.
+macro_rules! key_sortable {
+    ($($ty:ty => $encoding:expr),* $(,)?) => {$(
         impl KeyField for $ty {
-            const ENCODING: KeyEncoding =
-                KeyEncoding::Integer { width: digits((<$ty>::MAX as i128 - <$ty>::MIN as i128) as u128), signed: $signed };
-            fn to_key(&self) -> Result<String, ValueError> {
-                let KeyEncoding::Integer { width, .. } = Self::ENCODING else { unreachable!() };
-                let offset = (*self as i128 - <$ty>::MIN as i128) as u128;
-                Ok(format!("{offset:0width$}"))
+            const ENCODING: KeyEncoding = $encoding;
+            fn encode_key(&self) -> Result<String, ValueError> {
+                Ok(SortableKey::to_key_string(self))
             }
-            fn from_key(key: &str) -> Result<Self, ValueError> {
-                let KeyEncoding::Integer { width, .. } = Self::ENCODING else { unreachable!() };
-                parse_fixed(key, width)
-                    .and_then(|offset| <$ty>::try_from(offset as i128 + <$ty>::MIN as i128).ok())
-                    .ok_or_else(|| bad_key(key, &format!("{width} digits of a zero-padded `{}`", stringify!($ty))))
+            fn decode_key(key: &str) -> Result<Self, ValueError> {
+                <$ty as SortableKey>::from_key_str(key).map_err(ValueError::custom)
             }
         }
     )*};
 }
 
+macro_rules! key_int {
+    ($($ty:ty => $signed:expr),*) => {
+        key_sortable! {$(
+            $ty => KeyEncoding::Integer {
+                width: digits((<$ty>::MAX as i128).abs_diff(<$ty>::MIN as i128)),
+                signed: $signed,
+            },
+            Reverse<$ty> => KeyEncoding::Reverse(&<$ty as KeyField>::ENCODING),
+        )*}
+    };
+}
+
 key_int!(u8 => false, u16 => false, u32 => false, u64 => false, i8 => true, i16 => true, i32 => true, i64 => true);
 
-impl KeyField for Uuid {
-    const ENCODING: KeyEncoding = KeyEncoding::Uuid;
-    fn to_key(&self) -> Result<String, ValueError> {
-        Ok(self.hyphenated().to_string())
-    }
-    fn from_key(key: &str) -> Result<Self, ValueError> {
-        Uuid::try_parse(key).map_err(|_| bad_key(key, "a hyphenated UUID"))
-    }
-}
-
-fn ticks_key(ticks: i64) -> String {
-    format!("{ticks:019}")
-}
-
-fn parse_ticks_key(key: &str) -> Result<i64, ValueError> {
-    parse_fixed(key, 19).map(|t| t as i64).ok_or_else(|| bad_key(key, "19 digits of .NET ticks"))
-}
-
-impl KeyField for DateTime {
-    const ENCODING: KeyEncoding = KeyEncoding::Chronological;
-    fn to_key(&self) -> Result<String, ValueError> {
-        Ok(ticks_key(self.ticks()))
-    }
-    fn from_key(key: &str) -> Result<Self, ValueError> {
-        DateTime::from_ticks(parse_ticks_key(key)?)
-    }
+key_sortable! {
+    u128 => KeyEncoding::Integer { width: digits(u128::MAX), signed: false },
+    i128 => KeyEncoding::Integer { width: digits(u128::MAX), signed: true },
+    Reverse<u128> => KeyEncoding::Reverse(&<u128 as KeyField>::ENCODING),
+    Reverse<i128> => KeyEncoding::Reverse(&<i128 as KeyField>::ENCODING),
+    Uuid => KeyEncoding::Uuid,
+    Reverse<Uuid> => KeyEncoding::Reverse(&KeyEncoding::Uuid),
+    DateTime => KeyEncoding::Chronological,
+    Reverse<DateTime> => KeyEncoding::ReverseChronological,
 }
 
 impl KeyField for chrono::DateTime<chrono::Utc> {
     const ENCODING: KeyEncoding = KeyEncoding::Chronological;
-    fn to_key(&self) -> Result<String, ValueError> {
-        DateTime::from_chrono(*self)?.to_key()
+    fn encode_key(&self) -> Result<String, ValueError> {
+        DateTime::from_chrono(*self)?.encode_key()
     }
-    fn from_key(key: &str) -> Result<Self, ValueError> {
-        DateTime::from_key(key).map(DateTime::to_chrono)
+    fn decode_key(key: &str) -> Result<Self, ValueError> {
+        DateTime::decode_key(key).map(DateTime::to_chrono)
     }
 }
 
 impl ReverseChronologicalKey for DateTime {
-    fn to_reverse_key(&self) -> Result<String, ValueError> {
-        Ok(ticks_key(DATETIME_MAX_TICKS - self.ticks()))
+    fn encode_reverse_key(&self) -> Result<String, ValueError> {
+        Reverse(*self).encode_key()
     }
-    fn from_reverse_key(key: &str) -> Result<Self, ValueError> {
-        DateTime::from_ticks(DATETIME_MAX_TICKS - parse_ticks_key(key)?)
+    fn decode_reverse_key(key: &str) -> Result<Self, ValueError> {
+        <Reverse<DateTime> as KeyField>::decode_key(key).map(|r| r.0)
     }
 }
 
 impl ReverseChronologicalKey for chrono::DateTime<chrono::Utc> {
-    fn to_reverse_key(&self) -> Result<String, ValueError> {
-        DateTime::from_chrono(*self)?.to_reverse_key()
+    fn encode_reverse_key(&self) -> Result<String, ValueError> {
+        DateTime::from_chrono(*self)?.encode_reverse_key()
     }
-    fn from_reverse_key(key: &str) -> Result<Self, ValueError> {
-        DateTime::from_reverse_key(key).map(DateTime::to_chrono)
+    fn decode_reverse_key(key: &str) -> Result<Self, ValueError> {
+        DateTime::decode_reverse_key(key).map(DateTime::to_chrono)
     }
 }
 
@@ -216,9 +194,9 @@ mod tests {
     use super::*;
 
     fn round_trip<T: KeyField + PartialEq + std::fmt::Debug + Copy>(values: &[T]) {
-        let keys: Vec<String> = values.iter().map(|v| v.to_key().unwrap()).collect();
+        let keys: Vec<String> = values.iter().map(|v| v.encode_key().unwrap()).collect();
         for (v, k) in values.iter().zip(&keys) {
-            assert_eq!(T::from_key(k).unwrap(), *v, "{k}");
+            assert_eq!(T::decode_key(k).unwrap(), *v, "{k}");
         }
         // Values are given in increasing order: the keys must sort the same way, and have one width.
         assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
@@ -232,37 +210,40 @@ mod tests {
         round_trip(&[0u64, 1, u64::MAX]);
         round_trip(&[i8::MIN, -100, -1, 0, 1, 99, i8::MAX]);
         round_trip(&[i64::MIN, -10, -2, 0, 2, 10, i64::MAX]);
-        assert_eq!(u64::MAX.to_key().unwrap(), "18446744073709551615");
-        assert_eq!(i64::MIN.to_key().unwrap(), "00000000000000000000");
-        assert_eq!(0i32.to_key().unwrap(), "2147483648");
+        assert_eq!(u64::MAX.encode_key().unwrap(), "18446744073709551615");
+        assert_eq!(i64::MIN.encode_key().unwrap(), "00000000000000000000");
+        assert_eq!(0i32.encode_key().unwrap(), "2147483648");
     }
 
     #[test]
     fn integer_keys_reject_other_forms() {
         for bad in ["", "42", "00000000042", "-000000042", "00000000a2", "+000000042", "4294967296"] {
-            assert!(u32::from_key(bad).is_err(), "{bad}");
+            assert!(u32::decode_key(bad).is_err(), "{bad}");
         }
-        assert_eq!(
-            u8::from_key("7").unwrap_err().to_string(),
-            "invalid key `7`: expected 3 digits of a zero-padded `u8`"
-        );
-        assert!(u8::from_key("256").is_err());
+        assert_eq!(u8::decode_key("7").unwrap_err().to_string(), "invalid u8 key `7`: must be 3 digits, found 1");
+        assert!(u8::decode_key("256").is_err());
     }
 
     #[test]
     fn time_keys() {
         let times = [DateTime::MIN, DateTime::UNIX_EPOCH, DateTime::MAX];
         round_trip(&times);
-        assert_eq!(DateTime::UNIX_EPOCH.to_key().unwrap(), "0621355968000000000");
-        let reverse: Vec<String> = times.iter().map(|t| t.to_reverse_key().unwrap()).collect();
+        assert_eq!(DateTime::UNIX_EPOCH.encode_key().unwrap(), "0621355968000000000");
+        let reverse: Vec<String> = times.iter().map(|t| t.encode_reverse_key().unwrap()).collect();
         assert!(reverse.windows(2).all(|w| w[0] > w[1]));
         for (t, k) in times.iter().zip(&reverse) {
-            assert_eq!(DateTime::from_reverse_key(k).unwrap(), *t);
+            assert_eq!(DateTime::decode_reverse_key(k).unwrap(), *t);
         }
-        assert_eq!(DateTime::MAX.to_reverse_key().unwrap(), "0000000000000000000");
-        assert!(DateTime::from_key("0000000000000000000").is_err()); // year 1, before 1601
+        assert_eq!(DateTime::MAX.encode_reverse_key().unwrap(), "0000000000000000000");
+        assert!(DateTime::decode_key("0000000000000000000").is_err()); // year 1, before 1601
+        round_trip(&[Reverse(u32::MAX), Reverse(7), Reverse(0)]);
+        assert_eq!(
+            <Reverse<u8> as KeyField>::ENCODING,
+            KeyEncoding::Reverse(&KeyEncoding::Integer { width: 3, signed: false })
+        );
         let chrono_now = chrono::DateTime::from_timestamp(1_700_000_000, 500).unwrap();
-        let back = <chrono::DateTime<chrono::Utc>>::from_reverse_key(&chrono_now.to_reverse_key().unwrap()).unwrap();
+        let back =
+            <chrono::DateTime<chrono::Utc>>::decode_reverse_key(&chrono_now.encode_reverse_key().unwrap()).unwrap();
         assert_eq!(back, chrono_now - chrono::Duration::nanoseconds(0)); // 500 ns is whole ticks
     }
 
@@ -270,6 +251,6 @@ mod tests {
     fn uuid_keys() {
         let ids = [Uuid::nil(), Uuid::from_u128(1), Uuid::from_u128(0xA0 << 120), Uuid::max()];
         round_trip(&ids);
-        assert!(Uuid::from_key("not-a-uuid").is_err());
+        assert!(Uuid::decode_key("not-a-uuid").is_err());
     }
 }

@@ -311,6 +311,8 @@ pub enum KeyEncoding {
     Chronological,
     /// An instant as `DateTime.MaxValue.Ticks - ticks` in 19 digits: newest first.
     ReverseChronological,
+    /// The reverse of another encoding (`std::cmp::Reverse<T>`): largest or newest first.
+    Reverse(&'static KeyEncoding),
     /// The variant name of a [`TableEnum`](crate::TableEnum).
     Variant,
     /// A [`KeyField`](crate::KeyField) implemented outside this crate.
