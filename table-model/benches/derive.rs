@@ -6,9 +6,10 @@
 //! every rule of SPEC.md as it is written or read (names, keys, limits, 1 MiB). The ratio is the price of
 //! the real format and the checks, against the fastest generic JSON a Rust user would otherwise write.
 //!
-//! Run: `cargo bench -p table-model --bench derive`.
+//! Run: `cargo bench -p table-model --bench derive`. On a busy machine, count instructions instead (see
+//! `main`): `scripts/bench-derive-instructions.sh`.
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{black_box, criterion_group, Criterion};
 use serde::{Deserialize, Serialize};
 use table_model::json::{decode_entity_with, EntityVisitor, SystemProperties};
 use table_model::{DecodeError, EdmType, EdmValue, TableEntity};
@@ -73,45 +74,88 @@ fn order() -> Order {
     }
 }
 
+/// The inputs, checked once: both sides encode the same struct, and every decoder reads it back.
+struct Fixture {
+    order: Order,
+    ours: Vec<u8>,
+    nometadata: Vec<u8>,
+    theirs: Vec<u8>,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let order = order();
+        let ours = order.to_json().unwrap().into_bytes();
+        let theirs = serde_json::to_vec(&order).unwrap();
+        assert_eq!(Order::from_json(&ours).unwrap(), order);
+        assert_eq!(serde_json::from_slice::<Order>(&theirs).unwrap(), order);
+        // A nometadata response: no annotations, typed from the schema.
+        let mut plain: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&ours).unwrap();
+        plain.retain(|k, _| !k.ends_with("@odata.type"));
+        let nometadata = serde_json::to_vec(&plain).unwrap();
+        assert_eq!(Order::from_json(&nometadata).unwrap(), order);
+        Fixture { order, ours, nometadata, theirs }
+    }
+
+    /// Runs one named operation once.
+    fn run(&self, op: &str) {
+        let o = black_box(&self.order);
+        match op {
+            "encode/serde_json_derive" => drop(black_box(serde_json::to_vec(o).unwrap())),
+            "encode/to_json" => drop(black_box(o.to_json().unwrap())),
+            "encode/to_entity+encode_entity" => {
+                drop(black_box(table_model::encode_entity(&o.to_entity().unwrap()).unwrap()))
+            }
+            "decode/serde_json_derive" => {
+                drop(black_box(serde_json::from_slice::<Order>(black_box(&self.theirs)).unwrap()))
+            }
+            "decode/from_json_minimalmetadata" => drop(black_box(Order::from_json(black_box(&self.ours)).unwrap())),
+            "decode/from_json_nometadata" => {
+                drop(black_box(Order::from_json(black_box(&self.nometadata)).unwrap()))
+            }
+            "decode/decoder_core_discarding_minimalmetadata" => {
+                decode_entity_with(black_box(&self.ours), Discard).unwrap();
+            }
+            "decode/decode_entity+from_entity" => drop(black_box(
+                Order::from_entity(table_model::decode_entity(black_box(&self.ours), None).unwrap()).unwrap(),
+            )),
+            _ => panic!("unknown operation `{op}`"),
+        }
+    }
+}
+
+const OPERATIONS: [&str; 8] = [
+    "encode/serde_json_derive",
+    "encode/to_json",
+    "encode/to_entity+encode_entity",
+    "decode/serde_json_derive",
+    "decode/from_json_minimalmetadata",
+    "decode/from_json_nometadata",
+    "decode/decoder_core_discarding_minimalmetadata",
+    "decode/decode_entity+from_entity",
+];
+
 fn bench(c: &mut Criterion) {
-    let o = order();
-    let ours = o.to_json().unwrap();
-    let theirs = serde_json::to_vec(&o).unwrap();
-    // Both sides decode to the same struct.
-    assert_eq!(Order::from_json(ours.as_bytes()).unwrap(), o);
-    assert_eq!(serde_json::from_slice::<Order>(&theirs).unwrap(), o);
-    // A nometadata response: no annotations, typed from the schema.
-    let mut plain: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(ours.as_bytes()).unwrap();
-    plain.retain(|k, _| !k.ends_with("@odata.type"));
-    let nometadata = serde_json::to_vec(&plain).unwrap();
-    assert_eq!(Order::from_json(&nometadata).unwrap(), o);
-
-    let mut g = c.benchmark_group("encode");
-    g.throughput(Throughput::Elements(1));
-    g.bench_function("serde_json derive", |b| b.iter(|| serde_json::to_vec(black_box(&o)).unwrap()));
-    g.bench_function("TableEntity::to_json", |b| b.iter(|| black_box(&o).to_json().unwrap()));
-    g.bench_function("to_entity + encode_entity", |b| {
-        b.iter(|| table_model::encode_entity(&black_box(&o).to_entity().unwrap()).unwrap())
-    });
-    g.finish();
-
-    let mut g = c.benchmark_group("decode");
-    g.throughput(Throughput::Elements(1));
-    g.bench_function("serde_json derive", |b| b.iter(|| serde_json::from_slice::<Order>(black_box(&theirs)).unwrap()));
-    g.bench_function("TableEntity::from_json minimalmetadata", |b| {
-        b.iter(|| Order::from_json(black_box(ours.as_bytes())).unwrap())
-    });
-    g.bench_function("TableEntity::from_json nometadata", |b| {
-        b.iter(|| Order::from_json(black_box(&nometadata)).unwrap())
-    });
-    g.bench_function("decoder core, discarding visitor (minimalmetadata)", |b| {
-        b.iter(|| decode_entity_with(black_box(ours.as_bytes()), Discard).unwrap())
-    });
-    g.bench_function("decode_entity + from_entity", |b| {
-        b.iter(|| Order::from_entity(table_model::decode_entity(black_box(ours.as_bytes()), None).unwrap()).unwrap())
-    });
-    g.finish();
+    let fixture = Fixture::new();
+    for op in OPERATIONS {
+        c.bench_function(op, |b| b.iter(|| fixture.run(op)));
+    }
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+/// `DERIVE_BENCH_LOOP=<operation>:<count>` runs one operation `count` times and exits instead of the criterion
+/// run, for counting instructions under `valgrind --tool=callgrind`, which a busy machine does not disturb:
+/// the difference between two counts divided by the difference of iterations is the cost of one.
+fn main() {
+    if let Ok(spec) = std::env::var("DERIVE_BENCH_LOOP") {
+        let (op, count) = spec.split_once(':').expect("DERIVE_BENCH_LOOP=<operation>:<count>");
+        let fixture = Fixture::new();
+        for _ in 0..count.parse::<usize>().expect("a count") {
+            fixture.run(op);
+        }
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
