@@ -584,7 +584,7 @@ fn begin_stmts(cx: &Ctx, fields: &[Field], slots: &[Option<Ident>]) -> Vec<Token
 }
 
 /// The slots struct that decodes a struct from JSON, with `__edm_type`, `__visit` and `__finish`.
-fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics) -> TokenStream {
+fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force: &TokenStream) -> TokenStream {
     let krate = &cx.krate;
     let private = quote!(#krate::__private);
     let ident = cx.cont.ident;
@@ -719,12 +719,17 @@ fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics) -> TokenStream {
             }
 
             fn __finish(self, __prefix: &str) -> ::core::result::Result<#ident #ty_generics, #private::DecodeError> {
+                #force
                 ::core::result::Result::Ok(#ident { #(#members: #finishes),* })
             }
         }
 
         #entity_visitor
     }
+}
+
+fn is_generic_early(cont: &Container) -> bool {
+    !cont.original.generics.params.is_empty()
 }
 
 fn expand_struct(cont: &Container) -> TokenStream {
@@ -743,7 +748,18 @@ fn expand_struct(cont: &Container) -> TokenStream {
     let schema_fields: Vec<TokenStream> = fields.iter().filter_map(|f| field_schema(&cx, f)).collect();
     let checks = const_checks(&cx, fields);
     let json_writes: Vec<TokenStream> = fields.iter().map(|f| json_write_stmt(&cx, f)).collect();
-    let slots_items = if cont.derive == Derive::Entity { slots_items(&cx, fields, &generics) } else { quote!() };
+    let slots_force = match (&checks, is_generic_early(cont)) {
+        (Some(_), true) => {
+            let (_, ty_generics, _) = generics.split_for_impl();
+            quote! {
+                #[allow(clippy::let_unit_value)]
+                let () = <#ident #ty_generics as #private::TableEntity>::__CHECK;
+            }
+        }
+        _ => quote!(),
+    };
+    let slots_items =
+        if cont.derive == Derive::Entity { slots_items(&cx, fields, &generics, &slots_force) } else { quote!() };
     let capacity = 64 + fields.iter().map(|f| f.name.len() + 32).sum::<usize>();
     let is_generic = !cont.original.generics.params.is_empty();
     let force_check = |trait_path: TokenStream| match (&checks, is_generic) {

@@ -96,7 +96,8 @@ pub trait TableEntity: Sized {
 
     /// Decodes a single-entity response at any metadata level straight into the struct. Values without a type
     /// annotation (all of them under `nometadata`) are typed from the struct's schema, so an `i64` field reads
-    /// the Int64 string `"9007199254740993"` exactly.
+    /// the Int64 string `"9007199254740993"` exactly. An [`EdmValue`] field has no type in the schema: under
+    /// `nometadata` it receives what the JSON form says (a Guid arrives as an `Edm.String`).
     ///
     /// # Errors
     /// Invalid JSON or any rule of the [`json`](crate::json) module, and the errors of
