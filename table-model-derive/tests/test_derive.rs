@@ -566,3 +566,18 @@ fn to_json_errors_name_the_property() {
     let bad = Setting { name: "a/b".into(), value: String::new() };
     assert!(bad.to_json().is_err());
 }
+
+#[derive(TableEntity)]
+#[table(name = "$MetricsCapacityBlob", partition_key = "p", row_key = "r")]
+struct Metrics {
+    #[table(rename = "Capacity")]
+    capacity: Option<i64>,
+}
+
+#[test]
+fn analytics_table_names() {
+    let name = Metrics::SCHEMA.table_name().unwrap();
+    assert!(name.is_analytics());
+    assert_eq!(name.as_str(), "$MetricsCapacityBlob");
+    assert_eq!(Metrics { capacity: None }.to_entity().unwrap().len(), 0);
+}

@@ -56,9 +56,15 @@ impl Schema {
         }
     }
 
-    /// The table given by `#[table(name = "...")]`.
+    /// The table given by `#[table(name = "...")]` (checked at compile time; a Storage Analytics name such as
+    /// `$MetricsCapacityBlob` is accepted too).
     pub fn table_name(&self) -> Option<TableName> {
-        self.table_name.map(TableName::from_static)
+        let name = self.table_name?;
+        if name.starts_with('$') {
+            TableName::analytics(name).ok()
+        } else {
+            Some(TableName::from_static(name))
+        }
     }
 
     /// How the PartitionKey is made.
