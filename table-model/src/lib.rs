@@ -41,9 +41,12 @@ mod datetime;
 mod edm;
 mod entity;
 mod error;
+pub mod filter;
 pub mod key;
 pub mod limits;
 mod name;
+mod property;
+mod query;
 mod validated;
 
 pub use datetime::DateTime;
@@ -53,5 +56,8 @@ pub use error::{
     EntityError, EntityErrorKind, KeyError, KeyErrorKind, KeyKind, PropertyNameError, PropertyNameErrorKind,
     TableNameError, TableNameErrorKind, UnknownEdmType, ValueError, ValueErrorKind,
 };
+pub use error::{FilterError, FilterErrorKind, QueryError, QueryErrorKind};
 pub use key::{PartitionKey, RowKey};
 pub use name::{PropertyName, TableName};
+pub use property::Property;
+pub use query::Query;
