@@ -34,10 +34,7 @@ impl EdmString {
     /// [`ValueErrorKind::StringTooLong`] over 32,768 UTF-16 code units.
     pub fn new(value: impl Into<String>) -> Result<Self, ValueError> {
         let value = value.into();
-        let utf16_len = table_model_rules::utf16_len(value.as_bytes());
-        if utf16_len > STRING_MAX_UTF16 {
-            return Err(ValueError::new(ValueErrorKind::StringTooLong { utf16_len }));
-        }
+        let utf16_len = check_string_len(&value)?;
         Ok(EdmString { value, utf16_len })
     }
 
@@ -104,9 +101,7 @@ impl EdmBinary {
     /// [`ValueErrorKind::BinaryTooLarge`] over 65,536 bytes.
     pub fn new(value: impl Into<Vec<u8>>) -> Result<Self, ValueError> {
         let value = value.into();
-        if value.len() > BINARY_MAX_BYTES {
-            return Err(ValueError::new(ValueErrorKind::BinaryTooLarge { len: value.len() }));
-        }
+        check_binary_len(value.len())?;
         Ok(EdmBinary(value))
     }
 
@@ -203,14 +198,41 @@ impl EdmValue {
     /// `len + 4`, Boolean 1, DateTime 8, Double 8, Guid 16, Int32 4, Int64 8.
     pub fn stored_size(&self) -> usize {
         match self {
-            EdmValue::Binary(b) => b.len() + 4,
+            EdmValue::Binary(b) => binary_stored_size(b.len()),
             EdmValue::Boolean(_) => 1,
             EdmValue::DateTime(_) | EdmValue::Double(_) | EdmValue::Int64(_) => 8,
             EdmValue::Guid(_) => 16,
             EdmValue::Int32(_) => 4,
-            EdmValue::String(s) => 2 * s.utf16_len() + 4,
+            EdmValue::String(s) => string_stored_size(s.utf16_len()),
         }
     }
+}
+
+/// Checks the `Edm.String` length limit; returns the length in UTF-16 code units.
+pub(crate) fn check_string_len(value: &str) -> Result<usize, ValueError> {
+    let utf16_len = table_model_rules::utf16_len(value.as_bytes());
+    if utf16_len > STRING_MAX_UTF16 {
+        return Err(ValueError::new(ValueErrorKind::StringTooLong { utf16_len }));
+    }
+    Ok(utf16_len)
+}
+
+/// Checks the `Edm.Binary` size limit.
+pub(crate) fn check_binary_len(len: usize) -> Result<(), ValueError> {
+    if len > BINARY_MAX_BYTES {
+        return Err(ValueError::new(ValueErrorKind::BinaryTooLarge { len }));
+    }
+    Ok(())
+}
+
+/// [`EdmValue::stored_size`] of an `Edm.String` of this many UTF-16 code units.
+pub(crate) const fn string_stored_size(utf16_len: usize) -> usize {
+    2 * utf16_len + 4
+}
+
+/// [`EdmValue::stored_size`] of an `Edm.Binary` of this many bytes.
+pub(crate) const fn binary_stored_size(len: usize) -> usize {
+    len + 4
 }
 
 impl PartialEq for EdmValue {

@@ -42,6 +42,7 @@ mod edm;
 mod entity;
 mod error;
 pub mod filter;
+pub mod json;
 pub mod key;
 pub mod limits;
 mod name;
@@ -53,10 +54,12 @@ pub use datetime::DateTime;
 pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 pub use entity::{ETag, Entity};
 pub use error::{
-    EntityError, EntityErrorKind, KeyError, KeyErrorKind, KeyKind, PropertyNameError, PropertyNameErrorKind,
-    TableNameError, TableNameErrorKind, UnknownEdmType, ValueError, ValueErrorKind,
+    DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, EntityError, EntityErrorKind, KeyError, KeyErrorKind,
+    KeyKind, PropertyNameError, PropertyNameErrorKind, TableNameError, TableNameErrorKind, UnknownEdmType, ValueError,
+    ValueErrorKind,
 };
 pub use error::{FilterError, FilterErrorKind, QueryError, QueryErrorKind};
+pub use json::{decode_entity, decode_query, encode_entity, MetadataLevel, TypeHints};
 pub use key::{PartitionKey, RowKey};
 pub use name::{PropertyName, TableName};
 pub use property::Property;

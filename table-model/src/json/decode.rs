@@ -1,0 +1,806 @@
+//! Decoding: `serde_json` tokenizes; the seeds below collect one entity object's members, pair each type
+//! annotation with its value, and hand the typed values to an [`EntityVisitor`]. [`decode_entity`] and
+//! [`decode_query`] are that core with the visitor that builds an [`Entity`].
+
+use super::{NameFilter, TypeHints};
+use crate::datetime::DateTime;
+use crate::edm::{EdmBinary, EdmString, EdmType, EdmValue};
+use crate::entity::{ETag, Entity};
+use crate::error::{DecodeError, DecodeErrorKind, ValueErrorKind};
+use crate::key::{PartitionKey, RowKey};
+use crate::limits::MAX_CUSTOM_PROPERTIES;
+use crate::name::PropertyName;
+use base64::Engine as _;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::borrow::Cow;
+use std::fmt;
+use table_model_rules::{property_name, KeyKind};
+use uuid::Uuid;
+
+/// The system members of an entity: its keys, and what the server sets. Handed to
+/// [`EntityVisitor::begin`] before any property.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SystemProperties {
+    /// `PartitionKey`, validated; `None` when the response leaves it out (a projection without it).
+    pub partition_key: Option<PartitionKey>,
+    /// `RowKey`, validated; `None` when the response leaves it out.
+    pub row_key: Option<RowKey>,
+    /// `Timestamp`, when present.
+    pub timestamp: Option<DateTime>,
+    /// `odata.etag`, when present (minimal and full metadata).
+    pub etag: Option<ETag>,
+}
+
+/// Receives one decoded entity: the streaming core of [`decode_entity`] and [`decode_query`], for decoding
+/// into any type without building an [`Entity`] (what `#[derive(TableEntity)]` generates).
+///
+/// The decoder reads the whole entity object first, because a type annotation may follow its value. It then
+/// calls [`begin`](EntityVisitor::begin) once, [`property`](EntityVisitor::property) once per non-null
+/// property in document order, and [`end`](EntityVisitor::end). By then every rule of the [module
+/// docs](crate::json) has been checked: names are valid property names, no name repeats, keys are valid, and
+/// each value has been typed by its annotation, [`edm_type`](EntityVisitor::edm_type) or its JSON form.
+/// An error a method returns is reported with the property's name when it has none.
+///
+/// ```
+/// use table_model::json::{decode_entity_with, EntityVisitor, SystemProperties};
+/// use table_model::{DecodeError, EdmType, EdmValue, FromEdm};
+///
+/// #[derive(Default)]
+/// struct Visits { row_key: String, count: Option<i64> }
+///
+/// impl EntityVisitor for Visits {
+///     type Value = Visits;
+///     fn edm_type(&self, property: &str) -> Option<EdmType> {
+///         (property == "Count").then_some(EdmType::Int64)
+///     }
+///     fn begin(&mut self, system: SystemProperties) -> Result<(), DecodeError> {
+///         self.row_key = system.row_key.map(|k| k.into_string()).unwrap_or_default();
+///         Ok(())
+///     }
+///     fn property(&mut self, name: &str, value: EdmValue) -> Result<(), DecodeError> {
+///         if name == "Count" {
+///             self.count = Some(i64::from_edm(value)?);
+///         }
+///         Ok(())
+///     }
+///     fn end(self) -> Result<Visits, DecodeError> {
+///         Ok(self)
+///     }
+/// }
+///
+/// // nometadata: the Int64 is a plain string, typed by `edm_type`.
+/// let v = decode_entity_with(br#"{"PartitionKey":"p","RowKey":"r","Count":"9007199254740993"}"#, Visits::default())?;
+/// assert_eq!((v.row_key.as_str(), v.count), ("r", Some(9_007_199_254_740_993)));
+/// # Ok::<(), DecodeError>(())
+/// ```
+pub trait EntityVisitor {
+    /// What the visitor produces.
+    type Value;
+
+    /// The type expected for a property without an annotation (see [`TypeHints`]); `None` types it by its
+    /// JSON form. The default expects nothing.
+    fn edm_type(&self, property: &str) -> Option<EdmType> {
+        let _ = property;
+        None
+    }
+
+    /// Receives the keys, `Timestamp` and ETag, before any property.
+    ///
+    /// # Errors
+    /// Whatever the visitor refuses, such as a missing key.
+    fn begin(&mut self, system: SystemProperties) -> Result<(), DecodeError>;
+
+    /// Receives one property, typed.
+    ///
+    /// # Errors
+    /// Whatever the visitor refuses, such as a value of the wrong type.
+    fn property(&mut self, name: &str, value: EdmValue) -> Result<(), DecodeError>;
+
+    /// Called after the last property.
+    ///
+    /// # Errors
+    /// Whatever the visitor refuses, such as a missing property.
+    fn end(self) -> Result<Self::Value, DecodeError>
+    where
+        Self: Sized;
+}
+
+/// Decodes a single-entity response (the bare entity object) at any metadata level.
+///
+/// ```
+/// use table_model::json::decode_entity;
+/// let json = br#"{
+///     "odata.metadata": "https://myaccount.table.core.windows.net/$metadata#Customers/@Element",
+///     "odata.etag": "W/\"0x5B168C7B6E589D2\"",
+///     "PartitionKey": "Customer", "RowKey": "Name",
+///     "Timestamp": "2013-08-22T00:20:16.3134645Z",
+///     "Quantity@odata.type": "Edm.Int64", "Quantity": "255"
+/// }"#;
+/// let e = decode_entity(json, None)?;
+/// assert_eq!(e.etag().unwrap().as_str(), r#"W/"0x5B168C7B6E589D2""#);
+/// assert_eq!(e.timestamp().unwrap().to_string(), "2013-08-22T00:20:16.3134645Z");
+/// assert_eq!(e.get::<i64>("Quantity")?, 255);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// Invalid JSON, or any rule of the [module docs](crate::json), naming the property.
+pub fn decode_entity(json: &[u8], hints: Option<&dyn TypeHints>) -> Result<Entity, DecodeError> {
+    decode_entity_with(json, EntityBuilder { hints, entity: None })
+}
+
+/// Decodes a query response page, `{"odata.metadata": ..., "value": [...]}`, at any metadata level.
+///
+/// ```
+/// use table_model::json::decode_query;
+/// let page = br#"{"odata.metadata":"https://a.table.core.windows.net/$metadata#T","value":[
+///     {"odata.etag":"W/\"1\"","PartitionKey":"p","RowKey":"1","N":1},
+///     {"odata.etag":"W/\"2\"","PartitionKey":"p","RowKey":"2","N":2.5}
+/// ]}"#;
+/// let entities = decode_query(page, None)?;
+/// assert_eq!(entities.len(), 2);
+/// assert_eq!(entities[1].get::<f64>("N")?, 2.5);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// Invalid JSON, a page without `value`, a member other than `value` and `odata.*`, or any rule of the
+/// [module docs](crate::json) in an entity, naming the entity's index and the property.
+pub fn decode_query(json: &[u8], hints: Option<&dyn TypeHints>) -> Result<Vec<Entity>, DecodeError> {
+    decode_query_with(json, || EntityBuilder { hints, entity: None })
+}
+
+/// Decodes a single-entity response with a visitor: the core of [`decode_entity`].
+///
+/// # Errors
+/// As [`decode_entity`], and whatever the visitor returns.
+pub fn decode_entity_with<V: EntityVisitor>(json: &[u8], visitor: V) -> Result<V::Value, DecodeError> {
+    run(json, |de, error| {
+        let mut scratch = Scratch::default();
+        EntitySeed { visitor, scratch: &mut scratch, error, index: None }.deserialize(de)
+    })
+}
+
+/// Decodes a query response page with a fresh visitor per entity: the core of [`decode_query`].
+///
+/// `new_visitor` may be called once more than there are entities (serde asks for the next element's seed
+/// before it knows the array has ended); an unused visitor is dropped.
+///
+/// # Errors
+/// As [`decode_query`], and whatever a visitor returns.
+pub fn decode_query_with<V: EntityVisitor>(
+    json: &[u8],
+    new_visitor: impl FnMut() -> V,
+) -> Result<Vec<V::Value>, DecodeError> {
+    run(json, |de, error| QuerySeed { new_visitor, error }.deserialize(de))
+}
+
+/// Runs a seed over the input, then requires the end of the input. An error recorded by the seeds is the
+/// typed error; otherwise the error is `serde_json`'s.
+fn run<'de, T>(
+    json: &'de [u8],
+    decode: impl FnOnce(
+        &mut serde_json::Deserializer<serde_json::de::SliceRead<'de>>,
+        &mut Option<DecodeError>,
+    ) -> Result<T, serde_json::Error>,
+) -> Result<T, DecodeError> {
+    let mut de = serde_json::Deserializer::from_slice(json);
+    let mut error = None;
+    let result = decode(&mut de, &mut error).and_then(|value| de.end().map(|()| value));
+    result.map_err(|e| error.take().unwrap_or_else(|| invalid_json(&e)))
+}
+
+fn invalid_json(e: &serde_json::Error) -> DecodeError {
+    let (line, column) = (e.line(), e.column());
+    let text = e.to_string();
+    let suffix = format!(" at line {line} column {column}");
+    let message = text.strip_suffix(&suffix).unwrap_or(&text).to_owned();
+    DecodeError::new(DecodeErrorKind::InvalidJson { line, column, message })
+}
+
+/// Records a typed error for [`run`] and returns the `serde` error that stops `serde_json`.
+fn fail<E: de::Error>(slot: &mut Option<DecodeError>, error: DecodeError) -> E {
+    *slot = Some(error);
+    E::custom("entity decoding stopped")
+}
+
+/// The visitor behind [`decode_entity`] and [`decode_query`].
+struct EntityBuilder<'h> {
+    hints: Option<&'h dyn TypeHints>,
+    entity: Option<Entity>,
+}
+
+impl EntityVisitor for EntityBuilder<'_> {
+    type Value = Entity;
+
+    fn edm_type(&self, property: &str) -> Option<EdmType> {
+        self.hints.and_then(|h| h.edm_type(property))
+    }
+
+    fn begin(&mut self, system: SystemProperties) -> Result<(), DecodeError> {
+        let partition_key = system.partition_key.ok_or_else(|| DecodeError::missing_key(KeyKind::Partition))?;
+        let row_key = system.row_key.ok_or_else(|| DecodeError::missing_key(KeyKind::Row))?;
+        let mut entity = Entity::new(partition_key, row_key);
+        entity.set_server_metadata(system.timestamp, system.etag);
+        self.entity = Some(entity);
+        Ok(())
+    }
+
+    fn property(&mut self, name: &str, value: EdmValue) -> Result<(), DecodeError> {
+        let entity = self.entity.as_mut().ok_or_else(|| DecodeError::custom("property before begin"))?;
+        let name = PropertyName::new(name)
+            .map_err(|e| DecodeError::new(DecodeErrorKind::InvalidPropertyName(e)).in_property(name))?;
+        entity.insert(name, value)?;
+        Ok(())
+    }
+
+    fn end(self) -> Result<Entity, DecodeError> {
+        self.entity.ok_or_else(|| DecodeError::custom("end before begin"))
+    }
+}
+
+/// A member value as JSON gave it, before typing. Strings borrow from the input unless they had escapes.
+#[derive(Debug)]
+enum Raw<'de> {
+    Null,
+    Bool(bool),
+    /// An integer literal that fits 64 bits (serde_json hands larger ones over as floats).
+    Int(i128),
+    /// A number with `.` or an exponent.
+    Float(f64),
+    Str(Cow<'de, str>),
+}
+
+impl Raw<'_> {
+    /// The value as an error message shows it: "JSON string `abc`".
+    fn describe(&self) -> String {
+        match self {
+            Raw::Null => "JSON null".to_owned(),
+            Raw::Bool(b) => format!("JSON {b}"),
+            Raw::Int(i) => format!("JSON number `{i}`"),
+            Raw::Float(f) => format!("JSON number `{f:?}`"),
+            Raw::Str(s) => {
+                const MAX_CHARS: usize = 40;
+                match s.char_indices().nth(MAX_CHARS) {
+                    Some((cut, _)) => format!("JSON string `{}…` ({} bytes)", &s[..cut], s.len()),
+                    None => format!("JSON string `{s}`"),
+                }
+            }
+        }
+    }
+}
+
+/// A custom property of the object being read.
+struct Member<'de> {
+    name: Cow<'de, str>,
+    value: Raw<'de>,
+    annotation: Option<EdmType>,
+}
+
+/// An `<Name>@odata.type` annotation of a custom property, and how many members preceded it.
+struct Annotation<'de> {
+    target: Cow<'de, str>,
+    edm_type: EdmType,
+    position: usize,
+}
+
+/// The buffers of one entity object, reused across the entities of a query page.
+#[derive(Default)]
+struct Scratch<'de> {
+    members: Vec<Member<'de>>,
+    annotations: Vec<Annotation<'de>>,
+}
+
+/// What a member name says the member is.
+enum MemberKind<'k> {
+    Key(KeyKind),
+    Timestamp,
+    ETag,
+    /// Any other `odata.*` control information: skipped.
+    OData,
+    TypeAnnotation(&'k str),
+    OtherAnnotation,
+    Property,
+}
+
+fn classify(name: &str) -> MemberKind<'_> {
+    match name {
+        "PartitionKey" => MemberKind::Key(KeyKind::Partition),
+        "RowKey" => MemberKind::Key(KeyKind::Row),
+        "Timestamp" => MemberKind::Timestamp,
+        "odata.etag" => MemberKind::ETag,
+        _ if name.starts_with("odata.") => MemberKind::OData,
+        _ => match name.find('@') {
+            None => MemberKind::Property,
+            Some(at) => match name.split_at(at) {
+                (target, "@odata.type") => MemberKind::TypeAnnotation(target),
+                _ => MemberKind::OtherAnnotation,
+            },
+        },
+    }
+}
+
+/// The system members as read, typed once the object is complete.
+#[derive(Default)]
+struct RawSystem<'de> {
+    partition_key: Option<Raw<'de>>,
+    row_key: Option<Raw<'de>>,
+    timestamp: Option<Raw<'de>>,
+    etag: Option<Raw<'de>>,
+}
+
+/// Reads one entity object.
+struct EntitySeed<'a, 'de, V> {
+    visitor: V,
+    scratch: &'a mut Scratch<'de>,
+    error: &'a mut Option<DecodeError>,
+    /// The entity's index in a query page.
+    index: Option<usize>,
+}
+
+impl<'de, V: EntityVisitor> DeserializeSeed<'de> for EntitySeed<'_, 'de, V> {
+    type Value = V::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<V::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object (an entity)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<V::Value, A::Error> {
+        let EntitySeed { visitor, scratch, error, index } = self;
+        scratch.members.clear();
+        scratch.annotations.clear();
+        let mut system = RawSystem::default();
+        // Which system annotations were seen, to refuse one twice.
+        let mut system_annotations = [false; 3];
+        let mut names = NameFilter::default();
+        let failed = |slot: &mut Option<DecodeError>, e: DecodeError| -> A::Error {
+            fail(slot, if let Some(i) = index { e.in_entity(i) } else { e })
+        };
+        while let Some(name) = map.next_key_seed(KeySeed)? {
+            let duplicate = || DecodeError::new(DecodeErrorKind::DuplicateMember { name: name.to_string() });
+            match classify(&name) {
+                MemberKind::Key(kind) => {
+                    let slot = match kind {
+                        KeyKind::Partition => &mut system.partition_key,
+                        KeyKind::Row => &mut system.row_key,
+                    };
+                    if slot.is_some() {
+                        return Err(failed(error, duplicate()));
+                    }
+                    *slot = Some(map.next_value_seed(RawSeed { name: &name, error: &mut *error, index })?);
+                }
+                MemberKind::Timestamp => {
+                    if system.timestamp.is_some() {
+                        return Err(failed(error, duplicate()));
+                    }
+                    system.timestamp = Some(map.next_value_seed(RawSeed { name: &name, error: &mut *error, index })?);
+                }
+                MemberKind::ETag => {
+                    if system.etag.is_some() {
+                        return Err(failed(error, duplicate()));
+                    }
+                    system.etag = Some(map.next_value_seed(RawSeed { name: &name, error: &mut *error, index })?);
+                }
+                MemberKind::OData => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                MemberKind::OtherAnnotation => {
+                    let e = DecodeError::new(DecodeErrorKind::UnsupportedAnnotation { name: name.to_string() });
+                    return Err(failed(error, e));
+                }
+                MemberKind::TypeAnnotation(target) => {
+                    let raw = map.next_value_seed(RawSeed { name: target, error: &mut *error, index })?;
+                    let edm_type = annotation_type(raw).map_err(|e| failed(error, e.in_property(target)))?;
+                    let system_slot = match target {
+                        "PartitionKey" => Some((0, EdmType::String)),
+                        "RowKey" => Some((1, EdmType::String)),
+                        "Timestamp" => Some((2, EdmType::DateTime)),
+                        _ => None,
+                    };
+                    if let Some((i, expected)) = system_slot {
+                        if std::mem::replace(&mut system_annotations[i], true) {
+                            return Err(failed(error, duplicate()));
+                        }
+                        if edm_type != expected {
+                            let e = DecodeError::new(DecodeErrorKind::SystemAnnotation { found: edm_type });
+                            return Err(failed(error, e.in_property(target)));
+                        }
+                        continue;
+                    }
+                    let target = match &name {
+                        Cow::Borrowed(whole) => Cow::Borrowed(&whole[..target.len()]),
+                        Cow::Owned(_) => Cow::Owned(target.to_owned()),
+                    };
+                    let position = scratch.members.len();
+                    scratch.annotations.push(Annotation { target, edm_type, position });
+                }
+                MemberKind::Property => {
+                    if let Err(e) = property_name::check(&name) {
+                        let e = DecodeError::new(DecodeErrorKind::InvalidPropertyName(e)).in_property(&*name);
+                        return Err(failed(error, e));
+                    }
+                    if names.insert(&name) && scratch.members.iter().any(|m| m.name == name) {
+                        return Err(failed(error, duplicate()));
+                    }
+                    let value = map.next_value_seed(RawSeed { name: &name, error: &mut *error, index })?;
+                    scratch.members.push(Member { name, value, annotation: None });
+                }
+            }
+        }
+        finish_entity(visitor, system, scratch).map_err(|e| failed(error, e))
+    }
+}
+
+/// Pairs annotations with their values, types everything and drives the visitor.
+fn finish_entity<V: EntityVisitor>(
+    mut visitor: V,
+    system: RawSystem<'_>,
+    scratch: &mut Scratch<'_>,
+) -> Result<V::Value, DecodeError> {
+    let members = &mut scratch.members;
+    for a in scratch.annotations.drain(..) {
+        // The service writes an annotation just before its value; other writers just after.
+        let adjacent = [a.position, a.position.wrapping_sub(1)];
+        let found = adjacent
+            .into_iter()
+            .find(|&i| members.get(i).is_some_and(|m| m.name == a.target))
+            .or_else(|| members.iter().position(|m| m.name == a.target));
+        let Some(i) = found else {
+            return Err(DecodeError::new(DecodeErrorKind::OrphanAnnotation).in_property(&*a.target));
+        };
+        if members[i].annotation.replace(a.edm_type).is_some() {
+            let name = format!("{}@odata.type", a.target);
+            return Err(DecodeError::new(DecodeErrorKind::DuplicateMember { name }));
+        }
+    }
+    let count = members.iter().filter(|m| !matches!(m.value, Raw::Null)).count();
+    if count > MAX_CUSTOM_PROPERTIES {
+        return Err(DecodeError::new(DecodeErrorKind::TooManyProperties { count }));
+    }
+    visitor.begin(SystemProperties {
+        partition_key: system.partition_key.map(|raw| key(raw, KeyKind::Partition)).transpose()?.flatten(),
+        row_key: system.row_key.map(|raw| key(raw, KeyKind::Row)).transpose()?.flatten(),
+        timestamp: system.timestamp.map(timestamp).transpose()?.flatten(),
+        etag: system.etag.map(etag).transpose()?.flatten(),
+    })?;
+    for m in members.drain(..) {
+        if matches!(m.value, Raw::Null) {
+            continue;
+        }
+        let value = typed_value(m.value, m.annotation, visitor.edm_type(&m.name))
+            .and_then(|value| visitor.property(&m.name, value))
+            .map_err(|e| e.in_property(&*m.name));
+        value?;
+    }
+    visitor.end()
+}
+
+/// A key value, validated; `None` for `null`.
+fn key<K>(raw: Raw<'_>, kind: KeyKind) -> Result<Option<K>, DecodeError>
+where
+    K: TryFrom<String, Error = table_model_rules::KeyError>,
+{
+    match raw {
+        Raw::Null => Ok(None),
+        Raw::Str(s) => K::try_from(s.into_owned())
+            .map(Some)
+            .map_err(|e| DecodeError::new(DecodeErrorKind::InvalidKey(e)).in_property(kind.property_name())),
+        other => Err(invalid(EdmType::String, &other).in_property(kind.property_name())),
+    }
+}
+
+fn timestamp(raw: Raw<'_>) -> Result<Option<DateTime>, DecodeError> {
+    match raw {
+        Raw::Null => Ok(None),
+        raw => typed(EdmType::DateTime, raw)
+            .map(|v| match v {
+                EdmValue::DateTime(t) => Some(t),
+                _ => None,
+            })
+            .map_err(|e| e.in_property("Timestamp")),
+    }
+}
+
+fn etag(raw: Raw<'_>) -> Result<Option<ETag>, DecodeError> {
+    match raw {
+        Raw::Null => Ok(None),
+        Raw::Str(s) => Ok(Some(ETag::new(s.into_owned()))),
+        other => Err(invalid(EdmType::String, &other).in_property("odata.etag")),
+    }
+}
+
+/// The EDM type an `@odata.type` value names.
+fn annotation_type(raw: Raw<'_>) -> Result<EdmType, DecodeError> {
+    match raw {
+        Raw::Str(s) => s.parse().map_err(|e| DecodeError::new(DecodeErrorKind::UnknownEdmType(e))),
+        other => Err(DecodeError::new(DecodeErrorKind::InvalidAnnotation { found: other.describe() })),
+    }
+}
+
+fn invalid(expected: EdmType, raw: &Raw<'_>) -> DecodeError {
+    DecodeError::new(DecodeErrorKind::InvalidValue { expected, found: raw.describe() })
+}
+
+/// Types a non-null property value by its annotation, else the hint, else its JSON form (module docs).
+fn typed_value(raw: Raw<'_>, annotation: Option<EdmType>, hint: Option<EdmType>) -> Result<EdmValue, DecodeError> {
+    match (annotation, hint) {
+        (Some(annotated), Some(expected)) if annotated != expected => {
+            // An Int32 where the hints expect a wider number is widened, as at minimalmetadata, where Int32
+            // carries no annotation and the hint types the bare integer.
+            if annotated == EdmType::Int32 && matches!(expected, EdmType::Int64 | EdmType::Double) {
+                if let EdmValue::Int32(v) = typed(EdmType::Int32, raw)? {
+                    return Ok(if expected == EdmType::Int64 {
+                        EdmValue::Int64(i64::from(v))
+                    } else {
+                        EdmValue::Double(f64::from(v))
+                    });
+                }
+            }
+            Err(DecodeError::new(DecodeErrorKind::HintMismatch { annotated, expected }))
+        }
+        (Some(t), _) | (None, Some(t)) => typed(t, raw),
+        (None, None) => inferred(raw),
+    }
+}
+
+/// The type the service infers for a value without an annotation (SPEC.md section 5).
+fn inferred(raw: Raw<'_>) -> Result<EdmValue, DecodeError> {
+    match raw {
+        Raw::Bool(b) => Ok(EdmValue::Boolean(b)),
+        Raw::Int(i) => i32::try_from(i)
+            .map(EdmValue::Int32)
+            .map_err(|_| DecodeError::new(DecodeErrorKind::IntegerOutOfRange { value: i.to_string() })),
+        Raw::Float(f) => Ok(EdmValue::Double(f)),
+        Raw::Str(s) => string(s),
+        Raw::Null => Err(invalid(EdmType::String, &raw)),
+    }
+}
+
+fn string(s: Cow<'_, str>) -> Result<EdmValue, DecodeError> {
+    Ok(EdmValue::String(EdmString::new(s.into_owned())?))
+}
+
+/// Parses a value as the given type, strictly: only the JSON forms the service writes for it.
+fn typed(t: EdmType, raw: Raw<'_>) -> Result<EdmValue, DecodeError> {
+    let raw = match (t, raw) {
+        (EdmType::String, Raw::Str(s)) => return string(s),
+        (_, raw) => raw,
+    };
+    let value = match (t, &raw) {
+        (EdmType::Boolean, Raw::Bool(b)) => Some(EdmValue::Boolean(*b)),
+        (EdmType::Int32, Raw::Int(i)) => i32::try_from(*i).ok().map(EdmValue::Int32),
+        (EdmType::Int64, Raw::Int(i)) => i64::try_from(*i).ok().map(EdmValue::Int64),
+        (EdmType::Int64, Raw::Str(s)) => parse_i64(s).map(EdmValue::Int64),
+        (EdmType::Double, Raw::Float(f)) => Some(EdmValue::Double(*f)),
+        // Rounds to the nearest double, as parsing the same digits as a float would.
+        (EdmType::Double, Raw::Int(i)) => Some(EdmValue::Double(*i as f64)),
+        (EdmType::Double, Raw::Str(s)) => special_double(s).map(EdmValue::Double),
+        (EdmType::Guid, Raw::Str(s)) if s.len() == uuid::fmt::Hyphenated::LENGTH => {
+            Uuid::try_parse(s).ok().map(EdmValue::Guid)
+        }
+        (EdmType::DateTime, Raw::Str(s)) => match DateTime::parse(s) {
+            Ok(t) => Some(EdmValue::DateTime(t)),
+            Err(e) if matches!(e.kind(), ValueErrorKind::DateTimeSyntax { .. }) => None,
+            Err(e) => return Err(e.into()),
+        },
+        (EdmType::Binary, Raw::Str(s)) => match base64::engine::general_purpose::STANDARD.decode(s.as_bytes()) {
+            Ok(bytes) => return Ok(EdmValue::Binary(EdmBinary::new(bytes)?)),
+            Err(_) => None,
+        },
+        _ => None,
+    };
+    value.ok_or_else(|| invalid(t, &raw))
+}
+
+/// An Int64 as the service writes it: an optional `-` and decimal digits.
+fn parse_i64(s: &str) -> Option<i64> {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// The string forms of the special doubles: `NaN`, `Infinity`, `-Infinity`, and OData's `INF`, `-INF`.
+fn special_double(s: &str) -> Option<f64> {
+    match s {
+        "NaN" => Some(f64::NAN),
+        "Infinity" | "INF" => Some(f64::INFINITY),
+        "-Infinity" | "-INF" => Some(f64::NEG_INFINITY),
+        _ => None,
+    }
+}
+
+/// Reads a member name, borrowing it from the input when it has no escapes.
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Cow<'de, str>, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Borrowed(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(v))
+    }
+}
+
+/// Reads a member value: a scalar, never an object or array (refused without descending into it).
+struct RawSeed<'a> {
+    name: &'a str,
+    error: &'a mut Option<DecodeError>,
+    index: Option<usize>,
+}
+
+impl RawSeed<'_> {
+    fn nested<E: de::Error>(self, found: &'static str) -> E {
+        let e = DecodeError::new(DecodeErrorKind::NestedValue { found }).in_property(self.name);
+        fail(self.error, if let Some(i) = self.index { e.in_entity(i) } else { e })
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for RawSeed<'_> {
+    type Value = Raw<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Raw<'de>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RawSeed<'_> {
+    type Value = Raw<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string, number, boolean or null")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Raw<'de>, E> {
+        Ok(Raw::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Raw<'de>, E> {
+        Ok(Raw::Int(i128::from(v)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Raw<'de>, E> {
+        Ok(Raw::Int(i128::from(v)))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Raw<'de>, E> {
+        Ok(Raw::Float(v))
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Raw<'de>, E> {
+        Ok(Raw::Str(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Raw<'de>, E> {
+        Ok(Raw::Str(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Raw<'de>, E> {
+        Ok(Raw::Str(Cow::Owned(v)))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Raw<'de>, E> {
+        Ok(Raw::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Raw<'de>, E> {
+        Ok(Raw::Null)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _map: A) -> Result<Raw<'de>, A::Error> {
+        Err(self.nested("object"))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _seq: A) -> Result<Raw<'de>, A::Error> {
+        Err(self.nested("array"))
+    }
+}
+
+/// Reads a query response page.
+struct QuerySeed<'a, F> {
+    new_visitor: F,
+    error: &'a mut Option<DecodeError>,
+}
+
+impl<'de, V: EntityVisitor, F: FnMut() -> V> DeserializeSeed<'de> for QuerySeed<'_, F> {
+    type Value = Vec<V::Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<V::Value>, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, V: EntityVisitor, F: FnMut() -> V> Visitor<'de> for QuerySeed<'_, F> {
+    type Value = Vec<V::Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object (a query response)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vec<V::Value>, A::Error> {
+        let QuerySeed { mut new_visitor, error } = self;
+        let mut entities = None;
+        while let Some(name) = map.next_key_seed(KeySeed)? {
+            if name == "value" {
+                if entities.is_some() {
+                    let e = DecodeError::new(DecodeErrorKind::DuplicateMember { name: name.into_owned() });
+                    return Err(fail(error, e));
+                }
+                entities = Some(map.next_value_seed(PageSeed { new_visitor: &mut new_visitor, error: &mut *error })?);
+            } else if name.starts_with("odata.") {
+                map.next_value::<IgnoredAny>()?;
+            } else {
+                return Err(fail(error, DecodeError::new(DecodeErrorKind::UnknownMember { name: name.into_owned() })));
+            }
+        }
+        entities.ok_or_else(|| fail(error, DecodeError::new(DecodeErrorKind::MissingValueArray)))
+    }
+}
+
+/// Reads the `value` array of a query response.
+struct PageSeed<'a, F> {
+    new_visitor: &'a mut F,
+    error: &'a mut Option<DecodeError>,
+}
+
+impl<'de, V: EntityVisitor, F: FnMut() -> V> DeserializeSeed<'de> for PageSeed<'_, F> {
+    type Value = Vec<V::Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<V::Value>, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de, V: EntityVisitor, F: FnMut() -> V> Visitor<'de> for PageSeed<'_, F> {
+    type Value = Vec<V::Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON array of entities")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<V::Value>, A::Error> {
+        let mut scratch = Scratch::default();
+        let mut entities = Vec::new();
+        loop {
+            let seed = EntitySeed {
+                visitor: (self.new_visitor)(),
+                scratch: &mut scratch,
+                error: &mut *self.error,
+                index: Some(entities.len()),
+            };
+            match seq.next_element_seed(seed)? {
+                Some(entity) => entities.push(entity),
+                None => return Ok(entities),
+            }
+        }
+    }
+}

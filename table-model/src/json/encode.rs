@@ -1,0 +1,434 @@
+//! Encoding: [`BodyWriter`] writes an entity request body straight into one buffer; [`encode_entity`] drives
+//! it from an [`Entity`].
+
+use super::NameFilter;
+use crate::datetime::DateTime;
+use crate::edm::{binary_stored_size, check_binary_len, check_string_len, string_stored_size, EdmValue, IntoEdm};
+use crate::entity::{keys_size, property_share, Entity};
+use crate::error::{EncodeError, EncodeErrorKind};
+use crate::limits::{ENTITY_MAX_BYTES, MAX_CUSTOM_PROPERTIES};
+use base64::Engine as _;
+use std::fmt;
+use table_model_rules::{key, property_name, EdmType, KeyKind};
+use uuid::Uuid;
+
+/// Writes the JSON request body of an insert or update (SPEC.md section 5), property by property, straight
+/// into one buffer: the streaming core of [`encode_entity`], for encoding a struct without building an
+/// [`Entity`] (what `#[derive(TableEntity)]` generates).
+///
+/// The keys come first, then each property in the order written, with the `"<Name>@odata.type"` annotation
+/// before the value exactly for Binary, DateTime, Guid, Int64 and Double. Every rule is checked as it is
+/// written: the keys, each property name, each value's limit, no property twice, at most 252 properties, and
+/// 1 MiB both by the size formula and as encoded JSON. The first broken rule is kept and returned by
+/// [`finish`](BodyWriter::finish); later writes are then skipped. The methods return `&mut Self` so calls chain.
+///
+/// ```
+/// use table_model::json::BodyWriter;
+/// use table_model::DateTime;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut w = BodyWriter::new("tenant-7", "0001");
+/// w.property_str("Name", "Ada").property_f64("Score", 5.0).property_i64("Visits", 12);
+/// w.property_datetime("Since", DateTime::UNIX_EPOCH);
+/// let body = w.finish()?;
+/// assert_eq!(
+///     body.as_str(),
+///     concat!(
+///         r#"{"PartitionKey":"tenant-7","RowKey":"0001","Name":"Ada","#,
+///         r#""Score@odata.type":"Edm.Double","Score":5.0,"#,
+///         r#""Visits@odata.type":"Edm.Int64","Visits":"12","#,
+///         r#""Since@odata.type":"Edm.DateTime","Since":"1970-01-01T00:00:00.0000000Z"}"#,
+///     )
+/// );
+/// assert_eq!(body.len(), body.as_str().len());
+/// # Ok(())
+/// # }
+/// ```
+pub struct BodyWriter {
+    buf: Vec<u8>,
+    /// The entity's size by the formula of SPEC.md section 4.
+    size: usize,
+    /// Where each property name sits in `buf`, to find a name written twice.
+    names: Vec<(usize, usize)>,
+    /// The names written, to skip the scan of `names` for a name certainly new.
+    seen: NameFilter,
+    error: Option<EncodeError>,
+    /// Reused for [`DateTime::write_to`], which writes to a `String`.
+    scratch: String,
+}
+
+impl BodyWriter {
+    /// Starts a body with its keys, which every insert and update carries.
+    ///
+    /// A key that breaks the key rules is reported by [`finish`](BodyWriter::finish).
+    pub fn new(partition_key: &str, row_key: &str) -> Self {
+        BodyWriter::with_capacity(256, partition_key, row_key)
+    }
+
+    /// As [`new`](BodyWriter::new), with room for a body of `capacity` bytes before the buffer grows.
+    pub fn with_capacity(capacity: usize, partition_key: &str, row_key: &str) -> Self {
+        let mut w = BodyWriter {
+            buf: Vec::with_capacity(capacity),
+            size: keys_size(partition_key, row_key),
+            names: Vec::new(),
+            seen: NameFilter::default(),
+            error: None,
+            scratch: String::new(),
+        };
+        let checked = key::check(KeyKind::Partition, partition_key).and_then(|()| key::check(KeyKind::Row, row_key));
+        if let Err(e) = checked {
+            w.error = Some(EncodeError::new(EncodeErrorKind::InvalidKey(e), None));
+        }
+        w.buf.extend_from_slice(b"{\"PartitionKey\":");
+        write_json_str(&mut w.buf, partition_key);
+        w.buf.extend_from_slice(b",\"RowKey\":");
+        write_json_str(&mut w.buf, row_key);
+        w
+    }
+
+    /// Writes an `Edm.String` property.
+    pub fn property_str(&mut self, name: &str, value: &str) -> &mut Self {
+        if self.error.is_none() {
+            match check_string_len(value) {
+                Ok(utf16_len) => self.write_str(name, value, utf16_len),
+                Err(e) => self.fail(EncodeError::from(e.in_property(name))),
+            }
+        }
+        self
+    }
+
+    /// Writes an `Edm.Int32` property: a JSON number.
+    pub fn property_i32(&mut self, name: &str, value: i32) -> &mut Self {
+        if self.begin(name, EdmValue::Int32(value).stored_size(), None) {
+            serialize(&mut self.buf, |s| serde::Serializer::serialize_i32(s, value));
+        }
+        self
+    }
+
+    /// Writes an `Edm.Int64` property: annotated, as a JSON string of digits.
+    pub fn property_i64(&mut self, name: &str, value: i64) -> &mut Self {
+        if self.begin(name, EdmValue::Int64(value).stored_size(), Some(EdmType::Int64)) {
+            self.buf.push(b'"');
+            serialize(&mut self.buf, |s| serde::Serializer::serialize_i64(s, value));
+            self.buf.push(b'"');
+        }
+        self
+    }
+
+    /// Writes an `Edm.Double` property: always annotated, always with a decimal point or an exponent
+    /// (`5.0`, `1e+300`), the shortest form that reads back to the same bits. NaN and the infinities are the
+    /// strings `"NaN"`, `"Infinity"` and `"-Infinity"`; `-0.0` stays `-0.0`.
+    pub fn property_f64(&mut self, name: &str, value: f64) -> &mut Self {
+        if self.begin(name, EdmValue::Double(value).stored_size(), Some(EdmType::Double)) {
+            if value.is_finite() {
+                serialize(&mut self.buf, |s| serde::Serializer::serialize_f64(s, value));
+            } else if value.is_nan() {
+                self.buf.extend_from_slice(b"\"NaN\"");
+            } else if value > 0.0 {
+                self.buf.extend_from_slice(b"\"Infinity\"");
+            } else {
+                self.buf.extend_from_slice(b"\"-Infinity\"");
+            }
+        }
+        self
+    }
+
+    /// Writes an `Edm.Boolean` property: `true` or `false`.
+    pub fn property_bool(&mut self, name: &str, value: bool) -> &mut Self {
+        if self.begin(name, EdmValue::Boolean(value).stored_size(), None) {
+            self.buf.extend_from_slice(if value { b"true" } else { b"false" });
+        }
+        self
+    }
+
+    /// Writes an `Edm.Guid` property: annotated, lowercase and hyphenated.
+    pub fn property_uuid(&mut self, name: &str, value: Uuid) -> &mut Self {
+        if self.begin(name, EdmValue::Guid(value).stored_size(), Some(EdmType::Guid)) {
+            let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+            self.buf.push(b'"');
+            self.buf.extend_from_slice(value.hyphenated().encode_lower(&mut text).as_bytes());
+            self.buf.push(b'"');
+        }
+        self
+    }
+
+    /// Writes an `Edm.DateTime` property: annotated, with 7 fractional digits and `Z`.
+    pub fn property_datetime(&mut self, name: &str, value: DateTime) -> &mut Self {
+        if self.begin(name, EdmValue::DateTime(value).stored_size(), Some(EdmType::DateTime)) {
+            self.scratch.clear();
+            value.write_to(&mut self.scratch);
+            self.buf.push(b'"');
+            self.buf.extend_from_slice(self.scratch.as_bytes());
+            self.buf.push(b'"');
+        }
+        self
+    }
+
+    /// Writes an `Edm.Binary` property: annotated, as standard padded base64.
+    pub fn property_bytes(&mut self, name: &str, value: &[u8]) -> &mut Self {
+        if self.error.is_none() {
+            match check_binary_len(value.len()) {
+                Ok(()) => self.write_bytes(name, value),
+                Err(e) => self.fail(EncodeError::from(e.in_property(name))),
+            }
+        }
+        self
+    }
+
+    /// Writes a property of whatever EDM type the value has.
+    pub fn property(&mut self, name: &str, value: &EdmValue) -> &mut Self {
+        match value {
+            // The limits of `EdmString` and `EdmBinary` hold by construction.
+            EdmValue::String(s) => {
+                if self.error.is_none() {
+                    self.write_str(name, s, s.utf16_len());
+                }
+                self
+            }
+            EdmValue::Binary(b) => {
+                if self.error.is_none() {
+                    self.write_bytes(name, b);
+                }
+                self
+            }
+            EdmValue::Boolean(v) => self.property_bool(name, *v),
+            EdmValue::DateTime(v) => self.property_datetime(name, *v),
+            EdmValue::Double(v) => self.property_f64(name, *v),
+            EdmValue::Guid(v) => self.property_uuid(name, *v),
+            EdmValue::Int32(v) => self.property_i32(name, *v),
+            EdmValue::Int64(v) => self.property_i64(name, *v),
+        }
+    }
+
+    /// Converts a Rust value with [`IntoEdm`] and writes it; a conversion that fails is the error
+    /// [`finish`](BodyWriter::finish) returns, naming the property.
+    pub fn property_value(&mut self, name: &str, value: impl IntoEdm) -> &mut Self {
+        if self.error.is_none() {
+            match value.into_edm() {
+                Ok(v) => return self.property(name, &v),
+                Err(e) => self.fail(EncodeError::from(e.in_property(name))),
+            }
+        }
+        self
+    }
+
+    /// The entity's size so far by the formula of SPEC.md section 4, in bytes.
+    pub fn entity_size(&self) -> usize {
+        self.size
+    }
+
+    /// Closes the body.
+    ///
+    /// # Errors
+    /// The first rule a write broke ([`EncodeErrorKind`] says which), or
+    /// [`EncodeErrorKind::BodyTooLarge`] for a body over 1 MiB.
+    pub fn finish(mut self) -> Result<EntityBody, EncodeError> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        self.buf.push(b'}');
+        if self.buf.len() > ENTITY_MAX_BYTES {
+            return Err(EncodeError::new(EncodeErrorKind::BodyTooLarge { size: self.buf.len() }, None));
+        }
+        Ok(EntityBody { bytes: self.buf, entity_size: self.size })
+    }
+
+    fn fail(&mut self, error: EncodeError) {
+        if self.error.is_none() {
+            self.error = Some(error);
+        }
+    }
+
+    fn write_str(&mut self, name: &str, value: &str, utf16_len: usize) {
+        if self.begin(name, string_stored_size(utf16_len), None) {
+            write_json_str(&mut self.buf, value);
+        }
+    }
+
+    fn write_bytes(&mut self, name: &str, value: &[u8]) {
+        if self.begin(name, binary_stored_size(value.len()), Some(EdmType::Binary)) {
+            let engine = &base64::engine::general_purpose::STANDARD;
+            self.buf.push(b'"');
+            let start = self.buf.len();
+            // At most 64 KiB of input: the encoded length cannot overflow.
+            let encoded = base64::encoded_len(value.len(), true).unwrap_or(0);
+            self.buf.resize(start + encoded, 0);
+            let written = engine.encode_slice(value, &mut self.buf[start..]).unwrap_or(0);
+            debug_assert_eq!(written, encoded);
+            self.buf.push(b'"');
+        }
+    }
+
+    /// Checks a property against every rule but its value's own limit and writes `,"Name":`, with the type
+    /// annotation before it when there is one. Returns whether the value should be written.
+    fn begin(&mut self, name: &str, value_size: usize, annotation: Option<EdmType>) -> bool {
+        if self.error.is_some() {
+            return false;
+        }
+        if let Err(e) = property_name::check(name) {
+            self.fail(EncodeError::new(EncodeErrorKind::InvalidPropertyName(e), Some(name)));
+            return false;
+        }
+        let count = self.names.len() + 1;
+        if count > MAX_CUSTOM_PROPERTIES {
+            self.fail(EncodeError::new(EncodeErrorKind::TooManyProperties { count }, Some(name)));
+            return false;
+        }
+        if self.seen.insert(name) && self.names.iter().any(|&(at, len)| &self.buf[at..at + len] == name.as_bytes()) {
+            self.fail(EncodeError::new(EncodeErrorKind::DuplicateProperty, Some(name)));
+            return false;
+        }
+        let size = self.size + property_share(name, value_size);
+        if size > ENTITY_MAX_BYTES {
+            self.fail(EncodeError::new(EncodeErrorKind::EntityTooLarge { size }, Some(name)));
+            return false;
+        }
+        self.size = size;
+        // A valid property name never needs JSON escaping: C# identifier characters include no `"`, `\` or
+        // control character. It is therefore written as is, and found again as is.
+        if let Some(t) = annotation {
+            self.buf.extend_from_slice(b",\"");
+            self.buf.extend_from_slice(name.as_bytes());
+            self.buf.extend_from_slice(b"@odata.type\":\"");
+            self.buf.extend_from_slice(t.as_str().as_bytes());
+            self.buf.push(b'"');
+        }
+        self.buf.extend_from_slice(b",\"");
+        self.names.push((self.buf.len(), name.len()));
+        self.buf.extend_from_slice(name.as_bytes());
+        self.buf.extend_from_slice(b"\":");
+        true
+    }
+}
+
+impl fmt::Debug for BodyWriter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BodyWriter")
+            .field("body", &String::from_utf8_lossy(&self.buf))
+            .field("entity_size", &self.size)
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+/// Runs one `serde_json` serializer call that writes into `buf`.
+fn serialize(
+    buf: &mut Vec<u8>,
+    write: impl FnOnce(&mut serde_json::Serializer<&mut Vec<u8>>) -> Result<(), serde_json::Error>,
+) {
+    let mut serializer = serde_json::Serializer::new(buf);
+    // serde_json fails only when its writer does, and a `Vec<u8>` accepts every write.
+    let written = write(&mut serializer);
+    debug_assert!(written.is_ok());
+}
+
+/// Writes a JSON string, escaped by `serde_json`.
+fn write_json_str(buf: &mut Vec<u8>, value: &str) {
+    serialize(buf, |s| serde::Serializer::serialize_str(s, value));
+}
+
+/// An encoded entity request body: UTF-8 JSON of at most 1 MiB, with its size by the entity size formula.
+///
+/// ```
+/// use table_model::json::encode_entity;
+/// use table_model::{Entity, PartitionKey, RowKey};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let body = encode_entity(&Entity::new(PartitionKey::new("p")?, RowKey::new("r")?))?;
+/// assert_eq!(body.as_str(), r#"{"PartitionKey":"p","RowKey":"r"}"#);
+/// assert_eq!(body.len(), 33);
+/// assert_eq!(body.entity_size(), 4 + 2 + 2);
+/// let bytes: Vec<u8> = body.into_bytes();
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct EntityBody {
+    bytes: Vec<u8>,
+    entity_size: usize,
+}
+
+impl EntityBody {
+    /// The size of the body in bytes, the figure checked against 1 MiB and sent as `Content-Length`.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Always `false`: a body holds at least the keys.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The entity's size by the formula of SPEC.md section 4, in bytes.
+    pub fn entity_size(&self) -> usize {
+        self.entity_size
+    }
+
+    /// The JSON bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The JSON text. Checks the UTF-8 (always valid), so it costs a pass over the body.
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes).expect("the writer writes UTF-8 only")
+    }
+
+    /// The JSON bytes, owned.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+}
+
+impl AsRef<[u8]> for EntityBody {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl From<EntityBody> for Vec<u8> {
+    fn from(body: EntityBody) -> Vec<u8> {
+        body.bytes
+    }
+}
+
+impl fmt::Debug for EntityBody {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EntityBody")
+            .field("json", &String::from_utf8_lossy(&self.bytes))
+            .field("entity_size", &self.entity_size)
+            .finish()
+    }
+}
+
+/// Encodes an entity as the JSON body of an insert or update request (SPEC.md section 5).
+///
+/// `PartitionKey` and `RowKey` come first, then the properties in the entity's order. `Timestamp` and the
+/// ETag are never written: the service sets them. See [`BodyWriter`] for the form of each type.
+///
+/// ```
+/// use table_model::json::encode_entity;
+/// use table_model::{Entity, PartitionKey, RowKey};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let e = Entity::new(PartitionKey::new("p")?, RowKey::new("r")?)
+///     .with("Blob".parse()?, vec![1u8, 2, 3, 4])?
+///     .with("Ratio".parse()?, f64::NEG_INFINITY)?;
+/// assert_eq!(
+///     encode_entity(&e)?.as_str(),
+///     r#"{"PartitionKey":"p","RowKey":"r","Blob@odata.type":"Edm.Binary","Blob":"AQIDBA==","Ratio@odata.type":"Edm.Double","Ratio":"-Infinity"}"#
+/// );
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Errors
+/// [`EncodeErrorKind::BodyTooLarge`] when the JSON is over 1 MiB, which an entity within the size formula can
+/// still be (base64 makes binary a third larger).
+pub fn encode_entity(entity: &Entity) -> Result<EntityBody, EncodeError> {
+    // The size formula counts strings twice (UTF-16) and binary once; JSON writes ASCII strings once and binary
+    // a third larger, plus names, quotes and annotations. This estimate avoids most regrowth.
+    let capacity = 64 + entity.size() + 32 * entity.len();
+    let mut writer = BodyWriter::with_capacity(capacity, entity.partition_key(), entity.row_key());
+    for (name, value) in entity {
+        writer.property(name, value);
+    }
+    writer.finish()
+}
