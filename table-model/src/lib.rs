@@ -37,6 +37,10 @@
 
 extern crate self as table_model;
 
+#[cfg(feature = "http")]
+pub mod auth;
+#[cfg(feature = "http")]
+mod connection;
 mod datetime;
 mod edm;
 mod entity;
@@ -50,15 +54,20 @@ mod property;
 mod query;
 mod validated;
 
+#[cfg(feature = "http")]
+pub use connection::{
+    AccountKey, ConnectionString, Credential, Endpoint, SasToken, DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY,
+    DEVELOPMENT_TABLE_ENDPOINT,
+};
 pub use datetime::DateTime;
 pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 pub use entity::{ETag, Entity};
+pub use error::{ConnectionError, ConnectionErrorKind, FilterError, FilterErrorKind, QueryError, QueryErrorKind};
 pub use error::{
     DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, EntityError, EntityErrorKind, KeyError, KeyErrorKind,
     KeyKind, PropertyNameError, PropertyNameErrorKind, TableNameError, TableNameErrorKind, UnknownEdmType, ValueError,
     ValueErrorKind,
 };
-pub use error::{FilterError, FilterErrorKind, QueryError, QueryErrorKind};
 pub use json::{decode_entity, decode_query, encode_entity, MetadataLevel, TypeHints};
 pub use key::{PartitionKey, RowKey};
 pub use name::{PropertyName, TableName};
