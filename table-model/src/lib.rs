@@ -40,6 +40,8 @@ extern crate self as table_model;
 #[cfg(feature = "http")]
 pub mod auth;
 #[cfg(feature = "http")]
+mod batch;
+#[cfg(feature = "http")]
 mod connection;
 mod datetime;
 mod edm;
@@ -52,8 +54,14 @@ pub mod limits;
 mod name;
 mod property;
 mod query;
+#[cfg(feature = "http")]
+mod request;
+#[cfg(feature = "http")]
+pub mod response;
 mod validated;
 
+#[cfg(feature = "http")]
+pub use batch::Batch;
 #[cfg(feature = "http")]
 pub use connection::{
     AccountKey, ConnectionString, Credential, Endpoint, SasToken, DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY,
@@ -62,6 +70,10 @@ pub use connection::{
 pub use datetime::DateTime;
 pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 pub use entity::{ETag, Entity};
+#[cfg(feature = "http")]
+pub use error::{
+    BatchError, BatchErrorKind, RequestError, RequestErrorKind, ResponseError, ResponseErrorKind, ServiceError,
+};
 pub use error::{ConnectionError, ConnectionErrorKind, FilterError, FilterErrorKind, QueryError, QueryErrorKind};
 pub use error::{
     DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, EntityError, EntityErrorKind, KeyError, KeyErrorKind,
@@ -73,3 +85,7 @@ pub use key::{PartitionKey, RowKey};
 pub use name::{PropertyName, TableName};
 pub use property::Property;
 pub use query::Query;
+#[cfg(feature = "http")]
+pub use request::{
+    IfMatch, TableService, UpdateMode, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE, MAX_DATA_SERVICE_VERSION, X_MS_VERSION,
+};
