@@ -9,6 +9,19 @@ use crate::validated::validated_string;
 use std::borrow::Cow;
 use table_model_rules::{key, KeyKind};
 
+mod compose;
+mod int;
+mod sortable;
+mod time;
+
+pub use compose::{split_composite, CompositeKey, COMPOSITE_ESCAPE, COMPOSITE_SEPARATOR};
+pub use sortable::SortableKey;
+pub use time::{
+    chronological, chronological_range, chronological_unique, parse_chronological, parse_chronological_unique,
+    parse_reverse_chronological, parse_reverse_chronological_unique, reverse_chronological,
+    reverse_chronological_range, reverse_chronological_unique,
+};
+
 macro_rules! key_type {
     ($(#[$doc:meta])* $ty:ident, $kind:expr, $example:literal) => {
         $(#[$doc])*
@@ -120,6 +133,42 @@ key_type!(
     KeyKind::Row,
     "row key"
 );
+
+/// A `PartitionKey` or a `RowKey`: the key helpers are generic over it, so one function builds either.
+///
+/// The type to build is usually inferred from where the key goes. This trait is sealed: only
+/// [`PartitionKey`] and [`RowKey`] implement it.
+///
+/// ```
+/// use table_model::key::{self, Key};
+/// use table_model::{DateTime, KeyKind, PartitionKey, RowKey};
+///
+/// fn describe<K: Key>(key: &K) -> String {
+///     format!("{} = {}", K::KIND.property_name(), key.as_ref())
+/// }
+/// let row: RowKey = key::chronological(DateTime::UNIX_EPOCH);
+/// let partition: PartitionKey = key::chronological(DateTime::UNIX_EPOCH);
+/// assert_eq!(describe(&row), "RowKey = 0621355968000000000");
+/// assert_eq!(describe(&partition), "PartitionKey = 0621355968000000000");
+/// ```
+pub trait Key: Sized + AsRef<str> + TryFrom<String, Error = KeyError> + sealed::Sealed {
+    /// Which key this is, as error messages and the wire format name it.
+    const KIND: KeyKind;
+}
+
+impl Key for PartitionKey {
+    const KIND: KeyKind = KeyKind::Partition;
+}
+
+impl Key for RowKey {
+    const KIND: KeyKind = KeyKind::Row;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::PartitionKey {}
+    impl Sealed for super::RowKey {}
+}
 
 /// Compares two strings the way the service orders keys: ordinal by UTF-16 code unit.
 ///

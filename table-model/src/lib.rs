@@ -58,7 +58,12 @@ mod query;
 mod request;
 #[cfg(feature = "http")]
 pub mod response;
+mod table_entity;
 mod validated;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 
 #[cfg(feature = "http")]
 pub use batch::Batch;
@@ -89,3 +94,127 @@ pub use query::Query;
 pub use request::{
     IfMatch, TableService, UpdateMode, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE, MAX_DATA_SERVICE_VERSION, X_MS_VERSION,
 };
+pub use error::{KeyDecodeError, KeyDecodeErrorKind};
+pub use table_entity::{
+    ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySchema, KeySource, PropertySchema,
+    ReverseChronologicalKey, Schema, SchemaProperty, TableEntity, TableEnum, TableProperties, TimestampField,
+};
+/// Derives [`TableEntity`](trait@TableEntity) for a struct with named fields.
+///
+/// ```
+/// use table_model::{TableEntity, TableEnum, TableProperties};
+///
+/// #[derive(TableEnum, Debug, PartialEq)]
+/// enum Status { Pending, Shipped }
+///
+/// #[derive(TableProperties, Debug, PartialEq)]
+/// #[table(rename_all = "PascalCase")]
+/// struct Address { city: String, zip: String }
+///
+/// #[derive(TableEntity, Debug, PartialEq)]
+/// #[table(name = "Orders", rename_all = "PascalCase")]
+/// struct Order {
+///     #[table(partition_key)]
+///     customer: String,
+///     #[table(row_key, reverse_chronological)]
+///     placed: chrono::DateTime<chrono::Utc>,
+///     total: f64,
+///     #[table(rename = "Qty")]
+///     quantity: i32,
+///     note: Option<String>,
+///     status: Status,
+///     #[table(flatten, prefix = "Ship")]
+///     shipping: Address,
+///     #[table(json)]
+///     tags: Vec<String>,
+///     #[table(default)]
+///     added_later: i64,
+///     #[table(edm = "Int64")]
+///     small_but_int64: i32,
+///     #[table(timestamp)]
+///     ts: Option<table_model::DateTime>,
+///     #[table(etag)]
+///     etag: Option<table_model::ETag>,
+///     #[table(skip)]
+///     cache: Vec<u8>,
+/// }
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let order = Order {
+/// #     customer: "c1".into(), placed: chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap(), total: 1.5,
+/// #     quantity: 2, note: None, status: Status::Shipped,
+/// #     shipping: Address { city: "Oslo".into(), zip: "0150".into() }, tags: vec!["a".into()], added_later: 0,
+/// #     small_but_int64: 7, ts: None, etag: None, cache: vec![],
+/// # };
+/// # let entity = order.to_entity()?;
+/// # assert_eq!(entity.get::<String>("ShipCity")?, "Oslo");
+/// # assert_eq!(entity.value("SmallButInt64"), Some(&table_model::EdmValue::Int64(7)));
+/// # assert_eq!(Order::from_entity(entity)?, order);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Struct attributes
+/// - `#[table(name = "Orders")]`: the table, checked as a table name at compile time; in [`Schema::table_name`].
+/// - `#[table(rename_all = "...")]`: property names from field names by serde's rules: `"lowercase"`,
+///   `"UPPERCASE"`, `"PascalCase"`, `"camelCase"`, `"snake_case"`, `"SCREAMING_SNAKE_CASE"`, `"kebab-case"`,
+///   `"SCREAMING-KEBAB-CASE"` (the kebab forms give names with `-`, which the service refuses: a compile error).
+/// - `#[table(partition_key = "...")]`, `#[table(row_key = "...")]`: a constant key instead of a key field,
+///   checked at compile time; reading an entity with another key is an error.
+/// - `#[table(deny_unknown_properties)]`: reading an entity with a property the struct does not have is an
+///   error (by default such properties are ignored).
+/// - `#[table(crate = "path")]`: where `table_model` is, for crates that re-export it.
+///
+/// # Field attributes
+/// - `#[table(partition_key)]`, `#[table(row_key)]`: the key fields; exactly one of each (or a constant). The
+///   field type implements [`KeyField`]: `String`, [`PartitionKey`], [`RowKey`], integers (zero-padded so that
+///   keys sort as numbers), `uuid::Uuid`, [`DateTime`] or `chrono::DateTime<Utc>` (oldest first), an enum
+///   deriving [`TableEnum`](trait@TableEnum). Reading parses the key back into the field type.
+/// - `#[table(reverse_chronological)]` with `row_key`: an instant written so that the newest sorts first.
+/// - `#[table(rename = "Name")]`: the property name, checked at compile time.
+/// - `#[table(skip)]`: not stored; read as `Default::default()` (or `default = "path"`).
+/// - `#[table(default)]` or `#[table(default = "path::to::fn")]`: an absent property reads as the default
+///   instead of being an error (for properties added after rows were written).
+/// - `#[table(json)]`: any `serde` type, stored as a JSON string property.
+/// - `#[table(flatten)]`, `#[table(flatten, prefix = "Ship")]`: the fields of a struct deriving
+///   [`TableProperties`](trait@TableProperties) stored as properties of this entity, each name prefixed (by
+///   default, with the field name in PascalCase). The joined names are checked at compile time too.
+/// - `#[table(edm = "Int64")]`: store a field as a wider EDM type (an `Edm.Int32` type as `Int64` or `Double`).
+/// - `#[table(timestamp)]`: an `Option<DateTime>` (or `Option<chrono::DateTime<Utc>>`) that receives the
+///   server-set `Timestamp` of an entity that was read; never written.
+/// - `#[table(etag)]`: an `Option<ETag>` that receives the entity's ETag; never written.
+///
+/// # Field types
+/// As SPEC.md section 3: `i32`, `i16`, `i8`, `u16`, `u8` as `Edm.Int32`; `i64`, `u32` as `Edm.Int64`; `f64`,
+/// `f32` as `Edm.Double`; `bool`; `String`; `Vec<u8>`; `uuid::Uuid`; `chrono::DateTime<Utc>`; [`DateTime`];
+/// [`EdmValue`] for a property of any type; enums deriving [`TableEnum`](trait@TableEnum); `Option` of these
+/// (`None` is not stored; an absent property reads as `None`). Anything else, such as `u64`, `usize`, `i128` or
+/// a map, is a compile error on the field's type that suggests `#[table(json)]` or `#[table(flatten)]`.
+///
+/// # Compile-time checks
+/// Every property name after renaming (the C# identifier and XML rules, 255 UTF-16 units, no system name in
+/// any case), no two alike, at most 252 properties, flattened ones included; exactly one partition key and one
+/// row key; the table name and constant keys; unknown attributes (with a suggestion), duplicate or conflicting
+/// ones. All errors of a struct are reported in one build, with the messages the runtime checks give:
+///
+/// ```compile_fail
+/// #[derive(table_model::TableEntity)]
+/// #[table(rename_all = "kebab-case")]
+/// struct Order {
+///     #[table(partition_key)]
+///     customer: String,
+///     #[table(row_key)]
+///     id: u32,
+///     unit_price: f64, // invalid property name: character `-` at index 4 is not allowed; ...
+/// }
+/// ```
+#[cfg(feature = "derive")]
+pub use table_model_derive::TableEntity;
+/// Derives [`TableEnum`](trait@TableEnum) for a fieldless enum, stored as its variant names: `rename_all` on the
+/// enum and `rename` on a variant choose them.
+#[cfg(feature = "derive")]
+pub use table_model_derive::TableEnum;
+/// Derives [`TableProperties`](trait@TableProperties): a struct whose fields a [`TableEntity`](trait@TableEntity)
+/// embeds with `#[table(flatten)]`. Takes the field attributes of `#[derive(TableEntity)]` except the keys,
+/// `timestamp` and `etag`, and the struct attribute `rename_all`.
+#[cfg(feature = "derive")]
+pub use table_model_derive::TableProperties;

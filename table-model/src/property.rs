@@ -1,36 +1,50 @@
-//! [`Property<T>`]: a typed handle on one property of an entity type.
+//! [`Property<T>`]: a typed handle on one property of a `#[derive(TableEntity)]` struct.
 
-use std::fmt;
-use std::marker::PhantomData;
+use core::fmt;
+use core::marker::PhantomData;
 
-/// A typed handle on a property: its wire name and, in the type, the Rust type of its values.
+/// A typed handle on a stored property: its name on the wire, and the Rust type its values have.
 ///
-/// `#[derive(TableEntity)]` generates one per field; the filter builder uses them so that a comparison with a
-/// value of the wrong type does not compile.
+/// `#[derive(TableEntity)]` generates one per stored property in the struct's
+/// [`TableEntity::PROPERTIES`](crate::TableEntity::PROPERTIES), so that code naming a property (a query filter,
+/// a `$select` list) is checked by the compiler: a renamed field changes the name everywhere, and comparing a
+/// `Property<f64>` with a string does not compile.
+///
+/// ```
+/// use table_model::{Property, TableEntity};
+///
+/// #[derive(TableEntity)]
+/// #[table(rename_all = "PascalCase")]
+/// struct Reading {
+///     #[table(partition_key)]
+///     sensor: String,
+///     #[table(row_key)]
+///     at: u64,
+///     celsius: f64,
+/// }
+///
+/// let celsius: Property<f64> = Reading::PROPERTIES.celsius;
+/// assert_eq!(celsius.name(), "Celsius");
+/// ```
 pub struct Property<T> {
     name: &'static str,
-    _type: PhantomData<fn() -> T>,
+    ty: PhantomData<fn() -> T>,
 }
 
 impl<T> Property<T> {
-    /// Used by the generated code, which has already checked the name. Not public API.
+    /// A handle on the property `name`. Used by the derive, which has checked the name; not part of the API.
     #[doc(hidden)]
     pub const fn __new(name: &'static str) -> Self {
-        Property { name, _type: PhantomData }
+        Property { name, ty: PhantomData }
     }
 
-    /// The property's name on the wire.
-    pub const fn name(&self) -> &'static str {
+    /// The property name on the wire, after `rename`/`rename_all`.
+    pub const fn name(self) -> &'static str {
         self.name
     }
 }
 
-impl<T> fmt::Debug for Property<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Property").field(&self.name).finish()
-    }
-}
-
+// Manual impls: `T` is only a marker, so the handle is `Copy` whatever `T` is.
 impl<T> Clone for Property<T> {
     fn clone(&self) -> Self {
         *self
@@ -38,3 +52,23 @@ impl<T> Clone for Property<T> {
 }
 
 impl<T> Copy for Property<T> {}
+
+impl<T> PartialEq for Property<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl<T> Eq for Property<T> {}
+
+impl<T> fmt::Debug for Property<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Property<{}>({:?})", core::any::type_name::<T>(), self.name)
+    }
+}
+
+impl<T> fmt::Display for Property<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}

@@ -1,0 +1,688 @@
+//! Code generation from a checked IR. Infallible: every error was reported by `attr.rs` or `check.rs`.
+//!
+//! Paths are absolute (`::core::...`, `#krate::__private::...`); locals start with `__`. Each call that needs a
+//! trait bound on a field type is spanned on that type, so an unsupported type is reported where it is written.
+
+use crate::ast::{Container, Data, Derive, Field, Role, Variant};
+use crate::ctxt::Ctxt;
+use crate::{check, fallback};
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use std::collections::HashSet;
+use syn::spanned::Spanned;
+use syn::{DeriveInput, GenericParam, Generics, Type, WherePredicate};
+
+pub fn derive(input: &DeriveInput, derive: Derive) -> TokenStream {
+    let cx = Ctxt::new();
+    let cont = Container::from_syn(&cx, input, derive);
+    if let Some(cont) = &cont {
+        check::check(&cx, cont);
+    }
+    match (cx.check(), cont) {
+        (Ok(()), Some(cont)) => match derive {
+            Derive::Entity | Derive::Properties => expand_struct(&cont),
+            Derive::Enum => expand_enum(&cont),
+        },
+        (Err(errors), _) => {
+            let mut out = errors.into_compile_error();
+            out.extend(fallback::stub(input, derive));
+            out
+        }
+        (Ok(()), None) => unreachable!("from_syn records an error when it returns None"),
+    }
+}
+
+/// The path of the runtime crate: `#[table(crate = "...")]` or `::table_model`.
+pub fn krate(input: &DeriveInput) -> TokenStream {
+    let cx = Ctxt::new();
+    let attrs = crate::attr::Container::from_attrs(&cx, &input.attrs);
+    let _ = cx.check();
+    match attrs.crate_path.get() {
+        Some(path) => path.to_token_stream(),
+        None => quote!(::table_model),
+    }
+}
+
+/// The identifiers of a type's generic type parameters.
+fn type_params(generics: &Generics) -> HashSet<String> {
+    generics.type_params().map(|p| p.ident.to_string()).collect()
+}
+
+/// Whether a type mentions one of the generic parameters (then the impl needs a bound on it).
+fn mentions(tokens: TokenStream, params: &HashSet<String>) -> bool {
+    tokens.into_iter().any(|tt| match tt {
+        TokenTree::Ident(i) => params.contains(&i.to_string()),
+        TokenTree::Group(g) => mentions(g.stream(), params),
+        _ => false,
+    })
+}
+
+/// `Option<X>` written as such gives `X`: the type a property handle compares with.
+fn unwrap_option(ty: &Type) -> &Type {
+    if let Type::Path(p) = ty {
+        if let Some(last) = p.path.segments.last() {
+            if last.ident == "Option" {
+                if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
+                    if let Some(syn::GenericArgument::Type(inner)) = args.args.first() {
+                        return inner;
+                    }
+                }
+            }
+        }
+    }
+    ty
+}
+
+/// The expression of a property name: a `const` `PropertyName` for ASCII names (checked again in `const`),
+/// the runtime constructor for names that need the Unicode tables.
+fn name_expr(krate: &TokenStream, name: &str) -> TokenStream {
+    if name.is_ascii() {
+        quote!({
+            const __NAME: #krate::__private::PropertyName = #krate::__private::PropertyName::from_static(#name);
+            __NAME
+        })
+    } else {
+        quote!(#krate::__private::property_name(#name)?)
+    }
+}
+
+/// The tokens with every span set to `span`, so that an expression built from them is reported there.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            if let TokenTree::Group(g) = &tt {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                tt = TokenTree::Group(group);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
+}
+
+fn edm_type_ident(t: table_model_rules::EdmType) -> Ident {
+    Ident::new(t.short_name(), Span::call_site())
+}
+
+struct Ctx<'a> {
+    krate: TokenStream,
+    derive: Derive,
+    cont: &'a Container<'a>,
+}
+
+impl Ctx<'_> {
+    /// The name of a property as a `PropertyName` for writing, prefixed in a `TableProperties` impl.
+    fn write_name(&self, name: &str) -> TokenStream {
+        let krate = &self.krate;
+        let expr = name_expr(krate, name);
+        match self.derive {
+            Derive::Properties => quote!(#krate::__private::prefixed(__prefix, #expr)?),
+            _ => expr,
+        }
+    }
+
+    /// The name of a property as a `&str` for reading.
+    fn read_name(&self, name: &str) -> TokenStream {
+        let krate = &self.krate;
+        match self.derive {
+            Derive::Properties => quote!(&#krate::__private::full_name(__prefix, #name)),
+            _ => quote!(#name),
+        }
+    }
+
+    fn prefix_expr(&self, prefix: &str) -> TokenStream {
+        let krate = &self.krate;
+        match self.derive {
+            Derive::Properties => quote!(&#krate::__private::full_name(__prefix, #prefix)),
+            _ => quote!(#prefix),
+        }
+    }
+}
+
+fn fields<'a>(cont: &'a Container<'a>) -> &'a [Field<'a>] {
+    match &cont.data {
+        Data::Struct(fields) => fields,
+        Data::Enum(_) => unreachable!("a struct"),
+    }
+}
+
+fn write_stmt(cx: &Ctx, field: &Field) -> TokenStream {
+    let ty = field.ty;
+    let ident = field.ident;
+    let span = ty.span();
+    let krate = &respan(cx.krate.clone(), span);
+    match field.role() {
+        Role::Property { edm: None } => {
+            let name = cx.write_name(&field.name);
+            quote_spanned!(span=> #krate::__private::write(
+                __entity, #name, <#ty as #krate::__private::EdmField>::to_edm(&self.#ident),
+            )?;)
+        }
+        Role::Property { edm: Some((t, _)) } => {
+            let name = cx.write_name(&field.name);
+            let t = edm_type_ident(t);
+            quote_spanned!(span=> #krate::__private::write_as(
+                __entity, #name, <#ty as #krate::__private::EdmField>::to_edm(&self.#ident), #krate::__private::EdmType::#t,
+            )?;)
+        }
+        Role::Json => {
+            let name = cx.write_name(&field.name);
+            quote_spanned!(span=> #krate::__private::write_json::<#ty>(__entity, #name, &self.#ident)?;)
+        }
+        Role::Flatten { prefix } => {
+            let prefix = cx.prefix_expr(&prefix);
+            quote_spanned!(span=> <#ty as #krate::__private::TableProperties>::write_properties(
+                &self.#ident, __entity, #prefix,
+            )?;)
+        }
+        Role::PartitionKey | Role::RowKey { .. } | Role::Timestamp | Role::ETag | Role::Skip => quote!(),
+    }
+}
+
+fn default_fn(field: &Field) -> Option<TokenStream> {
+    let ty = field.ty;
+    field.attrs.default.get().map(|d| match d {
+        crate::attr::Default::Trait => quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default),
+        crate::attr::Default::Path(path) => quote!(#path),
+    })
+}
+
+fn read_expr(cx: &Ctx, field: &Field) -> TokenStream {
+    let ty = field.ty;
+    let span = ty.span();
+    let krate = &respan(cx.krate.clone(), span);
+    let private = quote_spanned!(span=> #krate::__private);
+    let absent = |field: &Field| match default_fn(field) {
+        Some(f) => quote!(|| ::core::option::Option::Some(#f())),
+        None => quote_spanned!(span=> <#ty as #private::EdmField>::absent),
+    };
+    match field.role() {
+        Role::PartitionKey => quote_spanned!(span=> #private::read_key(
+            #private::KeyKind::Partition,
+            <#ty as #private::KeyField>::decode_key(#private::Entity::partition_key(__entity)),
+        )?),
+        Role::RowKey { reverse: false } => quote_spanned!(span=> #private::read_key(
+            #private::KeyKind::Row,
+            <#ty as #private::KeyField>::decode_key(#private::Entity::row_key(__entity)),
+        )?),
+        Role::RowKey { reverse: true } => quote_spanned!(span=> #private::read_key(
+            #private::KeyKind::Row,
+            <#ty as #private::ReverseChronologicalKey>::decode_reverse_key(#private::Entity::row_key(__entity)),
+        )?),
+        Role::Timestamp => {
+            quote_spanned!(span=> <#ty as #private::TimestampField>::from_timestamp(#private::Entity::timestamp(__entity)))
+        }
+        Role::ETag => {
+            quote_spanned!(span=> <#ty as #private::ETagField>::from_etag(#private::Entity::etag(__entity)))
+        }
+        Role::Skip => match default_fn(field) {
+            Some(f) => quote!(#f()),
+            None => quote_spanned!(span=> <#ty as ::core::default::Default>::default()),
+        },
+        Role::Flatten { prefix } => {
+            let prefix = cx.prefix_expr(&prefix);
+            quote_spanned!(span=> <#ty as #private::TableProperties>::read_properties(__entity, #prefix)?)
+        }
+        Role::Json => {
+            let name = cx.read_name(&field.name);
+
+            let absent = match default_fn(field) {
+                Some(f) => quote!(|| ::core::option::Option::Some(#f())),
+                None => quote!(|| ::core::option::Option::None),
+            };
+            quote_spanned!(span=> #private::read_json::<#ty>(__entity, #name, #absent)?)
+        }
+        Role::Property { edm: None } => {
+            let name = cx.read_name(&field.name);
+            let from = quote_spanned!(span=> <#ty as #private::EdmField>::from_edm);
+            let absent = absent(field);
+            quote_spanned!(span=> #private::read(__entity, #name, #from, #absent)?)
+        }
+        Role::Property { edm: Some(_) } => {
+            let name = cx.read_name(&field.name);
+            let natural = quote_spanned!(span=> <#ty as #private::EdmField>::EDM_TYPE);
+            let from = quote_spanned!(span=> <#ty as #private::EdmField>::from_edm);
+            let absent = absent(field);
+            quote_spanned!(span=> #private::read_as(__entity, #name, #natural, #from, #absent)?)
+        }
+    }
+}
+
+/// The schema entry of a field, or nothing for keys, metadata and skipped fields.
+fn field_schema(cx: &Ctx, field: &Field) -> Option<TokenStream> {
+    let ty = field.ty;
+    let span = ty.span();
+    let private = {
+        let krate = respan(cx.krate.clone(), span);
+        quote_spanned!(span=> #krate::__private)
+    };
+    let name = &field.name;
+    let field_name = field.field_name();
+    let optional_default = field.attrs.default.is_set();
+    match field.role() {
+        Role::Property { edm } => {
+            let edm_type = match edm {
+                Some((t, _)) => {
+                    let t = edm_type_ident(t);
+                    quote!(::core::option::Option::Some(#private::EdmType::#t))
+                }
+                None => quote_spanned!(span=> <#ty as #private::EdmField>::EDM_TYPE),
+            };
+            let optional = if optional_default {
+                quote!(true)
+            } else {
+                quote_spanned!(span=> <#ty as #private::EdmField>::OPTIONAL)
+            };
+            Some(quote_spanned! {span=>
+                #private::FieldSchema::Property(#private::PropertySchema::__new(#name, #field_name, #edm_type, #optional))
+            })
+        }
+        Role::Json => Some(quote! {
+            #private::FieldSchema::Property(#private::PropertySchema::__new(
+                #name, #field_name, ::core::option::Option::Some(#private::EdmType::String), #optional_default,
+            ))
+        }),
+        Role::Flatten { prefix } => {
+            let fields = quote_spanned!(span=> <#ty as #private::TableProperties>::FIELDS);
+            Some(quote!(#private::FieldSchema::Flatten { field: #field_name, prefix: #prefix, fields: #fields }))
+        }
+        _ => None,
+    }
+}
+
+/// The `const` checks the derive cannot do itself, or `None`.
+fn const_checks(cx: &Ctx, fields: &[Field]) -> Option<TokenStream> {
+    let private = {
+        let krate = &cx.krate;
+        quote!(#krate::__private)
+    };
+    let mut checks = Vec::new();
+    if let Some(first) = fields.iter().find(|f| f.attrs.flatten.is_set()) {
+        let span = first.attrs.flatten.tokens().map_or_else(Span::call_site, |t| t.span());
+        let all = match cx.derive {
+            Derive::Entity => quote!(<Self as #private::TableEntity>::SCHEMA.fields()),
+            _ => quote!(<Self as #private::TableProperties>::FIELDS),
+        };
+        checks.push(quote_spanned! {span=>
+            match #private::check_fields(#all) {
+                ::core::result::Result::Ok(()) => {}
+                ::core::result::Result::Err(__msg) => ::core::panic!("{}", __msg.as_str()),
+            }
+        });
+    }
+    for field in fields {
+        if let Role::Property { edm: Some((t, lit)) } = field.role() {
+            let ty = field.ty;
+            let msg = format!(
+                "#[table(edm = \"{}\")] cannot store this field's type without loss; an override may only widen an Edm.Int32 type to Int64 or Double",
+                lit.value()
+            );
+            let t = edm_type_ident(t);
+            checks.push(quote_spanned! {lit.span()=>
+                if !#private::lossless(<#ty as #private::EdmField>::EDM_TYPE, #private::EdmType::#t) {
+                    ::core::panic!(#msg);
+                }
+            });
+        }
+    }
+    if checks.is_empty() {
+        None
+    } else {
+        Some(quote!(const __CHECK: () = { #(#checks)* };))
+    }
+}
+
+/// The impl's generics with a bound for every field type that mentions a type parameter.
+fn bounded_generics(cx: &Ctx, fields: &[Field]) -> Generics {
+    let mut generics = cx.cont.original.generics.clone();
+    let params = type_params(&generics);
+    if params.is_empty() {
+        return generics;
+    }
+    let private = {
+        let krate = &cx.krate;
+        quote!(#krate::__private)
+    };
+    let mut predicates: Vec<WherePredicate> = Vec::new();
+    for field in fields {
+        let ty = field.ty;
+        if !mentions(ty.to_token_stream(), &params) {
+            continue;
+        }
+        let bound = match field.role() {
+            Role::PartitionKey | Role::RowKey { reverse: false } => quote!(#private::KeyField),
+            Role::RowKey { reverse: true } => quote!(#private::ReverseChronologicalKey),
+            Role::Timestamp => quote!(#private::TimestampField),
+            Role::ETag => quote!(#private::ETagField),
+            Role::Skip => quote!(::core::default::Default),
+            Role::Flatten { .. } => quote!(#private::TableProperties),
+            Role::Json => quote!(#private::serde::Serialize + #private::serde::de::DeserializeOwned),
+            Role::Property { .. } => quote!(#private::EdmField),
+        };
+        let bound = if field.attrs.default.get().is_some_and(|d| matches!(d, crate::attr::Default::Trait))
+            && !matches!(field.role(), Role::Skip)
+        {
+            quote!(#bound + ::core::default::Default)
+        } else {
+            bound
+        };
+        predicates.push(syn::parse_quote!(#ty: #bound));
+    }
+    generics.make_where_clause().predicates.extend(predicates);
+    generics
+}
+
+/// The generic parameters of the handle struct: no bounds, no defaults.
+fn bare_params(generics: &Generics) -> (TokenStream, TokenStream) {
+    let mut params = Vec::new();
+    let mut marker = Vec::new();
+    for p in &generics.params {
+        match p {
+            GenericParam::Lifetime(l) => {
+                let lt = &l.lifetime;
+                params.push(quote!(#lt));
+                marker.push(quote!(&#lt ()));
+            }
+            GenericParam::Type(t) => {
+                let id = &t.ident;
+                params.push(quote!(#id));
+                marker.push(quote!(#id));
+            }
+            GenericParam::Const(c) => {
+                let (id, ty) = (&c.ident, &c.ty);
+                params.push(quote!(const #id: #ty));
+                marker.push(quote!([(); #id]));
+            }
+        }
+    }
+    if params.is_empty() {
+        (quote!(), quote!())
+    } else {
+        (quote!(<#(#params),*>), quote!((#(#marker,)*)))
+    }
+}
+
+fn expand_struct(cont: &Container) -> TokenStream {
+    let cx = Ctx { krate: krate(cont.original), derive: cont.derive, cont };
+    let krate = &cx.krate;
+    let private = quote!(#krate::__private);
+    let ident = cont.ident;
+    let fields = fields(cont);
+    let generics = bounded_generics(&cx, fields);
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+
+    let writes: Vec<TokenStream> = fields.iter().map(|f| write_stmt(&cx, f)).collect();
+    let vars: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__field{}", i)).collect();
+    let reads: Vec<TokenStream> = fields.iter().map(|f| read_expr(&cx, f)).collect();
+    let members: Vec<&Ident> = fields.iter().map(|f| f.ident).collect();
+    let schema_fields: Vec<TokenStream> = fields.iter().filter_map(|f| field_schema(&cx, f)).collect();
+    let checks = const_checks(&cx, fields);
+    let is_generic = !cont.original.generics.params.is_empty();
+    let force_check = |trait_path: TokenStream| match (&checks, is_generic) {
+        (Some(_), true) => quote! {
+            #[allow(clippy::let_unit_value)]
+            let () = <Self as #trait_path>::__CHECK;
+        },
+        _ => quote!(),
+    };
+    let eager_check = |trait_path: TokenStream| match (&checks, is_generic) {
+        (Some(_), false) => quote!(const _: () = <#ident as #trait_path>::__CHECK;),
+        _ => quote!(),
+    };
+
+    let body = match cont.derive {
+        Derive::Properties => {
+            let trait_path = quote!(#private::TableProperties);
+            let force = force_check(trait_path.clone());
+            let eager = eager_check(trait_path.clone());
+            quote! {
+                #[automatically_derived]
+                impl #impl_generics #trait_path for #ident #ty_generics #where_clause {
+                    const FIELDS: &'static [#private::FieldSchema] = &[#(#schema_fields),*];
+                    #checks
+
+                    fn write_properties(
+                        &self,
+                        __entity: &mut #private::Entity,
+                        __prefix: &str,
+                    ) -> #private::Result<()> {
+                        #force
+                        #(#writes)*
+                        ::core::result::Result::Ok(())
+                    }
+
+                    fn read_properties(
+                        __entity: &mut #private::Entity,
+                        __prefix: &str,
+                    ) -> #private::Result<Self> {
+                        #force
+                        #(let #vars = #reads;)*
+                        ::core::result::Result::Ok(Self { #(#members: #vars),* })
+                    }
+                }
+                #eager
+            }
+        }
+        _ => {
+            let trait_path = quote!(#private::TableEntity);
+            let force = force_check(trait_path.clone());
+            let eager = eager_check(trait_path.clone());
+            let a = &cont.attrs;
+            let table_name = match a.name.get() {
+                Some(lit) => quote!(::core::option::Option::Some(#lit)),
+                None => quote!(::core::option::Option::None),
+            };
+            let key_field = |pick: &dyn Fn(&Field) -> bool| fields.iter().find(|f| pick(f));
+            let pk_field = key_field(&|f| f.attrs.partition_key.is_set());
+            let rk_field = key_field(&|f| f.attrs.row_key.is_set());
+            let source = |constant: Option<&syn::LitStr>, field: Option<&Field>| match (constant, field) {
+                (Some(lit), _) => quote!(#private::KeySource::Constant(#lit)),
+                (None, Some(f)) => {
+                    let name = f.field_name();
+                    let ty = f.ty;
+                    let encoding = if f.attrs.reverse_chronological.is_set() {
+                        quote!(#private::KeyEncoding::ReverseChronological)
+                    } else {
+                        quote_spanned!(ty.span()=> <#ty as #private::KeyField>::ENCODING)
+                    };
+                    quote!(#private::KeySource::Field { field: #name, encoding: #encoding })
+                }
+                (None, None) => unreachable!("checked"),
+            };
+            let pk_source = source(a.partition_key.get(), pk_field);
+            let rk_source = source(a.row_key.get(), rk_field);
+            let deny_flag = a.deny_unknown_properties.is_set();
+            let make_key = |constant: Option<&syn::LitStr>, field: Option<&Field>, kind: &str| match (constant, field) {
+                (Some(lit), _) => {
+                    let ty = if kind == "partition" { quote!(PartitionKey) } else { quote!(RowKey) };
+                    quote!({
+                        const __KEY: #private::#ty = #private::#ty::from_static(#lit);
+                        __KEY
+                    })
+                }
+                (None, Some(f)) => {
+                    let (ty, member) = (f.ty, f.ident);
+                    let private = respan(private.clone(), ty.span());
+                    let helper = if kind == "partition" { quote!(partition_key) } else { quote!(row_key) };
+                    let value = if f.attrs.reverse_chronological.is_set() {
+                        quote_spanned!(ty.span()=> <#ty as #private::ReverseChronologicalKey>::encode_reverse_key(&self.#member))
+                    } else {
+                        quote_spanned!(ty.span()=> <#ty as #private::KeyField>::encode_key(&self.#member))
+                    };
+                    quote_spanned!(ty.span()=> #private::#helper(#value)?)
+                }
+                (None, None) => unreachable!("checked"),
+            };
+            let pk = make_key(a.partition_key.get(), pk_field, "partition");
+            let rk = make_key(a.row_key.get(), rk_field, "row");
+            let constant_checks: Vec<TokenStream> =
+                [(a.partition_key.get(), quote!(Partition)), (a.row_key.get(), quote!(Row))]
+                    .into_iter()
+                    .filter_map(|(lit, kind)| {
+                        lit.map(|lit| quote!(#private::read_constant_key(__entity, #private::KeyKind::#kind, #lit)?;))
+                    })
+                    .collect();
+            let deny = if deny_flag { quote!(#private::deny_unknown(__entity)?;) } else { quote!() };
+
+            // The property handles.
+            let handles_ident = format_ident!("{}Properties", ident);
+            let vis = &cont.original.vis;
+            let (params, marker) = bare_params(&cont.original.generics);
+            let mut handle_fields = Vec::new();
+            let mut handle_values = Vec::new();
+            for f in fields {
+                let (name, hty) = match f.role() {
+                    Role::Property { edm: Some((t, _)) } => {
+                        let rust = match t {
+                            table_model_rules::EdmType::Int64 => quote!(i64),
+                            table_model_rules::EdmType::Double => quote!(f64),
+                            _ => unwrap_option(f.ty).to_token_stream(),
+                        };
+                        (f.name.clone(), rust)
+                    }
+                    Role::Property { edm: None } => (f.name.clone(), unwrap_option(f.ty).to_token_stream()),
+                    Role::Json => (f.name.clone(), quote!(#private::String)),
+                    Role::Timestamp => ("Timestamp".to_owned(), quote!(#krate::DateTime)),
+                    _ => continue,
+                };
+                let member = f.ident;
+                let doc = format!("The property `{name}`.");
+                handle_fields.push(quote!(#[doc = #doc] pub #member: #krate::Property<#hty>));
+                handle_values.push(quote!(#member: #krate::Property::__new(#name)));
+            }
+            let (marker_field, marker_value) = if marker.is_empty() {
+                (quote!(), quote!())
+            } else {
+                (
+                    quote!(#[doc(hidden)] pub __marker: ::core::marker::PhantomData<fn() -> #marker>,),
+                    quote!(__marker: ::core::marker::PhantomData,),
+                )
+            };
+            let doc = format!(
+                "Typed property handles of [`{ident}`], generated by `#[derive(TableEntity)]`: `{ident}::PROPERTIES`."
+            );
+            let handles = quote! {
+                #[doc = #doc]
+                #[allow(dead_code)]
+                #vis struct #handles_ident #params {
+                    #(#handle_fields,)*
+                    #marker_field
+                }
+            };
+            let impl_block = quote! {
+                #[automatically_derived]
+                impl #impl_generics #trait_path for #ident #ty_generics #where_clause {
+                    const SCHEMA: #private::Schema = #private::Schema::__new(
+                        #table_name,
+                        #pk_source,
+                        #rk_source,
+                        &[#(#schema_fields),*],
+                        #deny_flag,
+                    );
+                    type Properties = #handles_ident #ty_generics;
+                    const PROPERTIES: Self::Properties = #handles_ident { #(#handle_values,)* #marker_value };
+                    #checks
+
+                    fn to_entity(&self) -> #private::Result<#private::Entity> {
+                        #force
+                        let mut __owned = #private::Entity::new(#pk, #rk);
+                        let __entity = &mut __owned;
+                        #(#writes)*
+                        ::core::result::Result::Ok(__owned)
+                    }
+
+                    fn from_entity(mut __owned: #private::Entity) -> #private::Result<Self> {
+                        #force
+                        let __entity = &mut __owned;
+                        #(#constant_checks)*
+                        #(let #vars = #reads;)*
+                        #deny
+                        ::core::result::Result::Ok(Self { #(#members: #vars),* })
+                    }
+                }
+                #eager
+            };
+            let wrapped = wrap(impl_block);
+            return quote! {
+                #handles
+                #wrapped
+            };
+        }
+    };
+    wrap(body)
+}
+
+/// Puts impls in an anonymous `const` so that nothing they use leaks into the user's module.
+fn wrap(body: TokenStream) -> TokenStream {
+    quote! {
+        #[doc(hidden)]
+        #[allow(unused_qualifications, non_upper_case_globals, clippy::used_underscore_binding)]
+        const _: () = {
+            #body
+        };
+    }
+}
+
+fn expand_enum(cont: &Container) -> TokenStream {
+    let krate = krate(cont.original);
+    let private = quote!(#krate::__private);
+    let ident = cont.ident;
+    let (impl_generics, ty_generics, where_clause) = cont.original.generics.split_for_impl();
+    let variants: &[Variant] = match &cont.data {
+        Data::Enum(v) => v,
+        Data::Struct(_) => unreachable!("an enum"),
+    };
+    let idents: Vec<&Ident> = variants.iter().map(|v| v.ident).collect();
+    let names: Vec<&str> = variants.iter().map(|v| v.name.as_str()).collect();
+    let type_name = ident.to_string();
+    let as_str =
+        if variants.is_empty() { quote!(match *self {}) } else { quote!(match self { #(Self::#idents => #names,)* }) };
+    wrap(quote! {
+        #[automatically_derived]
+        impl #impl_generics #private::TableEnum for #ident #ty_generics #where_clause {
+            const NAME: &'static str = #type_name;
+            const VARIANTS: &'static [&'static str] = &[#(#names),*];
+
+            fn as_str(&self) -> &'static str {
+                #as_str
+            }
+
+            fn from_name(__name: &str) -> ::core::option::Option<Self> {
+                match __name {
+                    #(#names => ::core::option::Option::Some(Self::#idents),)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics #private::EdmField for #ident #ty_generics #where_clause {
+            const EDM_TYPE: ::core::option::Option<#private::EdmType> =
+                ::core::option::Option::Some(#private::EdmType::String);
+
+            fn to_edm(&self) -> ::core::result::Result<::core::option::Option<#private::EdmValue>, #private::ValueError> {
+                #private::enum_to_edm(self)
+            }
+
+            fn from_edm(__value: #private::EdmValue) -> ::core::result::Result<Self, #private::ValueError> {
+                #private::enum_from_edm(__value)
+            }
+        }
+
+        #[automatically_derived]
+        impl #impl_generics #private::KeyField for #ident #ty_generics #where_clause {
+            const ENCODING: #private::KeyEncoding = #private::KeyEncoding::Variant;
+
+            fn encode_key(&self) -> ::core::result::Result<#private::String, #private::ValueError> {
+                ::core::result::Result::Ok(#private::String::from(#private::TableEnum::as_str(self)))
+            }
+
+            fn decode_key(__key: &str) -> ::core::result::Result<Self, #private::ValueError> {
+                #private::enum_from_key(__key)
+            }
+        }
+    })
+}

@@ -1,0 +1,8 @@
+// The compile-fail cases of the derive: each `tests/ui/*.rs` must fail to build with exactly the errors in the
+// `.stderr` beside it. Regenerate with `TRYBUILD=overwrite cargo test -p table-model-derive --test compiletest`
+// and review the diff. The messages depend on the toolchain: they are checked on the pinned stable one.
+#[test]
+fn ui() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/ui/*.rs");
+}

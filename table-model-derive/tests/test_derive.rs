@@ -1,0 +1,417 @@
+//! Round trips and read errors of derived entities, through `Entity`.
+
+use table_model::{
+    DateTime, ETag, EdmBinary, EdmString, EdmType, EdmValue, Entity, EntityErrorKind, KeyEncoding, KeySource,
+    PartitionKey, Property, RowKey, TableEntity, TableEnum, TableProperties,
+};
+use uuid::Uuid;
+
+#[derive(TableEnum, Debug, Clone, Copy, PartialEq)]
+#[table(rename_all = "snake_case")]
+enum Status {
+    Pending,
+    InTransit,
+    #[table(rename = "done")]
+    Delivered,
+}
+
+#[derive(TableProperties, Debug, Clone, PartialEq)]
+#[table(rename_all = "PascalCase")]
+struct Geo {
+    lat: f64,
+    lon: f64,
+}
+
+#[derive(TableProperties, Debug, Clone, PartialEq)]
+#[table(rename_all = "PascalCase")]
+struct Address {
+    city: String,
+    zip: Option<String>,
+    #[table(flatten)] // nested group: prefix `Geo`
+    geo: Geo,
+}
+
+fn seven() -> i64 {
+    7
+}
+
+/// Every attribute and every EDM type.
+#[derive(TableEntity, Debug, Clone, PartialEq)]
+#[table(name = "Orders", rename_all = "PascalCase")]
+struct Order {
+    #[table(partition_key)]
+    customer: String,
+    #[table(row_key, reverse_chronological)]
+    placed: chrono::DateTime<chrono::Utc>,
+    total: f64,
+    ratio: f32,
+    #[table(rename = "Qty")]
+    quantity: i32,
+    small: i8,
+    medium: i16,
+    byte: u8,
+    port: u16,
+    count: u32,
+    big: i64,
+    paid: bool,
+    id: Uuid,
+    blob: Vec<u8>,
+    edm_blob: EdmBinary,
+    edm_text: EdmString,
+    when: DateTime,
+    dynamic: EdmValue,
+    note: Option<String>,
+    maybe_count: Option<i64>,
+    status: Status,
+    maybe_status: Option<Status>,
+    #[table(flatten)]
+    shipping: Address,
+    #[table(flatten, prefix = "Bill")]
+    billing: Address,
+    #[table(json)]
+    tags: Vec<String>,
+    #[table(default)]
+    added_later: i64,
+    #[table(default = "seven")]
+    lucky: i64,
+    #[table(edm = "Int64")]
+    widened: i32,
+    #[table(edm = "Double")]
+    as_double: Option<i16>,
+    #[table(timestamp)]
+    ts: Option<DateTime>,
+    #[table(etag)]
+    etag: Option<ETag>,
+    #[table(skip)]
+    cache: Vec<u8>,
+}
+
+fn instant(secs: i64) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp(secs, 123_456_700).unwrap()
+}
+
+fn order() -> Order {
+    let address = |city: &str| Address { city: city.into(), zip: None, geo: Geo { lat: 59.9, lon: 10.7 } };
+    Order {
+        customer: "c42".into(),
+        placed: instant(1_700_000_000),
+        total: 99.5,
+        ratio: 0.25,
+        quantity: -3,
+        small: i8::MIN,
+        medium: i16::MAX,
+        byte: 255,
+        port: 65_535,
+        count: u32::MAX,
+        big: i64::MIN,
+        paid: true,
+        id: Uuid::from_u128(0x1234),
+        blob: vec![0, 1, 255],
+        edm_blob: EdmBinary::new(vec![9; 3]).unwrap(),
+        edm_text: EdmString::new("édm").unwrap(),
+        when: DateTime::MAX,
+        dynamic: EdmValue::Guid(Uuid::max()),
+        note: Some("leave at door".into()),
+        maybe_count: None,
+        status: Status::InTransit,
+        maybe_status: Some(Status::Delivered),
+        shipping: address("Oslo"),
+        billing: Address { zip: Some("0150".into()), ..address("Bergen") },
+        tags: vec!["gift".into(), "fragile".into()],
+        added_later: 5,
+        lucky: 8,
+        widened: -7,
+        as_double: Some(-2),
+        ts: None,
+        etag: None,
+        cache: Vec::new(),
+    }
+}
+
+#[test]
+fn round_trip_through_entity() {
+    let o = order();
+    let e = o.to_entity().unwrap();
+    assert_eq!(e.partition_key(), "c42");
+    // Reverse-chronological: DateTime.MaxValue.Ticks - ticks, 19 digits.
+    let ticks = DateTime::from_chrono(o.placed).unwrap().ticks();
+    assert_eq!(e.row_key().as_str(), format!("{:019}", table_model::limits::DATETIME_MAX_TICKS - ticks));
+    let expect = |name: &str, v: EdmValue| assert_eq!(e.value(name), Some(&v), "{name}");
+    expect("Total", EdmValue::Double(99.5));
+    expect("Ratio", EdmValue::Double(0.25));
+    expect("Qty", EdmValue::Int32(-3));
+    expect("Small", EdmValue::Int32(-128));
+    expect("Byte", EdmValue::Int32(255));
+    expect("Count", EdmValue::Int64(4_294_967_295));
+    expect("Big", EdmValue::Int64(i64::MIN));
+    expect("Paid", EdmValue::Boolean(true));
+    expect("Id", EdmValue::Guid(Uuid::from_u128(0x1234)));
+    expect("Blob", EdmValue::try_from(vec![0u8, 1, 255]).unwrap());
+    expect("When", EdmValue::DateTime(DateTime::MAX));
+    expect("Dynamic", EdmValue::Guid(Uuid::max()));
+    expect("Status", EdmValue::try_from("in_transit").unwrap());
+    expect("MaybeStatus", EdmValue::try_from("done").unwrap());
+    expect("ShippingCity", EdmValue::try_from("Oslo").unwrap());
+    expect("ShippingGeoLat", EdmValue::Double(59.9));
+    expect("BillZip", EdmValue::try_from("0150").unwrap());
+    expect("Tags", EdmValue::try_from(r#"["gift","fragile"]"#).unwrap());
+    expect("Widened", EdmValue::Int64(-7));
+    expect("AsDouble", EdmValue::Double(-2.0));
+    // None, skip, timestamp and etag are not stored; the keys are not properties.
+    for absent in ["MaybeCount", "ShippingZip", "Cache", "Ts", "Etag", "Timestamp", "Customer", "Placed"] {
+        assert_eq!(e.value(absent), None, "{absent}");
+    }
+    assert_eq!(e.len(), 31);
+
+    let back = Order::from_entity(e).unwrap();
+    // chrono keeps nanoseconds; the row key keeps 100 ns ticks (here the value is whole ticks).
+    assert_eq!(back, o);
+}
+
+#[test]
+fn server_metadata_is_read_never_written() {
+    let mut e = order().to_entity().unwrap();
+    let ts: DateTime = "2024-01-02T03:04:05.1234567Z".parse().unwrap();
+    e.set_server_metadata(Some(ts), Some(ETag::new("W/\"0x1\"")));
+    let back = Order::from_entity(e).unwrap();
+    assert_eq!(back.ts, Some(ts));
+    assert_eq!(back.etag, Some(ETag::new("W/\"0x1\"")));
+    let again = back.to_entity().unwrap();
+    assert_eq!(again.timestamp(), None);
+    assert_eq!(again.etag(), None);
+}
+
+#[test]
+fn absent_properties() {
+    let mut e = order().to_entity().unwrap();
+    for name in ["AddedLater", "Lucky", "Note", "MaybeStatus", "AsDouble", "BillZip"] {
+        e.remove(name).unwrap();
+    }
+    let back = Order::from_entity(e.clone()).unwrap();
+    assert_eq!((back.added_later, back.lucky), (0, 7));
+    assert_eq!((back.note, back.maybe_status, back.as_double, back.billing.zip), (None, None, None, None));
+
+    for required in ["Total", "Tags", "BillGeoLon", "Status", "Widened"] {
+        let mut missing = e.clone();
+        missing.remove(required).unwrap();
+        let err = Order::from_entity(missing).unwrap_err();
+        assert_eq!(err.kind(), &EntityErrorKind::MissingProperty { property: required.to_owned() });
+        assert_eq!(err.to_string(), format!("missing property `{required}`"));
+    }
+}
+
+fn replaced(name: &str, value: impl Into<EdmValue>) -> Entity {
+    let mut e = order().to_entity().unwrap();
+    e.insert(name.parse().unwrap(), value.into()).unwrap();
+    e
+}
+
+#[test]
+fn type_mismatches_name_the_property() {
+    let err = Order::from_entity(replaced("Total", true)).unwrap_err();
+    assert_eq!(err.to_string(), "property `Total`: expected Edm.Double, found Edm.Boolean");
+    assert_eq!(err.property(), Some("Total"));
+    let err = Order::from_entity(replaced("Qty", 5i64)).unwrap_err();
+    assert_eq!(err.to_string(), "property `Qty`: expected Edm.Int32, found Edm.Int64");
+    let err = Order::from_entity(replaced("Byte", 256)).unwrap_err();
+    assert_eq!(err.to_string(), "property `Byte`: value 256 does not fit in `u8`");
+    let err = Order::from_entity(replaced("ShippingGeoLat", EdmValue::try_from("north").unwrap())).unwrap_err();
+    assert_eq!(err.to_string(), "property `ShippingGeoLat`: expected Edm.Double, found Edm.String");
+    let err = Order::from_entity(replaced("Widened", i64::from(i32::MAX) + 1)).unwrap_err();
+    assert_eq!(err.to_string(), "property `Widened`: value 2147483648 does not fit in `Edm.Int32`");
+    let err = Order::from_entity(replaced("Tags", EdmValue::try_from("[1,").unwrap())).unwrap_err();
+    assert!(err.to_string().starts_with("property `Tags`: invalid JSON: "), "{err}");
+}
+
+#[test]
+fn lossless_widenings_are_accepted() {
+    // Int32 into i64 and f64 fields: the JavaScript SDK writes integral doubles as Int32.
+    let mut e = replaced("Total", 100);
+    e.insert("Big".parse().unwrap(), 3).unwrap();
+    e.insert("Widened".parse().unwrap(), 4).unwrap();
+    let back = Order::from_entity(e).unwrap();
+    assert_eq!((back.total, back.big, back.widened), (100.0, 3, 4));
+}
+
+#[test]
+fn unknown_enum_variant_names_property_and_value() {
+    let err = Order::from_entity(replaced("Status", EdmValue::try_from("Lost").unwrap())).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "property `Status`: unknown variant `Lost` of `Status`; expected one of `pending`, `in_transit`, `done`"
+    );
+}
+
+#[test]
+fn unknown_properties_are_ignored_by_default() {
+    let e = replaced("SomethingNew", 1);
+    assert_eq!(Order::from_entity(e).unwrap(), order());
+}
+
+#[derive(TableEntity, Debug, PartialEq)]
+#[table(partition_key = "config", deny_unknown_properties)]
+struct Setting {
+    #[table(row_key)]
+    name: String,
+    value: String,
+}
+
+#[test]
+fn constant_keys_and_deny_unknown() {
+    let s = Setting { name: "retries".into(), value: "3".into() };
+    let mut e = s.to_entity().unwrap();
+    assert_eq!((e.partition_key().as_str(), e.row_key().as_str()), ("config", "retries"));
+    assert_eq!(Setting::from_entity(e.clone()).unwrap(), s);
+    e.insert("extra".parse().unwrap(), 1).unwrap();
+    let err = Setting::from_entity(e).unwrap_err();
+    assert_eq!(err.to_string(), "property `extra`: unknown property; the struct has #[table(deny_unknown_properties)]");
+    let other = Entity::new(PartitionKey::new("other").unwrap(), RowKey::new("retries").unwrap())
+        .with("value".parse().unwrap(), "3")
+        .unwrap();
+    let err = Setting::from_entity(other).unwrap_err();
+    assert_eq!(err.to_string(), "property `PartitionKey`: expected the constant key `config`, found `other`");
+}
+
+#[derive(TableEntity, Debug, PartialEq)]
+struct Keys<K> {
+    #[table(partition_key)]
+    tenant: Uuid,
+    #[table(row_key)]
+    seq: K,
+}
+
+#[test]
+fn integer_uuid_and_generic_keys() {
+    let k = Keys { tenant: Uuid::from_u128(7), seq: 42u32 };
+    let e = k.to_entity().unwrap();
+    assert_eq!(e.partition_key(), "00000000-0000-0000-0000-000000000007");
+    assert_eq!(e.row_key(), "0000000042");
+    assert_eq!(Keys::<u32>::from_entity(e).unwrap(), k);
+    let neg = Keys { tenant: Uuid::nil(), seq: -1i16 };
+    let e = neg.to_entity().unwrap();
+    assert_eq!(e.row_key(), "32767");
+    assert_eq!(Keys::<i16>::from_entity(e.clone()).unwrap(), neg);
+    // The row key must parse back as the field type.
+    let err = Keys::<u8>::from_entity(e).unwrap_err();
+    assert_eq!(err.to_string(), "property `RowKey`: invalid u8 key `32767`: must be 3 digits, found 5");
+    let by_status = Keys { tenant: Uuid::nil(), seq: Status::Pending };
+    let e = by_status.to_entity().unwrap();
+    assert_eq!(e.row_key(), "pending");
+    assert_eq!(Keys::<Status>::from_entity(e).unwrap(), by_status);
+    assert_eq!(
+        Keys::<u32>::SCHEMA.row_key().source(),
+        KeySource::Field { field: "seq", encoding: KeyEncoding::Integer { width: 10, signed: false } }
+    );
+}
+
+#[derive(TableEntity, Debug, PartialEq)]
+struct Generic<'a, T, const N: usize> {
+    #[table(partition_key)]
+    pk: String,
+    #[table(row_key)]
+    rk: String,
+    value: T,
+    maybe: Option<T>,
+    #[table(json)]
+    list: Vec<T>,
+    #[table(skip)]
+    unused: Option<&'a [u8; N]>,
+}
+
+#[test]
+fn generic_structs() {
+    let g: Generic<'_, i64, 4> =
+        Generic { pk: "p".into(), rk: "r".into(), value: 5, maybe: Some(6), list: vec![1, 2], unused: None };
+    let e = g.to_entity().unwrap();
+    assert_eq!(e.value("value"), Some(&EdmValue::Int64(5)));
+    assert_eq!(e.value("list"), Some(&EdmValue::try_from("[1,2]").unwrap()));
+    assert_eq!(Generic::<i64, 4>::from_entity(e).unwrap(), g);
+    let handle: Property<i64> = Generic::<i64, 4>::PROPERTIES.maybe;
+    assert_eq!(handle.name(), "maybe");
+}
+
+#[test]
+fn keys_must_be_valid_at_run_time() {
+    let bad = Setting { name: "a/b".into(), value: String::new() };
+    let err = bad.to_entity().unwrap_err();
+    assert_eq!(err.to_string(), "property `RowKey`: invalid row key: character `/` at index 1 is not allowed");
+    let mut long = order();
+    long.note = Some("x".repeat(40_000));
+    let err = long.to_entity().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "property `Note`: invalid Edm.String: must be at most 32768 UTF-16 code units, found 40000"
+    );
+}
+
+#[test]
+fn schema_describes_the_struct() {
+    let s = Order::SCHEMA;
+    assert_eq!(s.table_name().unwrap(), "Orders");
+    assert_eq!(s.partition_key().source(), KeySource::Field { field: "customer", encoding: KeyEncoding::Text });
+    assert_eq!(s.row_key().source(), KeySource::Field { field: "placed", encoding: KeyEncoding::ReverseChronological });
+    let props: Vec<(String, Option<EdmType>, bool)> =
+        s.properties().map(|p| (p.name().to_owned(), p.edm_type(), p.is_optional())).collect();
+    assert_eq!(props.len(), 33);
+    let find = |n: &str| props.iter().find(|p| p.0 == n).cloned().unwrap();
+    assert_eq!(find("Qty"), ("Qty".into(), Some(EdmType::Int32), false));
+    assert_eq!(find("Count"), ("Count".into(), Some(EdmType::Int64), false));
+    assert_eq!(find("Note"), ("Note".into(), Some(EdmType::String), true));
+    assert_eq!(find("Dynamic"), ("Dynamic".into(), None, false));
+    assert_eq!(find("Status"), ("Status".into(), Some(EdmType::String), false));
+    assert_eq!(find("BillGeoLon"), ("BillGeoLon".into(), Some(EdmType::Double), false));
+    assert_eq!(find("ShippingZip"), ("ShippingZip".into(), Some(EdmType::String), true));
+    assert_eq!(find("Widened"), ("Widened".into(), Some(EdmType::Int64), false));
+    assert_eq!(find("Lucky"), ("Lucky".into(), Some(EdmType::Int64), true));
+    assert_eq!(find("Tags"), ("Tags".into(), Some(EdmType::String), false));
+    assert_eq!(s.edm_type_of("ShippingGeoLat"), Some(EdmType::Double));
+    assert_eq!(s.edm_type_of("ShippingGeo"), None);
+    assert_eq!(s.edm_type_of("Cache"), None);
+    assert!(s.select().starts_with("PartitionKey,RowKey,Total,Ratio,Qty,"));
+    assert!(!s.denies_unknown_properties());
+    assert!(Setting::SCHEMA.denies_unknown_properties());
+}
+
+#[test]
+fn schema_validates_dynamic_entities() {
+    let s = Order::SCHEMA;
+    let e = order().to_entity().unwrap();
+    s.validate(&e).unwrap();
+    s.validate(&replaced("Total", 5)).unwrap(); // Int32 widens into a Double field
+    assert_eq!(
+        s.validate(&replaced("Total", EdmValue::try_from("5").unwrap())).unwrap_err().to_string(),
+        "property `Total`: expected Edm.Double, found Edm.String"
+    );
+    let mut missing = e.clone();
+    missing.remove("ShippingCity");
+    assert_eq!(s.validate(&missing).unwrap_err().to_string(), "missing property `ShippingCity`");
+    s.validate(&replaced("Unknown", 1)).unwrap();
+    let setting = Setting { name: "n".into(), value: "v".into() }.to_entity().unwrap();
+    Setting::SCHEMA.validate(&setting).unwrap();
+    let extra = setting.with("extra".parse().unwrap(), 1).unwrap();
+    assert!(Setting::SCHEMA.validate(&extra).is_err());
+}
+
+#[test]
+fn property_handles() {
+    let p = Order::PROPERTIES;
+    let total: Property<f64> = p.total;
+    let quantity: Property<i32> = p.quantity;
+    let note: Property<String> = p.note;
+    let widened: Property<i64> = p.widened;
+    let tags: Property<String> = p.tags;
+    let ts: Property<DateTime> = p.ts;
+    let status: Property<Status> = p.status;
+    assert_eq!(
+        [total.name(), quantity.name(), note.name(), widened.name(), tags.name(), ts.name(), status.name()],
+        ["Total", "Qty", "Note", "Widened", "Tags", "Timestamp", "Status"]
+    );
+}
+
+#[test]
+fn enums_as_values() {
+    assert_eq!(Status::VARIANTS, ["pending", "in_transit", "done"]);
+    assert_eq!(Status::NAME, "Status");
+    assert_eq!(Status::from_name("done"), Some(Status::Delivered));
+    assert_eq!(Status::from_name("Delivered"), None);
+}

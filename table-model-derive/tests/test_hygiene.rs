@@ -1,0 +1,75 @@
+//! The generated code must use fully qualified paths: these items shadow the prelude names it could
+//! otherwise pick up by accident (serde's `test_gen.rs` does the same).
+#![allow(dead_code, non_camel_case_types, clippy::upper_case_acronyms)]
+
+mod shadowed {
+    struct Result;
+    struct Option;
+    struct Some;
+    struct None;
+    struct Ok;
+    struct Err;
+    struct String;
+    struct Vec;
+    struct Box;
+    struct Default;
+    struct From;
+    struct Into;
+    struct core;
+    struct std;
+    struct table_model;
+    struct __private;
+    struct Entity;
+    struct PropertyName;
+    fn panic() {}
+    fn unreachable() {}
+
+    #[derive(::table_model::TableEnum, Debug, PartialEq)]
+    pub enum Kind {
+        A,
+        B,
+    }
+
+    #[derive(::table_model::TableProperties, Debug, PartialEq)]
+    pub struct Inner {
+        pub x: i32,
+    }
+
+    #[derive(::table_model::TableEntity, Debug, PartialEq)]
+    pub struct Shadowed {
+        #[table(partition_key)]
+        pub pk: ::std::string::String,
+        #[table(row_key)]
+        pub rk: u32,
+        pub name: ::std::option::Option<::std::string::String>,
+        pub kind: Kind,
+        #[table(flatten)]
+        pub inner: Inner,
+        #[table(json)]
+        pub list: ::std::vec::Vec<i32>,
+        #[table(default)]
+        pub d: i64,
+        #[table(edm = "Int64")]
+        pub wide: i32,
+        #[table(skip)]
+        pub s: bool,
+    }
+}
+
+#[test]
+fn shadowed_names_do_not_leak_into_generated_code() {
+    use ::table_model::TableEntity;
+    let v = shadowed::Shadowed {
+        pk: "p".into(),
+        rk: 1,
+        name: None,
+        kind: shadowed::Kind::B,
+        inner: shadowed::Inner { x: 3 },
+        list: vec![1],
+        d: 2,
+        wide: 4,
+        s: false,
+    };
+    let e = v.to_entity().unwrap();
+    assert_eq!(shadowed::Shadowed::from_entity(e).unwrap(), v);
+}

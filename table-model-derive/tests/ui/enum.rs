@@ -1,0 +1,9 @@
+use table_model::TableEntity;
+
+#[derive(TableEntity)]
+enum Status {
+    Pending,
+    Shipped,
+}
+
+fn main() {}

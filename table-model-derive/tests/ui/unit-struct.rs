@@ -1,0 +1,6 @@
+use table_model::TableEntity;
+
+#[derive(TableEntity)]
+struct Nothing;
+
+fn main() {}

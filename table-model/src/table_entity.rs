@@ -1,0 +1,338 @@
+//! The [`TableEntity`] trait that `#[derive(TableEntity)]` implements, and the traits its generated code calls:
+//! [`TableProperties`] (a group of properties flattened into an entity), [`EdmField`] (a Rust type stored as
+//! one property), [`KeyField`] (a Rust type stored as a PartitionKey or RowKey) and [`TableEnum`] (a fieldless
+//! enum stored as its variant name).
+
+mod impls;
+mod schema;
+
+pub use schema::{FieldSchema, KeyEncoding, KeySchema, KeySource, PropertySchema, Schema, SchemaProperty};
+
+use crate::edm::{EdmType, EdmValue};
+use crate::entity::Entity;
+use crate::error::{EntityError, ValueError};
+
+/// An application struct stored as a table entity.
+///
+/// Derive it with `#[derive(TableEntity)]` (see the [attribute reference](macro@crate::TableEntity)): the derive
+/// checks property names, keys and the table name at compile time with the same rules the rest of the crate
+/// checks at run time, and generates the conversions below.
+///
+/// ```
+/// use table_model::{EdmType, Entity, TableEntity};
+///
+/// #[derive(TableEntity, Debug, PartialEq)]
+/// #[table(name = "Orders", rename_all = "PascalCase")]
+/// struct Order {
+///     #[table(partition_key)]
+///     customer: String,
+///     #[table(row_key)]
+///     number: u32,
+///     total: f64,
+///     note: Option<String>,
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let order = Order { customer: "c42".into(), number: 7, total: 99.5, note: None };
+/// let entity: Entity = order.to_entity()?;
+/// assert_eq!(entity.partition_key(), "c42");
+/// assert_eq!(entity.row_key(), "0000000007"); // zero-padded: keys sort as strings
+/// assert_eq!(entity.get::<f64>("Total")?, 99.5);
+/// assert_eq!(entity.value("Note"), None); // None is not stored
+/// assert_eq!(Order::from_entity(entity)?, order);
+///
+/// // The static schema, for `$select`, documentation and validating dynamic entities:
+/// assert_eq!(Order::SCHEMA.table_name().unwrap(), "Orders");
+/// assert_eq!(Order::SCHEMA.property("Total").unwrap().edm_type(), Some(EdmType::Double));
+/// assert_eq!(Order::SCHEMA.select(), "PartitionKey,RowKey,Total,Note");
+/// // Typed property handles, for the filter builder:
+/// assert_eq!(Order::PROPERTIES.total.name(), "Total");
+/// # Ok(())
+/// # }
+/// ```
+pub trait TableEntity: Sized {
+    /// The struct's schema: table name, keys, and every property with its EDM type.
+    const SCHEMA: Schema;
+
+    /// A struct with one [`Property`](crate::Property) handle per stored property, named after the fields;
+    /// the derive names it `<Struct>Properties`.
+    type Properties;
+
+    /// The property handles.
+    const PROPERTIES: Self::Properties;
+
+    /// The derive's `const` checks of flattened names and EDM overrides; not part of the API.
+    #[doc(hidden)]
+    const __CHECK: () = ();
+
+    /// Converts to a dynamic [`Entity`]. `None` fields are left out, and the server-set `Timestamp` and ETag
+    /// fields are not written.
+    ///
+    /// # Errors
+    /// A value over its EDM limit (a string over 32,768 UTF-16 units, binary over 64 KiB, a date outside
+    /// 1601 to 9999), an invalid key, or an entity over 1 MiB; each error names the property.
+    fn to_entity(&self) -> Result<Entity, EntityError>;
+
+    /// Converts from a dynamic [`Entity`], parsing the keys back into the key fields.
+    ///
+    /// # Errors
+    /// A missing required property, a property of another EDM type (except the lossless widenings of
+    /// [`FromEdm`](crate::FromEdm)), a key that does not parse as its field's type, an unknown enum variant,
+    /// invalid JSON in a `#[table(json)]` property, or, when the struct has `#[table(deny_unknown_properties)]`,
+    /// a property the struct does not have; each error names the property.
+    fn from_entity(entity: Entity) -> Result<Self, EntityError>;
+}
+
+/// A group of properties that a [`TableEntity`] embeds with `#[table(flatten)]`, under a name prefix.
+///
+/// Derive it with `#[derive(TableProperties)]`, which takes the same field attributes as `TableEntity` except
+/// the keys and the server metadata (a flattened struct has none of its own).
+///
+/// ```
+/// use table_model::{TableEntity, TableProperties};
+///
+/// #[derive(TableProperties, Debug, PartialEq)]
+/// #[table(rename_all = "PascalCase")]
+/// struct Address {
+///     city: String,
+///     zip: String,
+/// }
+///
+/// #[derive(TableEntity, Debug, PartialEq)]
+/// struct Customer {
+///     #[table(partition_key)]
+///     region: String,
+///     #[table(row_key)]
+///     id: u64,
+///     #[table(flatten)] // prefix `Home`: properties `HomeCity` and `HomeZip`
+///     home: Address,
+///     #[table(flatten, prefix = "Work")]
+///     office: Address,
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let c = Customer {
+///     region: "eu".into(),
+///     id: 1,
+///     home: Address { city: "Lyon".into(), zip: "69001".into() },
+///     office: Address { city: "Paris".into(), zip: "75001".into() },
+/// };
+/// let entity = c.to_entity()?;
+/// assert_eq!(entity.get::<String>("HomeCity")?, "Lyon");
+/// assert_eq!(entity.get::<String>("WorkZip")?, "75001");
+/// assert_eq!(Customer::from_entity(entity)?, c);
+/// # Ok(())
+/// # }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be flattened into an entity",
+    label = "does not implement `TableProperties`",
+    note = "derive it: `#[derive(table_model::TableProperties)]` on the nested struct"
+)]
+pub trait TableProperties: Sized {
+    /// The properties' schema, names without the prefix.
+    const FIELDS: &'static [FieldSchema];
+
+    /// The derive's `const` checks; not part of the API.
+    #[doc(hidden)]
+    const __CHECK: () = ();
+
+    /// Writes the properties into `entity`, each name prefixed with `prefix`.
+    ///
+    /// # Errors
+    /// As [`TableEntity::to_entity`].
+    fn write_properties(&self, entity: &mut Entity, prefix: &str) -> Result<(), EntityError>;
+
+    /// Reads the properties named `prefix` + name out of `entity`, removing them.
+    ///
+    /// # Errors
+    /// As [`TableEntity::from_entity`].
+    fn read_properties(entity: &mut Entity, prefix: &str) -> Result<Self, EntityError>;
+}
+
+/// A Rust type stored as one property: the field types `#[derive(TableEntity)]` accepts.
+///
+/// Implemented for the types of SPEC.md section 3: `i32`, `i16`, `i8`, `u16`, `u8` (`Edm.Int32`), `i64`, `u32`
+/// (`Edm.Int64`), `f64`, `f32` (`Edm.Double`), `bool`, `String`, `Vec<u8>`, `uuid::Uuid`,
+/// `chrono::DateTime<Utc>`, [`DateTime`](crate::DateTime), [`EdmString`](crate::EdmString),
+/// [`EdmBinary`](crate::EdmBinary), [`EdmValue`] (a property of any type), `Option` of these, and enums deriving
+/// [`TableEnum`]. Implement it for a newtype of your own to store it as one of the EDM types.
+///
+/// ```
+/// use table_model::{EdmField, EdmType, EdmValue, ValueError};
+///
+/// struct Cents(i64);
+///
+/// impl EdmField for Cents {
+///     const EDM_TYPE: Option<EdmType> = Some(EdmType::Int64);
+///     fn to_edm(&self) -> Result<Option<EdmValue>, ValueError> {
+///         Ok(Some(EdmValue::Int64(self.0)))
+///     }
+///     fn from_edm(value: EdmValue) -> Result<Self, ValueError> {
+///         <i64 as EdmField>::from_edm(value).map(Cents)
+///     }
+/// }
+/// # assert_eq!(Cents(5).to_edm().unwrap(), Some(EdmValue::Int64(5)));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be stored as a table property",
+    label = "unsupported property type",
+    note = "supported: bool, i8, i16, i32, u8, u16 (Edm.Int32); i64, u32 (Edm.Int64); f32, f64 (Edm.Double); String; Vec<u8>; uuid::Uuid; chrono::DateTime<Utc>; table_model::DateTime; table_model::EdmValue; enums deriving TableEnum; and Option of these",
+    note = "store any serde type as a JSON string with `#[table(json)]`, or a struct's fields as properties with `#[table(flatten)]`"
+)]
+pub trait EdmField: Sized {
+    /// The EDM type the value is stored as; `None` for [`EdmValue`], whose type is chosen per value.
+    const EDM_TYPE: Option<EdmType>;
+
+    /// Whether the property may be absent (`Option<T>`).
+    const OPTIONAL: bool = false;
+
+    /// Converts the value; `Ok(None)` leaves the property out (`Option::None`).
+    ///
+    /// # Errors
+    /// When the value breaks its EDM type's limit.
+    fn to_edm(&self) -> Result<Option<EdmValue>, ValueError>;
+
+    /// Converts a stored value back.
+    ///
+    /// # Errors
+    /// A value of another EDM type (except the lossless widenings of [`FromEdm`](crate::FromEdm)) or out of
+    /// the Rust type's range.
+    fn from_edm(value: EdmValue) -> Result<Self, ValueError>;
+
+    /// The value of an absent property: `Some(None)` for `Option<T>`, `None` (a missing-property error) otherwise.
+    fn absent() -> Option<Self> {
+        None
+    }
+}
+
+/// A Rust type stored as a PartitionKey or RowKey, in a string form whose order is the order of the values.
+///
+/// Implemented for `String`, [`PartitionKey`](crate::PartitionKey), [`RowKey`](crate::RowKey) (as they are);
+/// the types of [`SortableKey`](crate::key::SortableKey), with its encodings: the integers (zero-padded to the
+/// width of their maximum; signed ones offset so that negative numbers sort first), `uuid::Uuid` (lowercase
+/// hyphenated), [`DateTime`](crate::DateTime) (.NET ticks in 19 digits, oldest first), and
+/// `std::cmp::Reverse` of each (largest or newest first); `chrono::DateTime<Utc>` (as `DateTime`); and enums
+/// deriving [`TableEnum`] (the variant name). Implement it for a type of your own; unlike `SortableKey`, this
+/// trait is open, so the derive checks the key it returns.
+///
+/// ```
+/// use table_model::KeyField;
+/// assert_eq!(42u32.encode_key()?, "0000000042");
+/// assert_eq!((-1i8).encode_key()?, "127");
+/// assert_eq!(i8::decode_key("127")?, -1);
+/// assert!(u32::decode_key("42").is_err()); // not the fixed width
+/// # Ok::<(), table_model::ValueError>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a partition or row key field",
+    label = "unsupported key type",
+    note = "key fields may be String, PartitionKey, RowKey, an integer, uuid::Uuid, table_model::DateTime, chrono::DateTime<Utc>, std::cmp::Reverse of an integer, Uuid or DateTime, an enum deriving TableEnum, or a type implementing table_model::KeyField"
+)]
+pub trait KeyField: Sized {
+    /// How the value is written as a key.
+    const ENCODING: KeyEncoding;
+
+    /// The key string. The caller validates it as a PartitionKey or RowKey.
+    ///
+    /// # Errors
+    /// When the value has no key form (such as a date outside the service's range).
+    fn encode_key(&self) -> Result<String, ValueError>;
+
+    /// Parses a key string written by [`KeyField::encode_key`].
+    ///
+    /// # Errors
+    /// When the key is not in this type's form.
+    fn decode_key(key: &str) -> Result<Self, ValueError>;
+}
+
+/// An instant stored as a RowKey that sorts newest first: `DateTime.MaxValue.Ticks - ticks` in 19 digits
+/// (SPEC.md section 6), for `#[table(row_key, reverse_chronological)]`.
+///
+/// ```
+/// use table_model::{DateTime, ReverseChronologicalKey};
+/// assert_eq!(DateTime::MAX.encode_reverse_key()?, "0000000000000000000");
+/// let t = DateTime::UNIX_EPOCH;
+/// assert_eq!(DateTime::decode_reverse_key(&t.encode_reverse_key()?)?, t);
+/// # Ok::<(), table_model::ValueError>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a reverse-chronological key",
+    label = "not an instant",
+    note = "#[table(reverse_chronological)] needs a field of type table_model::DateTime or chrono::DateTime<Utc>"
+)]
+pub trait ReverseChronologicalKey: Sized {
+    /// The key string.
+    ///
+    /// # Errors
+    /// When the instant is outside the service's range.
+    fn encode_reverse_key(&self) -> Result<String, ValueError>;
+
+    /// Parses a key written by [`ReverseChronologicalKey::encode_reverse_key`].
+    ///
+    /// # Errors
+    /// When the key is not 19 digits within the range.
+    fn decode_reverse_key(key: &str) -> Result<Self, ValueError>;
+}
+
+/// A fieldless enum stored as its variant name (an `Edm.String`, or a key).
+///
+/// Derive it with `#[derive(TableEnum)]`; `#[table(rename = "...")]` on a variant and `#[table(rename_all =
+/// "...")]` on the enum choose the stored names. Reading a name that is not a variant is an error naming the
+/// property and the value.
+///
+/// ```
+/// use table_model::{EdmField, EdmValue, TableEnum};
+///
+/// #[derive(TableEnum, Debug, PartialEq)]
+/// #[table(rename_all = "snake_case")]
+/// enum Status {
+///     Pending,
+///     InTransit,
+///     #[table(rename = "done")]
+///     Delivered,
+/// }
+///
+/// assert_eq!(Status::VARIANTS, ["pending", "in_transit", "done"]);
+/// assert_eq!(Status::InTransit.as_str(), "in_transit");
+/// assert_eq!(Status::from_name("done"), Some(Status::Delivered));
+/// let err = Status::from_edm(EdmValue::try_from("lost")?).unwrap_err();
+/// assert_eq!(err.to_string(), "unknown variant `lost` of `Status`; expected one of `pending`, `in_transit`, `done`");
+/// # Ok::<(), table_model::ValueError>(())
+/// ```
+pub trait TableEnum: Sized + 'static {
+    /// The enum's name, for error messages.
+    const NAME: &'static str;
+
+    /// The stored names, in declaration order.
+    const VARIANTS: &'static [&'static str];
+
+    /// The stored name of this variant.
+    fn as_str(&self) -> &'static str;
+
+    /// The variant with this stored name (case-sensitive).
+    fn from_name(name: &str) -> Option<Self>;
+}
+
+/// A field that receives the server-set `Timestamp` of an entity that was read (`#[table(timestamp)]`); never
+/// written.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot hold the entity's Timestamp",
+    label = "not an optional instant",
+    note = "#[table(timestamp)] needs a field of type Option<table_model::DateTime> or Option<chrono::DateTime<Utc>>"
+)]
+pub trait TimestampField: Sized {
+    /// The field's value for the entity's timestamp, `None` for an entity not read from the service.
+    fn from_timestamp(timestamp: Option<crate::DateTime>) -> Self;
+}
+
+/// A field that receives the ETag of an entity that was read (`#[table(etag)]`); never written.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot hold the entity's ETag",
+    label = "not an optional ETag",
+    note = "#[table(etag)] needs a field of type Option<table_model::ETag>"
+)]
+pub trait ETagField: Sized {
+    /// The field's value for the entity's ETag, `None` for an entity not read from the service.
+    fn from_etag(etag: Option<&crate::ETag>) -> Self;
+}
