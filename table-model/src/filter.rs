@@ -6,23 +6,31 @@
 //! literals that have a filter form. Nothing in a value can leave its literal: strings are quoted with every
 //! `'` doubled, and every other literal is made of characters that cannot end it.
 //!
-//! Typed comparisons take values of the property's type only:
+//! Typed comparisons use the property handles of `#[derive(TableEntity)]` and take values of the property's
+//! type only:
 //!
 //! ```
 //! use table_model::filter::{self, Filter};
-//! # use table_model::{DateTime, Property};
-//! # struct Order;
-//! # impl Order {
-//! #     const PRICE: Property<f64> = Property::__new("Price");
-//! #     const CUSTOMER: Property<String> = Property::__new("Customer");
-//! #     const PLACED: Property<DateTime> = Property::__new("Placed");
-//! # }
+//! use table_model::{DateTime, TableEntity};
+//!
+//! #[derive(TableEntity)]
+//! #[table(rename_all = "PascalCase")]
+//! struct Order {
+//!     #[table(partition_key)]
+//!     region: String,
+//!     #[table(row_key)]
+//!     id: u64,
+//!     price: f64,
+//!     customer: String,
+//!     placed: DateTime,
+//! }
+//!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! // With #[derive(TableEntity)], `Order::PRICE` and friends are generated for each field.
+//! let order = Order::PROPERTIES;
 //! let since: DateTime = "2024-01-01T00:00:00Z".parse()?;
 //! let f = filter::PARTITION_KEY.eq("eu")
-//!     & Order::PLACED.ge(since)
-//!     & (Order::PRICE.gt(100) | Order::CUSTOMER.eq("O'Brien"));
+//!     & order.placed.ge(since)
+//!     & (order.price.gt(100) | order.customer.eq("O'Brien"));
 //! assert_eq!(
 //!     f.render()?,
 //!     "PartitionKey eq 'eu' and Placed ge datetime'2024-01-01T00:00:00.0000000Z' \
@@ -35,10 +43,17 @@
 //! Comparing a property with a value of another type does not compile:
 //!
 //! ```compile_fail,E0277
-//! # use table_model::Property;
-//! # struct Order;
-//! # impl Order { const PRICE: Property<f64> = Property::__new("Price"); }
-//! let f = Order::PRICE.eq("100"); // a Double property compared with a string
+//! # use table_model::TableEntity;
+//! # #[derive(TableEntity)]
+//! # struct Order {
+//! #     #[table(partition_key)]
+//! #     region: String,
+//! #     #[table(row_key)]
+//! #     id: u64,
+//! #     #[table(rename = "Price")]
+//! #     price: f64,
+//! # }
+//! let f = Order::PROPERTIES.price.eq("100"); // a Double property compared with a string
 //! ```
 //!
 //! Dynamic entities name their properties at run time and compare them with any [`EdmValue`]:
@@ -59,6 +74,7 @@ use crate::error::{FilterError, FilterErrorKind, ValueError};
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::FILTER_MAX_COMPARISONS;
 use crate::property::Property;
+use crate::table_entity::TableEnum;
 use std::borrow::Cow;
 use std::fmt;
 use std::ops::{BitAnd, BitOr, Not};
@@ -431,6 +447,11 @@ pub trait FilterLiteral {
 ///
 /// A value of another EDM type does not implement it, so the comparison does not compile. Integers convert
 /// to wider properties losslessly (an `i32` compared with an Int64 property is written `5L`).
+#[diagnostic::on_unimplemented(
+    message = "a property of type `{T}` cannot be compared with `{Self}`",
+    label = "not a value of the property's type",
+    note = "a filter literal has the property's EDM type; for a comparison chosen at run time use `Filter::property(name)`"
+)]
 pub trait FilterOperand<T: FilterLiteral> {
     /// The literal's value.
     ///
@@ -461,6 +482,23 @@ literal!(Binary: Vec<u8>, EdmBinary);
 
 impl<T: FilterLiteral> FilterLiteral for Option<T> {
     const EDM_TYPE: table_model_rules::EdmType = T::EDM_TYPE;
+}
+
+/// A `#[derive(TableEnum)]` enum is stored, and compared, as its variant name.
+impl<E: TableEnum> FilterLiteral for E {
+    const EDM_TYPE: table_model_rules::EdmType = table_model_rules::EdmType::String;
+}
+
+impl<E: TableEnum> FilterOperand<E> for E {
+    fn into_operand(self) -> Result<EdmValue, ValueError> {
+        string(self.as_str())
+    }
+}
+
+impl<E: TableEnum> FilterOperand<E> for &E {
+    fn into_operand(self) -> Result<EdmValue, ValueError> {
+        string(self.as_str())
+    }
 }
 
 impl StringLiteral for String {}

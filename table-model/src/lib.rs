@@ -85,6 +85,7 @@ pub use error::{
     KeyKind, PropertyNameError, PropertyNameErrorKind, TableNameError, TableNameErrorKind, UnknownEdmType, ValueError,
     ValueErrorKind,
 };
+pub use error::{KeyDecodeError, KeyDecodeErrorKind};
 pub use json::{decode_entity, decode_query, encode_entity, MetadataLevel, TypeHints};
 pub use key::{PartitionKey, RowKey};
 pub use name::{PropertyName, TableName};
@@ -94,7 +95,6 @@ pub use query::Query;
 pub use request::{
     IfMatch, TableService, UpdateMode, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE, MAX_DATA_SERVICE_VERSION, X_MS_VERSION,
 };
-pub use error::{KeyDecodeError, KeyDecodeErrorKind};
 pub use table_entity::{
     ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySchema, KeySource, PropertySchema,
     ReverseChronologicalKey, Schema, SchemaProperty, TableEntity, TableEnum, TableProperties, TimestampField,

@@ -5,6 +5,7 @@ use crate::error::{QueryError, QueryErrorKind};
 use crate::filter::Filter;
 use crate::limits::QUERY_MAX_TOP;
 use crate::property::Property;
+use crate::table_entity::Schema;
 use std::borrow::Cow;
 use table_model_rules::limits::SYSTEM_PROPERTIES;
 
@@ -69,6 +70,31 @@ impl Query {
     #[must_use]
     pub fn select_property<T>(mut self, property: Property<T>) -> Self {
         self.select.push(Cow::Borrowed(property.name()));
+        self
+    }
+
+    /// Adds the properties of a `#[derive(TableEntity)]` struct to `$select`: `PartitionKey`, `RowKey`,
+    /// `Timestamp` and every stored property, so that the struct can be read from the result.
+    ///
+    /// ```
+    /// use table_model::{Query, TableEntity};
+    /// #[derive(TableEntity)]
+    /// struct Reading {
+    ///     #[table(partition_key)]
+    ///     sensor: String,
+    ///     #[table(row_key)]
+    ///     at: u64,
+    ///     #[table(rename = "Celsius")]
+    ///     celsius: f64,
+    /// }
+    /// let q = Query::new().select_schema(&Reading::SCHEMA);
+    /// assert_eq!(q.render()?, [("$select", "PartitionKey,RowKey,Timestamp,Celsius".to_owned())]);
+    /// # Ok::<(), table_model::QueryError>(())
+    /// ```
+    #[must_use]
+    pub fn select_schema(mut self, schema: &Schema) -> Self {
+        self.select.extend(SYSTEM_PROPERTIES.iter().map(|&n| Cow::Borrowed(n)));
+        self.select.extend(schema.properties().map(|p| Cow::Owned(p.name().to_owned())));
         self
     }
 

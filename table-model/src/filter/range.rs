@@ -1,7 +1,13 @@
-//! Range helpers: key prefixes (SPEC.md section 7).
+//! Range helpers: key prefixes (SPEC.md section 7) and key ranges, among them the time ranges of
+//! chronological and reverse-chronological keys (SPEC.md section 6, [`crate::key`]).
 
-use super::{ComparisonOperator, Filter, Name};
+use super::{ComparisonOperator, Filter, FilterProperty, Name, StringLiteral};
+use crate::datetime::DateTime;
 use crate::edm::{EdmString, EdmValue};
+use crate::key::{self, RowKey};
+use crate::property::Property;
+use std::borrow::Cow;
+use std::ops::Range;
 
 /// The least string above every string that starts with `prefix`, in the service's order (ordinal by UTF-16
 /// code unit), so that `s.starts_with(prefix)` exactly when `prefix <= s < bound`. `None` when no string is
@@ -44,6 +50,90 @@ pub(super) fn prefix_filter(name: &Name, prefix: &str) -> Filter {
     match prefix_upper_bound(prefix) {
         Some(bound) => lower.and(Filter::compare(name.clone(), ComparisonOperator::Lt, string(&bound))),
         None => lower,
+    }
+}
+
+/// `name ge 'start' and name lt 'end'`.
+fn range_filter(name: &Name, range: Range<&str>) -> Filter {
+    let string = |s: &str| EdmString::new(s).map(EdmValue::String);
+    Filter::compare(name.clone(), ComparisonOperator::Ge, string(range.start)).and(Filter::compare(
+        name.clone(),
+        ComparisonOperator::Lt,
+        string(range.end),
+    ))
+}
+
+fn as_str_range<K: AsRef<str>>(range: &Range<K>) -> Range<&str> {
+    range.start.as_ref()..range.end.as_ref()
+}
+
+impl FilterProperty {
+    /// Values in `[start, end)`: `property ge 'start' and property lt 'end'`, for the `Range` of key bounds
+    /// that the helpers of [`crate::key`] return.
+    ///
+    /// ```
+    /// use table_model::filter::Filter;
+    /// assert_eq!(Filter::property("Code").in_range("a".."c").render()?, "Code ge 'a' and Code lt 'c'");
+    /// # Ok::<(), table_model::FilterError>(())
+    /// ```
+    pub fn in_range<K: AsRef<str>>(&self, range: Range<K>) -> Filter {
+        range_filter(&self.name, as_str_range(&range))
+    }
+
+    /// Keys written by [`key::chronological`] or [`key::chronological_unique`] whose instant is in
+    /// `[from, to)` (the bounds of [`key::chronological_range`]).
+    pub fn chronological_range(&self, from: DateTime, to: DateTime) -> Filter {
+        self.in_range(key::chronological_range::<RowKey>(from, to))
+    }
+
+    /// Keys written by [`key::reverse_chronological`] or [`key::reverse_chronological_unique`] whose instant is
+    /// in `[from, to)`; the bounds flip, as [`key::reverse_chronological_range`] explains.
+    pub fn reverse_chronological_range(&self, from: DateTime, to: DateTime) -> Filter {
+        self.in_range(key::reverse_chronological_range::<RowKey>(from, to))
+    }
+}
+
+impl<T: StringLiteral> Property<T> {
+    /// Values in `[start, end)`, as [`FilterProperty::in_range`].
+    pub fn in_range<K: AsRef<str>>(&self, range: Range<K>) -> Filter {
+        range_filter(&Name(Ok(Cow::Borrowed(self.name()))), as_str_range(&range))
+    }
+
+    /// Keys written by [`key::chronological`] or [`key::chronological_unique`] whose instant is in
+    /// `[from, to)`.
+    ///
+    /// ```
+    /// use table_model::{filter, DateTime};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let (from, to): (DateTime, DateTime) = ("2024-01-01T00:00:00Z".parse()?, "2024-02-01T00:00:00Z".parse()?);
+    /// assert_eq!(
+    ///     filter::ROW_KEY.chronological_range(from, to).render()?,
+    ///     "RowKey ge '0638396640000000000' and RowKey lt '0638423424000000000'"
+    /// );
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn chronological_range(&self, from: DateTime, to: DateTime) -> Filter {
+        self.in_range(key::chronological_range::<RowKey>(from, to))
+    }
+
+    /// Keys written by [`key::reverse_chronological`] or [`key::reverse_chronological_unique`] whose instant is
+    /// in `[from, to)`: newest first, so the bounds flip.
+    ///
+    /// ```
+    /// use table_model::{filter, DateTime};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let (from, to): (DateTime, DateTime) = ("2024-01-01T00:00:00Z".parse()?, "2024-02-01T00:00:00Z".parse()?);
+    /// // 3155378975999999999 - ticks(to) + 1, then 3155378975999999999 - ticks(from) + 1.
+    /// assert_eq!(
+    ///     filter::ROW_KEY.reverse_chronological_range(from, to).render()?,
+    ///     "RowKey ge '2516955552000000000' and RowKey lt '2516982336000000000'"
+    /// );
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn reverse_chronological_range(&self, from: DateTime, to: DateTime) -> Filter {
+        self.in_range(key::reverse_chronological_range::<RowKey>(from, to))
     }
 }
 

@@ -455,3 +455,34 @@ proptest! {
         prop_assert_eq!(Parser::parse(&text).unwrap(), expected);
     }
 }
+
+#[test]
+fn time_ranges_use_the_key_helpers() {
+    let from: DateTime = "2024-01-01T00:00:00Z".parse().unwrap();
+    let to: DateTime = "2024-01-02T00:00:00Z".parse().unwrap();
+    let chrono: std::ops::Range<RowKey> = crate::key::chronological_range(from, to);
+    assert_eq!(
+        ROW_KEY.chronological_range(from, to).render().unwrap(),
+        format!("RowKey ge '{}' and RowKey lt '{}'", chrono.start, chrono.end)
+    );
+    let reverse: std::ops::Range<RowKey> = crate::key::reverse_chronological_range(from, to);
+    let rendered = Filter::property("RowKey").reverse_chronological_range(from, to).render().unwrap();
+    assert_eq!(rendered, format!("RowKey ge '{}' and RowKey lt '{}'", reverse.start, reverse.end));
+    // The newest instant of the range is its first key; `to` itself is out.
+    let newest = DateTime::from_ticks(to.ticks() - 1).unwrap();
+    assert_eq!(reverse.start, crate::key::reverse_chronological::<RowKey>(newest));
+    assert_eq!(PARTITION_KEY.in_range("a".."b").comparisons(), 2);
+}
+
+#[test]
+fn table_enums_compare_by_name() {
+    #[derive(crate::TableEnum, Debug, PartialEq)]
+    #[table(rename_all = "snake_case")]
+    enum Status {
+        InTransit,
+    }
+    let status: Property<Status> = Property::__new("Status");
+    assert_eq!(status.eq(Status::InTransit).render().unwrap(), "Status eq 'in_transit'");
+    let optional: Property<Option<Status>> = Property::__new("Status");
+    assert_eq!(optional.ne(&Status::InTransit).render().unwrap(), "Status ne 'in_transit'");
+}
