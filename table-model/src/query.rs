@@ -23,7 +23,7 @@ use table_model_rules::limits::SYSTEM_PROPERTIES;
 ///     q.render()?,
 ///     [
 ///         ("$filter", "PartitionKey eq 'p1' and Age ge 18".to_owned()),
-///         ("$select", "Name,Age".to_owned()),
+///         ("$select", "PartitionKey,RowKey,Name,Age".to_owned()),
 ///         ("$top", "100".to_owned()),
 ///     ]
 /// );
@@ -51,8 +51,9 @@ impl Query {
 
     /// Adds properties to `$select`. When none are selected, the service returns every property.
     ///
-    /// Each name must be a valid property name or a system property (`PartitionKey`, `RowKey`, `Timestamp`),
-    /// checked by [`Query::render`].
+    /// `PartitionKey` and `RowKey` are always selected with them: every entity read carries its keys. Each
+    /// name must be a valid property name or a system property (`PartitionKey`, `RowKey`, `Timestamp`),
+    /// checked by [`Query::render`]; a name given twice is sent once.
     #[must_use]
     pub fn select<S: Into<Cow<'static, str>>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
         self.select.extend(names.into_iter().map(Into::into));
@@ -64,7 +65,7 @@ impl Query {
     /// ```
     /// use table_model::{filter, Query};
     /// let q = Query::new().select_property(filter::ROW_KEY).select_property(filter::TIMESTAMP);
-    /// assert_eq!(q.render()?, [("$select", "RowKey,Timestamp".to_owned())]);
+    /// assert_eq!(q.render()?, [("$select", "PartitionKey,RowKey,Timestamp".to_owned())]);
     /// # Ok::<(), table_model::QueryError>(())
     /// ```
     #[must_use]
@@ -127,14 +128,18 @@ impl Query {
             params.push(("$filter", filter.render()?));
         }
         if !self.select.is_empty() {
+            let mut names: Vec<&str> = vec!["PartitionKey", "RowKey"];
             for name in &self.select {
                 if !SYSTEM_PROPERTIES.contains(&&**name) {
                     table_model_rules::property_name::check(name).map_err(|error| {
                         QueryError::new(QueryErrorKind::InvalidSelect { name: name.to_string(), error })
                     })?;
                 }
+                if !names.contains(&&**name) {
+                    names.push(name);
+                }
             }
-            params.push(("$select", self.select.join(",")));
+            params.push(("$select", names.join(",")));
         }
         if let Some(top) = self.top {
             if !(1..=QUERY_MAX_TOP).contains(&top) {
@@ -161,8 +166,8 @@ mod tests {
     #[test]
     fn select_checks_names() {
         assert!(Query::new().render().unwrap().is_empty());
-        let q = Query::new().select(["PartitionKey", "RowKey", "Timestamp", "Name"]);
-        assert_eq!(q.render().unwrap(), [("$select", "PartitionKey,RowKey,Timestamp,Name".to_owned())]);
+        let q = Query::new().select(["Name", "Timestamp", "RowKey", "Name"]);
+        assert_eq!(q.render().unwrap(), [("$select", "PartitionKey,RowKey,Name,Timestamp".to_owned())]);
         let err = Query::new().select(["Name", "A,B"]).render().unwrap_err();
         assert!(matches!(err.kind(), QueryErrorKind::InvalidSelect { name, .. } if name == "A,B"));
         assert!(err.to_string().starts_with("invalid query: $select `A,B`: invalid property name: character `,`"));

@@ -100,7 +100,7 @@ fn query_parameters_are_encoded() {
     assert_common(&r, "application/json;odata=nometadata");
     assert_eq!(
         r.uri(),
-        "http://127.0.0.1:10002/devstoreaccount1/People()?$filter=PartitionKey%20eq%20%27a%26b%27%20and%20N%20ge%205L&$select=N&$top=3"
+        "http://127.0.0.1:10002/devstoreaccount1/People()?$filter=PartitionKey%20eq%20%27a%26b%27%20and%20N%20ge%205L&$select=PartitionKey%2CRowKey%2CN&$top=3"
     );
     let c = Continuation::new("1!8!cGsx", Some("1!12!cm93+/=".into()));
     let r = service().query(&table(), &Query::new(), Some(&c)).unwrap();
