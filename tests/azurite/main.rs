@@ -6,6 +6,7 @@
 
 mod support;
 
+mod auth;
 mod batches;
 mod entities;
 mod queries;

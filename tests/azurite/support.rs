@@ -1,7 +1,7 @@
 //! What every Azurite test needs: the endpoint from the environment, a blocking client that sends the SDK's
 //! `http::Request`s, and a table of its own that is deleted afterwards.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use table_model::{response, AccountKey, Credential, Endpoint, TableName, TableService};
 
@@ -16,12 +16,20 @@ pub struct Azurite {
 
 /// The Azurite of `TABLE_MODEL_AZURITE_ENDPOINT`, or `None` (with a notice) when it is not set. When `CI` is
 /// set, a missing endpoint fails the test instead: in CI these tests must run.
-pub fn connect(test: &str) -> Option<Azurite> {
+pub fn connect() -> Option<Azurite> {
     let Ok(url) = std::env::var(ENDPOINT_VAR) else {
         if std::env::var_os("CI").is_some() {
             panic!("{ENDPOINT_VAR} is not set but CI is: start Azurite with `scripts/azurite.sh start`");
         }
-        eprintln!("skipped {test}: {ENDPOINT_VAR} is not set (run `eval \"$(scripts/azurite.sh start)\"` first)");
+        // Written to the process's stderr, past the test harness's capture, once per run.
+        static NOTICE: std::sync::Once = std::sync::Once::new();
+        NOTICE.call_once(|| {
+            let _ = writeln!(
+                std::io::stderr(),
+                "note: the Azurite tests are skipped: {ENDPOINT_VAR} is not set; \
+                 run them with `scripts/azurite.sh run cargo test --workspace`"
+            );
+        });
         return None;
     };
     let endpoint = Endpoint::parse(&url).unwrap_or_else(|e| panic!("{ENDPOINT_VAR}={url}: {e}"));
@@ -33,7 +41,7 @@ pub fn connect(test: &str) -> Option<Azurite> {
 /// Starts a test: the Azurite, or returns from the test when it is skipped.
 macro_rules! azurite {
     () => {
-        match crate::support::connect(module_path!()) {
+        match crate::support::connect() {
             Some(a) => a,
             None => return,
         }
