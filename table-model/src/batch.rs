@@ -339,7 +339,7 @@ impl TableService {
     /// [`response::batch`](crate::response::batch).
     ///
     /// # Errors
-    /// [`RequestErrorKind::Batch`] for an empty batch, or a body that reaches 4 MiB once the endpoint URL is in
+    /// [`RequestErrorKind::Batch`](crate::RequestErrorKind::Batch) for an empty batch, or a body that reaches 4 MiB once the endpoint URL is in
     /// every sub-request (naming the first operation that does not fit).
     pub fn batch(&self, batch: &Batch) -> Result<Request<Vec<u8>>, RequestError> {
         if batch.is_empty() {

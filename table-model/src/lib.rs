@@ -29,10 +29,42 @@
 //! # }
 //! ```
 //!
+//! ## Talking to the service
+//!
+//! [`TableService`] builds a signed `http::Request` for every operation and [`response`] reads the
+//! `http::Response`; send them with any HTTP client. Queries use typed [`filter`]s, and batches are checked
+//! as they are built ([`Batch`]).
+//!
+//! ```
+//! use table_model::filter;
+//! use table_model::{response, Entity, IfMatch, PartitionKey, Query, RowKey, TableName, TableService, UpdateMode};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let service = TableService::from_connection_string("UseDevelopmentStorage=true")?;
+//! let table = TableName::new("Orders")?;
+//! let order = Entity::new(PartitionKey::new("customer-42")?, RowKey::new("O'Brien")?).with("Total".parse()?, 99.5)?;
+//!
+//! let insert = service.insert(&table, &order)?; // POST http://127.0.0.1:10002/devstoreaccount1/Orders
+//! let query = service.query(&table, &Query::new().filter(filter::PARTITION_KEY.eq("customer-42")).top(10), None)?;
+//! assert_eq!(query.uri().query(), Some("$filter=PartitionKey%20eq%20%27customer-42%27&$top=10"));
+//!
+//! // ... send `insert` with any client; its answer carries the new ETag:
+//! let reply = http::Response::builder().status(204).header("ETag", "W/\"1\"").body(Vec::new())?;
+//! let etag = response::written(&reply)?;
+//! // An update states its precondition: this ETag, or IfMatch::Any. Without one it is an upsert, by name.
+//! let update = service.update(&table, &order, UpdateMode::Merge, IfMatch::ETag(etag))?;
+//! assert_eq!(update.headers()["if-match"], "W/\"1\"");
+//! # let _ = (insert, update);
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! ## Features
 //! - `serde` (default): `Serialize`/`Deserialize` for the validated newtypes. Deserializing validates, so it
 //!   cannot build an invalid value.
 //! - `derive` (default): `#[derive(TableEntity)]`, re-exported from `table-model-derive`.
+//! - `http` (default): the protocol layer: [`TableService`], [`Endpoint`]s and [`ConnectionString`]s,
+//!   Shared Key signing ([`auth`]), [`Batch`]es and [`response`] parsing, on the `http` crate's types. The
+//!   [`filter`] builder and [`Query`] do not need it.
 #![deny(missing_docs, missing_debug_implementations)]
 
 extern crate self as table_model;
