@@ -405,6 +405,328 @@ fn bare_params(generics: &Generics) -> (TokenStream, TokenStream) {
     }
 }
 
+/// The statement that writes a field into a JSON body (`__w: &mut BodyWriter`).
+fn json_write_stmt(cx: &Ctx, field: &Field) -> TokenStream {
+    let ty = field.ty;
+    let member = field.ident;
+    let span = ty.span();
+    let krate = respan(cx.krate.clone(), span);
+    let private = quote_spanned!(span=> #krate::__private);
+    let name = |name: &str| match cx.derive {
+        Derive::Properties => quote!(&#private::full_name(__prefix, #name)),
+        _ => quote!(#name),
+    };
+    match field.role() {
+        Role::Property { edm: None } => {
+            let name = name(&field.name);
+            quote_spanned!(span=> <#ty as #private::EdmField>::write_json(&self.#member, __w, #name)?;)
+        }
+        Role::Property { edm: Some((t, _)) } => {
+            let name = name(&field.name);
+            let t = edm_type_ident(t);
+            quote_spanned!(span=> #private::write_json_as(
+                __w, #name, <#ty as #private::EdmField>::to_edm(&self.#member), #private::EdmType::#t,
+            )?;)
+        }
+        Role::Json => {
+            let name = name(&field.name);
+            quote_spanned!(span=> #private::write_json_serde::<#ty>(__w, #name, &self.#member)?;)
+        }
+        Role::Flatten { prefix } => {
+            let prefix = cx.prefix_expr(&prefix);
+            quote_spanned!(span=> <#ty as #private::TableProperties>::write_json(&self.#member, __w, #prefix)?;)
+        }
+        Role::PartitionKey | Role::RowKey { .. } | Role::Timestamp | Role::ETag | Role::Skip => quote!(),
+    }
+}
+
+/// The decoding slot of a field, or `None` for a skipped one.
+fn slot_type(cx: &Ctx, field: &Field) -> Option<TokenStream> {
+    let ty = field.ty;
+    let krate = &respan(cx.krate.clone(), ty.span());
+    Some(match field.role() {
+        Role::Skip => return None,
+        Role::Flatten { .. } => quote!(::core::option::Option<#krate::__private::Entity>),
+        Role::Timestamp => quote!(::core::option::Option<#krate::__private::DateTime>),
+        Role::ETag => quote!(::core::option::Option<#krate::__private::ETag>),
+        _ => quote!(::core::option::Option<#ty>),
+    })
+}
+
+/// The arm of `__visit` that takes a property, for a field stored as one property.
+fn visit_arm(cx: &Ctx, field: &Field, slot: &Ident) -> Option<TokenStream> {
+    let ty = field.ty;
+    let span = ty.span();
+    let krate = respan(cx.krate.clone(), span);
+    let private = quote_spanned!(span=> #krate::__private);
+    let name = &field.name;
+    let value = match field.role() {
+        Role::Property { edm: None } => quote_spanned!(span=> <#ty as #private::EdmField>::from_edm(__value)?),
+        Role::Property { edm: Some(_) } => quote_spanned!(span=> #private::decode_as(
+            __value, <#ty as #private::EdmField>::EDM_TYPE, <#ty as #private::EdmField>::from_edm,
+        )?),
+        Role::Json => quote_spanned!(span=> #private::decode_json::<#ty>(__value)?),
+        _ => return None,
+    };
+    Some(quote!(#name => {
+        self.#slot = ::core::option::Option::Some(#value);
+        ::core::result::Result::Ok(::core::option::Option::None)
+    }))
+}
+
+/// The arm of `__edm_type` for a field stored as one property.
+fn edm_type_arm(cx: &Ctx, field: &Field) -> Option<TokenStream> {
+    let ty = field.ty;
+    let span = ty.span();
+    let krate = respan(cx.krate.clone(), span);
+    let private = quote_spanned!(span=> #krate::__private);
+    let name = &field.name;
+    let t = match field.role() {
+        Role::Property { edm: None } => quote_spanned!(span=> <#ty as #private::EdmField>::EDM_TYPE),
+        Role::Property { edm: Some((t, _)) } => {
+            let t = edm_type_ident(t);
+            quote!(::core::option::Option::Some(#private::EdmType::#t))
+        }
+        Role::Json => quote!(::core::option::Option::Some(#private::EdmType::String)),
+        _ => return None,
+    };
+    Some(quote!(#name => #t,))
+}
+
+/// The expression that builds a field from its slot (`self.#slot`) once decoding is done.
+fn finish_expr(cx: &Ctx, field: &Field, slot: Option<&Ident>) -> TokenStream {
+    let ty = field.ty;
+    let span = ty.span();
+    let krate = respan(cx.krate.clone(), span);
+    let private = quote_spanned!(span=> #krate::__private);
+    let name = &field.name;
+    let absent = match default_fn(field) {
+        Some(f) => quote!(|| ::core::option::Option::Some(#f())),
+        None => match field.role() {
+            Role::Json => quote!(#private::required),
+            _ => quote_spanned!(span=> <#ty as #private::EdmField>::absent),
+        },
+    };
+    match (field.role(), slot) {
+        (Role::Skip, _) | (_, None) => read_expr(cx, field),
+        (Role::Flatten { prefix }, Some(slot)) => quote_spanned!(span=>
+            <#ty as #private::TableProperties>::read_properties(&mut #private::buffered(self.#slot), #prefix)?
+        ),
+        (Role::PartitionKey | Role::RowKey { .. }, Some(slot)) => {
+            let kind = if matches!(field.role(), Role::PartitionKey) { quote!(Partition) } else { quote!(Row) };
+            quote!(match self.#slot {
+                ::core::option::Option::Some(__v) => __v,
+                ::core::option::Option::None => {
+                    return ::core::result::Result::Err(#private::DecodeError::missing_key(#private::KeyKind::#kind))
+                }
+            })
+        }
+        (Role::Timestamp, Some(slot)) => {
+            quote_spanned!(span=> <#ty as #private::TimestampField>::from_timestamp(self.#slot))
+        }
+        (Role::ETag, Some(slot)) => {
+            quote_spanned!(span=> <#ty as #private::ETagField>::from_etag(::core::option::Option::as_ref(&self.#slot)))
+        }
+        (_, Some(slot)) => quote_spanned!(span=> #private::finish(self.#slot, __prefix, #name, #absent)?),
+    }
+}
+
+/// The statements of `EntityVisitor::begin`: keys, Timestamp and ETag.
+fn begin_stmts(cx: &Ctx, fields: &[Field], slots: &[Option<Ident>]) -> Vec<TokenStream> {
+    let krate = &cx.krate;
+    let private = quote!(#krate::__private);
+    let a = &cx.cont.attrs;
+    let mut out = Vec::new();
+    for (lit, kind, member) in [
+        (a.partition_key.get(), quote!(Partition), quote!(partition_key)),
+        (a.row_key.get(), quote!(Row), quote!(row_key)),
+    ] {
+        if let Some(lit) = lit {
+            out.push(quote!(#private::decode_constant_key(
+                #private::KeyKind::#kind,
+                #private::key_str(&__system.#member),
+                #lit,
+            )?;));
+        }
+    }
+    for (field, slot) in fields.iter().zip(slots) {
+        let Some(slot) = slot else { continue };
+        let ty = field.ty;
+        let span = ty.span();
+        let p = respan(private.clone(), span);
+        let key = |kind: TokenStream, member: TokenStream, decode: TokenStream| {
+            quote_spanned!(span=> self.#slot = ::core::option::Option::Some(#p::decode_key(
+                #p::KeyKind::#kind,
+                #p::key_str(&__system.#member),
+                #decode,
+            )?);)
+        };
+        match field.role() {
+            Role::PartitionKey => out.push(key(
+                quote!(Partition),
+                quote!(partition_key),
+                quote_spanned!(span=> <#ty as #p::KeyField>::decode_key),
+            )),
+            Role::RowKey { reverse: false } => {
+                out.push(key(quote!(Row), quote!(row_key), quote_spanned!(span=> <#ty as #p::KeyField>::decode_key)))
+            }
+            Role::RowKey { reverse: true } => out.push(key(
+                quote!(Row),
+                quote!(row_key),
+                quote_spanned!(span=> <#ty as #p::ReverseChronologicalKey>::decode_reverse_key),
+            )),
+            Role::Timestamp => out.push(quote!(self.#slot = __system.timestamp;)),
+            Role::ETag => out.push(quote!(self.#slot = ::core::option::Option::take(&mut __system.etag);)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The slots struct that decodes a struct from JSON, with `__edm_type`, `__visit` and `__finish`.
+fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics) -> TokenStream {
+    let krate = &cx.krate;
+    let private = quote!(#krate::__private);
+    let ident = cx.cont.ident;
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let vis = &cx.cont.original.vis;
+    let slots: Vec<Option<Ident>> =
+        fields.iter().enumerate().map(|(i, f)| slot_type(cx, f).map(|_| format_ident!("__slot{}", i))).collect();
+    let decls: Vec<TokenStream> = fields
+        .iter()
+        .zip(&slots)
+        .filter_map(|(f, s)| {
+            s.as_ref().map(|s| {
+                let ty = slot_type(cx, f);
+                quote!(#s: #ty)
+            })
+        })
+        .collect();
+    let inits: Vec<&Ident> = slots.iter().flatten().collect();
+    let (_, marker) = bare_params(&cx.cont.original.generics);
+    let (marker_decl, marker_init) = if marker.is_empty() {
+        (quote!(), quote!())
+    } else {
+        (
+            quote!(__marker: ::core::marker::PhantomData<fn() -> #marker>,),
+            quote!(__marker: ::core::marker::PhantomData,),
+        )
+    };
+    let visit_arms: Vec<TokenStream> =
+        fields.iter().zip(&slots).filter_map(|(f, s)| s.as_ref().and_then(|s| visit_arm(cx, f, s))).collect();
+    let type_arms: Vec<TokenStream> = fields.iter().filter_map(|f| edm_type_arm(cx, f)).collect();
+    let mut flatten_visits = Vec::new();
+    let mut flatten_types = Vec::new();
+    for (f, slot) in fields.iter().zip(&slots) {
+        if let (Role::Flatten { prefix }, Some(slot)) = (f.role(), slot) {
+            let ty = f.ty;
+            let span = ty.span();
+            let private = respan(private.clone(), span);
+            let group = quote_spanned!(span=> <#ty as #private::TableProperties>::FIELDS);
+            flatten_visits.push(quote! {
+                if let ::core::option::Option::Some(__rest) = __name.strip_prefix(#prefix) {
+                    if #private::group_has(#group, __rest) {
+                        #private::buffer(&mut self.#slot, __name, __value)?;
+                        return ::core::result::Result::Ok(::core::option::Option::None);
+                    }
+                }
+            });
+            flatten_types.push(quote! {
+                if let ::core::option::Option::Some(__rest) = __name.strip_prefix(#prefix) {
+                    if let __t @ ::core::option::Option::Some(_) = #private::group_edm_type(#group, __rest) {
+                        return __t;
+                    }
+                }
+            });
+        }
+    }
+    let members: Vec<&Ident> = fields.iter().map(|f| f.ident).collect();
+    let finishes: Vec<TokenStream> = fields.iter().zip(&slots).map(|(f, s)| finish_expr(cx, f, s.as_ref())).collect();
+    let entity_visitor = if cx.derive == Derive::Entity {
+        let begin = begin_stmts(cx, fields, &slots);
+        let deny = if cx.cont.attrs.deny_unknown_properties.is_set() {
+            quote!(::core::result::Result::Err(#private::unknown_property_json()))
+        } else {
+            quote!(::core::result::Result::Ok(()))
+        };
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #private::EntityVisitor for __TableSlots #ty_generics #where_clause {
+                type Value = #ident #ty_generics;
+
+                fn edm_type(&self, __name: &str) -> ::core::option::Option<#private::EdmType> {
+                    Self::__edm_type(__name)
+                }
+
+                #[allow(unused_mut, unused_variables)]
+                fn begin(&mut self, mut __system: #private::SystemProperties) -> ::core::result::Result<(), #private::DecodeError> {
+                    #(#begin)*
+                    ::core::result::Result::Ok(())
+                }
+
+                fn property(&mut self, __name: &str, __value: #private::EdmValue) -> ::core::result::Result<(), #private::DecodeError> {
+                    match self.__visit(__name, __value)? {
+                        ::core::option::Option::None => ::core::result::Result::Ok(()),
+                        ::core::option::Option::Some(_) => #deny,
+                    }
+                }
+
+                fn end(self) -> ::core::result::Result<#ident #ty_generics, #private::DecodeError> {
+                    self.__finish("")
+                }
+            }
+        }
+    } else {
+        quote!()
+    };
+    quote! {
+        #[doc(hidden)]
+        #vis struct __TableSlots #impl_generics #where_clause {
+            #(#decls,)*
+            #marker_decl
+        }
+
+        impl #impl_generics ::core::default::Default for __TableSlots #ty_generics #where_clause {
+            fn default() -> Self {
+                Self { #(#inits: ::core::default::Default::default(),)* #marker_init }
+            }
+        }
+
+        impl #impl_generics __TableSlots #ty_generics #where_clause {
+            fn __edm_type(__name: &str) -> ::core::option::Option<#private::EdmType> {
+                match __name {
+                    #(#type_arms)*
+                    _ => {
+                        #(#flatten_types)*
+                        ::core::option::Option::None
+                    }
+                }
+            }
+
+            #[allow(unused_mut)]
+            fn __visit(
+                &mut self,
+                __name: &str,
+                __value: #private::EdmValue,
+            ) -> ::core::result::Result<::core::option::Option<#private::EdmValue>, #private::DecodeError> {
+                match __name {
+                    #(#visit_arms)*
+                    _ => {
+                        #(#flatten_visits)*
+                        ::core::result::Result::Ok(::core::option::Option::Some(__value))
+                    }
+                }
+            }
+
+            fn __finish(self, __prefix: &str) -> ::core::result::Result<#ident #ty_generics, #private::DecodeError> {
+                ::core::result::Result::Ok(#ident { #(#members: #finishes),* })
+            }
+        }
+
+        #entity_visitor
+    }
+}
+
 fn expand_struct(cont: &Container) -> TokenStream {
     let cx = Ctx { krate: krate(cont.original), derive: cont.derive, cont };
     let krate = &cx.krate;
@@ -420,6 +742,9 @@ fn expand_struct(cont: &Container) -> TokenStream {
     let members: Vec<&Ident> = fields.iter().map(|f| f.ident).collect();
     let schema_fields: Vec<TokenStream> = fields.iter().filter_map(|f| field_schema(&cx, f)).collect();
     let checks = const_checks(&cx, fields);
+    let json_writes: Vec<TokenStream> = fields.iter().map(|f| json_write_stmt(&cx, f)).collect();
+    let slots_items = if cont.derive == Derive::Entity { slots_items(&cx, fields, &generics) } else { quote!() };
+    let capacity = 64 + fields.iter().map(|f| f.name.len() + 32).sum::<usize>();
     let is_generic = !cont.original.generics.params.is_empty();
     let force_check = |trait_path: TokenStream| match (&checks, is_generic) {
         (Some(_), true) => quote! {
@@ -461,6 +786,16 @@ fn expand_struct(cont: &Container) -> TokenStream {
                         #force
                         #(let #vars = #reads;)*
                         ::core::result::Result::Ok(Self { #(#members: #vars),* })
+                    }
+
+                    fn write_json(
+                        &self,
+                        __w: &mut #private::BodyWriter,
+                        __prefix: &str,
+                    ) -> ::core::result::Result<(), #private::EncodeError> {
+                        #force
+                        #(#json_writes)*
+                        ::core::result::Result::Ok(())
                     }
                 }
                 #eager
@@ -516,6 +851,24 @@ fn expand_struct(cont: &Container) -> TokenStream {
                 }
                 (None, None) => unreachable!("checked"),
             };
+            let json_key = |constant: Option<&syn::LitStr>, field: Option<&Field>, kind: TokenStream| match (
+                constant, field,
+            ) {
+                (Some(lit), _) => quote!(#lit),
+                (None, Some(f)) => {
+                    let (ty, member) = (f.ty, f.ident);
+                    let private = respan(private.clone(), ty.span());
+                    let value = if f.attrs.reverse_chronological.is_set() {
+                        quote_spanned!(ty.span()=> <#ty as #private::ReverseChronologicalKey>::encode_reverse_key(&self.#member))
+                    } else {
+                        quote_spanned!(ty.span()=> <#ty as #private::KeyField>::encode_key(&self.#member))
+                    };
+                    quote_spanned!(ty.span()=> #private::encode_key(#private::KeyKind::#kind, #value)?)
+                }
+                (None, None) => unreachable!("checked"),
+            };
+            let json_pk = json_key(a.partition_key.get(), pk_field, quote!(Partition));
+            let json_rk = json_key(a.row_key.get(), rk_field, quote!(Row));
             let pk = make_key(a.partition_key.get(), pk_field, "partition");
             let rk = make_key(a.row_key.get(), rk_field, "row");
             let constant_checks: Vec<TokenStream> =
@@ -602,7 +955,20 @@ fn expand_struct(cont: &Container) -> TokenStream {
                         #deny
                         ::core::result::Result::Ok(Self { #(#members: #vars),* })
                     }
+
+                    fn to_json(&self) -> ::core::result::Result<#private::EntityBody, #private::EncodeError> {
+                        #force
+                        let __pk = #json_pk;
+                        let __rk = #json_rk;
+                        let mut __writer = #private::BodyWriter::with_capacity(#capacity, &__pk, &__rk);
+                        let __w = &mut __writer;
+                        #(#json_writes)*
+                        __writer.finish()
+                    }
+
+                    type __Visitor = __TableSlots #ty_generics;
                 }
+                #slots_items
                 #eager
             };
             let wrapped = wrap(impl_block);
@@ -669,6 +1035,11 @@ fn expand_enum(cont: &Container) -> TokenStream {
 
             fn from_edm(__value: #private::EdmValue) -> ::core::result::Result<Self, #private::ValueError> {
                 #private::enum_from_edm(__value)
+            }
+
+            fn write_json(&self, __w: &mut #private::BodyWriter, __name: &str) -> ::core::result::Result<(), #private::EncodeError> {
+                __w.property_str(__name, #private::TableEnum::as_str(self));
+                ::core::result::Result::Ok(())
             }
         }
 

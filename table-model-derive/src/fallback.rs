@@ -30,6 +30,10 @@ pub fn stub(input: &DeriveInput, derive: Derive) -> TokenStream {
                 fn from_entity(_: #private::Entity) -> #private::Result<Self> {
                     ::core::unreachable!()
                 }
+                fn to_json(&self) -> ::core::result::Result<#private::EntityBody, #private::EncodeError> {
+                    ::core::unreachable!()
+                }
+                type __Visitor = #private::StubVisitor<Self>;
             }
         },
         Derive::Properties => quote! {
@@ -39,6 +43,9 @@ pub fn stub(input: &DeriveInput, derive: Derive) -> TokenStream {
                     ::core::unreachable!()
                 }
                 fn read_properties(_: &mut #private::Entity, _: &str) -> #private::Result<Self> {
+                    ::core::unreachable!()
+                }
+                fn write_json(&self, _: &mut #private::BodyWriter, _: &str) -> ::core::result::Result<(), #private::EncodeError> {
                     ::core::unreachable!()
                 }
             }

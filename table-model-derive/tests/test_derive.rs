@@ -415,3 +415,154 @@ fn enums_as_values() {
     assert_eq!(Status::from_name("done"), Some(Status::Delivered));
     assert_eq!(Status::from_name("Delivered"), None);
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// JSON straight from and into the struct
+
+use table_model::json::{decode_entity, encode_entity, MetadataLevel};
+
+/// A response body for `entity` at a metadata level, built from the wire rules of SPEC.md section 5 with
+/// `serde_json::Value`, independently of the crate's decoder: `none` drops every annotation; `full` annotates
+/// every property and adds the full metadata members.
+fn response(entity: &Entity, level: MetadataLevel) -> Vec<u8> {
+    let body = encode_entity(entity).unwrap();
+    let mut object: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(body.as_bytes()).unwrap();
+    match level {
+        MetadataLevel::None => object.retain(|k, _| !k.ends_with("@odata.type")),
+        MetadataLevel::Minimal => {
+            object.insert("odata.metadata".into(), "https://a.table.core.windows.net/$metadata#Orders/@Element".into());
+            object.insert("odata.etag".into(), r#"W/"datetime'2024-01-02T03%3A04%3A05.1234567Z'""#.into());
+        }
+        MetadataLevel::Full => {
+            for (name, value) in entity.iter() {
+                object.insert(format!("{name}@odata.type"), value.edm_type().as_str().into());
+            }
+            object.insert("odata.type".into(), "account.Orders".into());
+            object.insert("odata.id".into(), "https://a.table.core.windows.net/Orders(PartitionKey='c42')".into());
+            object.insert("odata.editLink".into(), "Orders(PartitionKey='c42')".into());
+            object.insert("odata.etag".into(), r#"W/"0x8D1""#.into());
+            object.insert("Timestamp@odata.type".into(), "Edm.DateTime".into());
+            object.insert("Timestamp".into(), "2024-01-02T03:04:05.1234567Z".into());
+        }
+    }
+    serde_json::to_vec(&object).unwrap()
+}
+
+#[test]
+fn to_json_writes_what_encode_entity_writes() {
+    let o = order();
+    let direct = o.to_json().unwrap();
+    let via_entity = encode_entity(&o.to_entity().unwrap()).unwrap();
+    assert_eq!(direct.as_str(), via_entity.as_str());
+    assert_eq!(direct.entity_size(), via_entity.entity_size());
+    assert!(direct.as_str().contains(r#""Widened@odata.type":"Edm.Int64","Widened":"-7""#), "{}", direct.as_str());
+    assert!(direct.as_str().contains(r#""Status":"in_transit""#));
+    assert!(direct.as_str().contains(r#""Tags":"[\"gift\",\"fragile\"]""#));
+}
+
+#[test]
+fn from_json_at_every_metadata_level() {
+    let o = order();
+    let entity = o.to_entity().unwrap();
+    for level in [MetadataLevel::None, MetadataLevel::Minimal, MetadataLevel::Full] {
+        let json = response(&entity, level);
+        let direct = Order::from_json(&json).unwrap_or_else(|e| panic!("{level:?}: {e}"));
+        // The same as decoding into an Entity typed by the schema, then converting.
+        let via_entity = Order::from_entity(decode_entity(&json, Some(&Order::SCHEMA)).unwrap()).unwrap();
+        assert_eq!(direct, via_entity, "{level:?}");
+        // A dynamic `EdmValue` field has no type in the schema: without annotations its Guid is a string.
+        let dynamic = if level == MetadataLevel::None {
+            EdmValue::try_from("ffffffff-ffff-ffff-ffff-ffffffffffff").unwrap()
+        } else {
+            o.dynamic.clone()
+        };
+        let expected = Order {
+            dynamic,
+            ts: (level == MetadataLevel::Full).then(|| "2024-01-02T03:04:05.1234567Z".parse().unwrap()),
+            etag: match level {
+                MetadataLevel::None => None,
+                MetadataLevel::Minimal => Some(ETag::new(r#"W/"datetime'2024-01-02T03%3A04%3A05.1234567Z'""#)),
+                MetadataLevel::Full => Some(ETag::new(r#"W/"0x8D1""#)),
+            },
+            ..o.clone()
+        };
+        assert_eq!(direct, expected, "{level:?}");
+    }
+}
+
+#[test]
+fn from_json_nometadata_is_typed_by_the_schema() {
+    // Without annotations, an Int64 beyond 2^53, a Guid, a DateTime and a Binary are plain strings.
+    let json = br#"{"PartitionKey":"p","RowKey":"r","value":"9007199254740993","id":"00000000-0000-0000-0000-00000000002a","at":"2024-01-02T03:04:05Z","blob":"AQI="}"#;
+    #[derive(TableEntity, Debug, PartialEq)]
+    struct Typed {
+        #[table(partition_key)]
+        pk: String,
+        #[table(row_key)]
+        rk: String,
+        value: i64,
+        id: Uuid,
+        at: DateTime,
+        blob: Vec<u8>,
+    }
+    let t = Typed::from_json(json).unwrap();
+    assert_eq!(t.value, 9_007_199_254_740_993);
+    assert_eq!(t.id, Uuid::from_u128(42));
+    assert_eq!(t.at.to_string(), "2024-01-02T03:04:05.0000000Z");
+    assert_eq!(t.blob, [1, 2]);
+}
+
+#[test]
+fn from_json_query_pages() {
+    let a = Order { dynamic: EdmValue::Int32(1), ..order() };
+    let b = Order { customer: "c43".into(), note: None, ..a.clone() };
+    let page = format!(
+        r#"{{"odata.metadata":"https://a.table.core.windows.net/$metadata#Orders","value":[{},{}]}}"#,
+        String::from_utf8(response(&a.to_entity().unwrap(), MetadataLevel::None)).unwrap(),
+        String::from_utf8(response(&b.to_entity().unwrap(), MetadataLevel::None)).unwrap(),
+    );
+    assert_eq!(Order::from_json_query(page.as_bytes()).unwrap(), [a, b]);
+}
+
+#[test]
+fn from_json_errors_name_the_property() {
+    let entity = order().to_entity().unwrap();
+    let with = |name: &str, value: EdmValue| {
+        let mut e = entity.clone();
+        e.insert(name.parse().unwrap(), value).unwrap();
+        response(&e, MetadataLevel::Minimal)
+    };
+    let err = Order::from_json(&with("Total", EdmValue::Boolean(true))).unwrap_err();
+    assert_eq!(err.to_string(), "property `Total`: expected Edm.Double, found JSON true");
+    let err = Order::from_json(&with("Status", EdmValue::try_from("Lost").unwrap())).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "property `Status`: unknown variant `Lost` of `Status`; expected one of `pending`, `in_transit`, `done`"
+    );
+    let err = Order::from_json(&with("ShippingGeoLat", EdmValue::try_from("north").unwrap())).unwrap_err();
+    assert_eq!(err.property(), Some("ShippingGeoLat"));
+    let mut missing = entity.clone();
+    missing.remove("BillCity");
+    let err = Order::from_json(&response(&missing, MetadataLevel::Minimal)).unwrap_err();
+    assert_eq!(err.to_string(), "missing property `BillCity`");
+    // Unknown properties: ignored, or refused under deny_unknown_properties.
+    assert_eq!(Order::from_json(&with("Extra", EdmValue::Int32(1))).unwrap().total, 99.5);
+    let setting = br#"{"PartitionKey":"config","RowKey":"n","value":"v","Extra":1}"#;
+    let err = Setting::from_json(setting).unwrap_err();
+    assert_eq!(err.to_string(), "property `Extra`: unknown property; the struct has #[table(deny_unknown_properties)]");
+    let err = Setting::from_json(br#"{"PartitionKey":"other","RowKey":"n","value":"v"}"#).unwrap_err();
+    assert_eq!(err.to_string(), "property `PartitionKey`: expected the constant key `config`, found `other`");
+    let err =
+        Keys::<u8>::from_json(br#"{"PartitionKey":"00000000-0000-0000-0000-000000000000","RowKey":"7"}"#).unwrap_err();
+    assert_eq!(err.to_string(), "property `RowKey`: invalid u8 key `7`: must be 3 digits, found 1");
+}
+
+#[test]
+fn to_json_errors_name_the_property() {
+    let mut long = order();
+    long.note = Some("x".repeat(40_000));
+    let err = long.to_json().unwrap_err();
+    assert_eq!(err.property(), Some("Note"));
+    let bad = Setting { name: "a/b".into(), value: String::new() };
+    assert!(bad.to_json().is_err());
+}

@@ -2,9 +2,11 @@
 //! calls. Exported as `table_model::__private`: not part of the API, and free to change in any release (the
 //! derive is pinned to this crate's exact version).
 
+pub use crate::datetime::DateTime;
 pub use crate::edm::{EdmType, EdmValue};
 pub use crate::entity::{ETag, Entity};
-pub use crate::error::{EntityError, KeyKind, ValueError};
+pub use crate::error::{DecodeError, EncodeError, EntityError, KeyKind, ValueError};
+pub use crate::json::{BodyWriter, EntityBody, EntityVisitor, SystemProperties};
 pub use crate::key::{PartitionKey, RowKey};
 pub use crate::name::PropertyName;
 pub use crate::property::Property;
@@ -215,13 +217,14 @@ pub fn write_json<T: serde::Serialize + ?Sized>(entity: &mut Entity, name: Prope
     entity.insert(name, text).map(drop)
 }
 
-fn parse_json<T: serde::de::DeserializeOwned>(name: &str, value: EdmValue) -> Result<T> {
+fn parse_json<T: serde::de::DeserializeOwned>(value: EdmValue) -> core::result::Result<T, ValueError> {
     let text = value.as_str().ok_or_else(|| {
-        let kind = crate::error::ValueErrorKind::TypeMismatch { expected: EdmType::String, found: value.edm_type() };
-        EntityError::from(ValueError::new(kind).in_property(name))
+        ValueError::new(crate::error::ValueErrorKind::TypeMismatch {
+            expected: EdmType::String,
+            found: value.edm_type(),
+        })
     })?;
-    serde_json::from_str(text)
-        .map_err(|e| ValueError::custom(format_args!("invalid JSON: {e}")).in_property(name).into())
+    serde_json::from_str(text).map_err(|e| ValueError::custom(format_args!("invalid JSON: {e}")))
 }
 
 /// Reads a `#[table(json)]` field; an absent property is `absent()` (the default under `#[table(default)]`),
@@ -232,7 +235,7 @@ pub fn read_json<T: serde::de::DeserializeOwned>(
     absent: fn() -> Option<T>,
 ) -> Result<T> {
     match entity.remove(name) {
-        Some(v) => parse_json(name, v),
+        Some(v) => parse_json(v).map_err(|e| e.in_property(name).into()),
         None => absent().ok_or_else(|| missing(name)),
     }
 }
@@ -248,6 +251,141 @@ pub fn deny_unknown(entity: &Entity) -> Result<()> {
         Some((name, _)) => Err(unknown_property(name.as_str())),
         None => Ok(()),
     }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// JSON, straight from and into the fields (`TableEntity::to_json`, `from_json`)
+
+/// A key string for the body writer, or the error naming the key.
+pub fn encode_key(
+    kind: KeyKind,
+    key: core::result::Result<String, ValueError>,
+) -> core::result::Result<String, EncodeError> {
+    key.map_err(|e| e.in_property(kind.property_name()).into())
+}
+
+/// Writes a field stored with `#[table(edm = "...")]`.
+pub fn write_json_as(
+    writer: &mut BodyWriter,
+    name: &str,
+    value: core::result::Result<Option<EdmValue>, ValueError>,
+    stored: EdmType,
+) -> core::result::Result<(), EncodeError> {
+    match value.and_then(|v| v.map(|v| widen(v, stored)).transpose()) {
+        Ok(Some(v)) => {
+            writer.property(name, &v);
+            Ok(())
+        }
+        Ok(None) => Ok(()),
+        Err(e) => Err(e.in_property(name).into()),
+    }
+}
+
+/// Writes a `#[table(json)]` field as a JSON string property.
+pub fn write_json_serde<T: serde::Serialize + ?Sized>(
+    writer: &mut BodyWriter,
+    name: &str,
+    value: &T,
+) -> core::result::Result<(), EncodeError> {
+    let text = serde_json::to_string(value).map_err(|e| {
+        EncodeError::from(ValueError::custom(format_args!("cannot encode as JSON: {e}")).in_property(name))
+    })?;
+    writer.property_str(name, &text);
+    Ok(())
+}
+
+/// A key of [`SystemProperties`] as a string.
+pub fn key_str<K: AsRef<str>>(key: &Option<K>) -> Option<&str> {
+    key.as_ref().map(AsRef::as_ref)
+}
+
+/// A key field decoded from the entity's key.
+pub fn decode_key<K>(
+    kind: KeyKind,
+    key: Option<&str>,
+    decode: fn(&str) -> core::result::Result<K, ValueError>,
+) -> core::result::Result<K, DecodeError> {
+    let key = key.ok_or_else(|| DecodeError::missing_key(kind))?;
+    decode(key).map_err(|e| e.in_property(kind.property_name()).into())
+}
+
+/// Checks a constant key against the entity's key.
+pub fn decode_constant_key(
+    kind: KeyKind,
+    key: Option<&str>,
+    expected: &'static str,
+) -> core::result::Result<(), DecodeError> {
+    match key {
+        None => Err(DecodeError::missing_key(kind)),
+        Some(found) if found == expected => Ok(()),
+        Some(found) => Err(EntityError::from(
+            ValueError::custom(format_args!("expected the constant key `{expected}`, found `{found}`"))
+                .in_property(kind.property_name()),
+        )
+        .into()),
+    }
+}
+
+/// A decoded value for a field stored with `#[table(edm = "...")]`.
+pub fn decode_as<T>(
+    value: EdmValue,
+    natural: Option<EdmType>,
+    from_edm: fn(EdmValue) -> core::result::Result<T, ValueError>,
+) -> core::result::Result<T, ValueError> {
+    narrow(value, natural).and_then(from_edm)
+}
+
+/// A decoded `#[table(json)]` value.
+pub fn decode_json<T: serde::de::DeserializeOwned>(value: EdmValue) -> core::result::Result<T, ValueError> {
+    parse_json(value)
+}
+
+/// The value of a field once every property has been seen: the decoded one, else `absent()`, else an error
+/// naming `prefix` + `name`.
+pub fn finish<T>(
+    slot: Option<T>,
+    prefix: &str,
+    name: &str,
+    absent: fn() -> Option<T>,
+) -> core::result::Result<T, DecodeError> {
+    match slot {
+        Some(v) => Ok(v),
+        None => absent().ok_or_else(|| DecodeError::missing_property(full_name(prefix, name))),
+    }
+}
+
+/// The error for a property the struct does not have, under `deny_unknown_properties`.
+pub fn unknown_property_json() -> DecodeError {
+    DecodeError::custom("unknown property; the struct has #[table(deny_unknown_properties)]")
+}
+
+/// Whether a flattened group has the property `name` (without the group's prefix).
+pub fn group_has(fields: &'static [FieldSchema], name: &str) -> bool {
+    crate::table_entity::find(fields, name).is_some()
+}
+
+/// The EDM type of the property `name` (without the prefix) of a flattened group.
+pub fn group_edm_type(fields: &'static [FieldSchema], name: &str) -> Option<EdmType> {
+    crate::table_entity::find(fields, name).and_then(PropertySchema::edm_type)
+}
+
+/// Keeps a decoded property of a flattened group, under its full name, until the group is built with
+/// [`TableProperties::read_properties`] (flattened groups are rare; flat structs never get here).
+pub fn buffer(slot: &mut Option<Entity>, name: &str, value: EdmValue) -> core::result::Result<(), DecodeError> {
+    let entity = slot.get_or_insert_with(|| Entity::new(PartitionKey::empty(), RowKey::empty()));
+    let name = PropertyName::new(name).map_err(|e| DecodeError::from(ValueError::custom(e)))?;
+    entity.insert(name, value)?;
+    Ok(())
+}
+
+/// The buffered properties of a flattened group.
+pub fn buffered(slot: Option<Entity>) -> Entity {
+    slot.unwrap_or_else(|| Entity::new(PartitionKey::empty(), RowKey::empty()))
+}
+
+/// `absent` for a `#[table(json)]` field without a default.
+pub fn required<T>() -> Option<T> {
+    None
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -506,4 +644,30 @@ pub const fn check_fields(fields: &'static [FieldSchema]) -> core::result::Resul
         i += 1;
     }
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// After a derive error
+
+/// The decoder of the stub impl the derive emits after a compile error; never runs.
+#[derive(Debug)]
+pub struct StubVisitor<T>(PhantomData<fn() -> T>);
+
+impl<T> Default for StubVisitor<T> {
+    fn default() -> Self {
+        StubVisitor(PhantomData)
+    }
+}
+
+impl<T> EntityVisitor for StubVisitor<T> {
+    type Value = T;
+    fn begin(&mut self, _: SystemProperties) -> core::result::Result<(), DecodeError> {
+        unreachable!("stub after a derive error")
+    }
+    fn property(&mut self, _: &str, _: EdmValue) -> core::result::Result<(), DecodeError> {
+        unreachable!("stub after a derive error")
+    }
+    fn end(self) -> core::result::Result<T, DecodeError> {
+        unreachable!("stub after a derive error")
+    }
 }

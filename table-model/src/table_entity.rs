@@ -6,11 +6,14 @@
 mod impls;
 mod schema;
 
+pub(crate) use schema::find;
 pub use schema::{FieldSchema, KeyEncoding, KeySchema, KeySource, PropertySchema, Schema, SchemaProperty};
 
 use crate::edm::{EdmType, EdmValue};
+
 use crate::entity::Entity;
-use crate::error::{EntityError, ValueError};
+use crate::error::{DecodeError, EncodeError, EntityError, ValueError};
+use crate::json::{decode_entity_with, decode_query_with, BodyWriter, EntityBody, EntityVisitor};
 
 /// An application struct stored as a table entity.
 ///
@@ -81,6 +84,37 @@ pub trait TableEntity: Sized {
     /// invalid JSON in a `#[table(json)]` property, or, when the struct has `#[table(deny_unknown_properties)]`,
     /// a property the struct does not have; each error names the property.
     fn from_entity(entity: Entity) -> Result<Self, EntityError>;
+
+    /// Encodes the struct as the JSON body of an insert or update request (SPEC.md section 5), straight from
+    /// the fields through a [`BodyWriter`]: no [`Entity`] is built. The body is the one
+    /// [`encode_entity`](crate::json::encode_entity) writes for [`to_entity`](TableEntity::to_entity)'s result.
+    ///
+    /// # Errors
+    /// As [`to_entity`](TableEntity::to_entity), and a body over 1 MiB.
+    fn to_json(&self) -> Result<EntityBody, EncodeError>;
+
+    /// Decodes a single-entity response at any metadata level straight into the struct. Values without a type
+    /// annotation (all of them under `nometadata`) are typed from the struct's schema, so an `i64` field reads
+    /// the Int64 string `"9007199254740993"` exactly.
+    ///
+    /// # Errors
+    /// Invalid JSON or any rule of the [`json`](crate::json) module, and the errors of
+    /// [`from_entity`](TableEntity::from_entity), naming the property.
+    fn from_json(json: &[u8]) -> Result<Self, DecodeError> {
+        decode_entity_with(json, Self::__Visitor::default())
+    }
+
+    /// Decodes a query response page (`{"value": [...]}`) at any metadata level straight into structs.
+    ///
+    /// # Errors
+    /// As [`from_json`](TableEntity::from_json), naming the entity's index in the page.
+    fn from_json_query(json: &[u8]) -> Result<Vec<Self>, DecodeError> {
+        decode_query_with(json, Self::__Visitor::default)
+    }
+
+    /// The decoder the derive generates; not part of the API.
+    #[doc(hidden)]
+    type __Visitor: EntityVisitor<Value = Self> + Default;
 }
 
 /// A group of properties that a [`TableEntity`] embeds with `#[table(flatten)]`, under a name prefix.
@@ -148,6 +182,12 @@ pub trait TableProperties: Sized {
     /// # Errors
     /// As [`TableEntity::from_entity`].
     fn read_properties(entity: &mut Entity, prefix: &str) -> Result<Self, EntityError>;
+
+    /// Writes the properties into a JSON body, each name prefixed with `prefix`.
+    ///
+    /// # Errors
+    /// A value the writer cannot convert; the writer's own checks are reported by [`BodyWriter::finish`].
+    fn write_json(&self, writer: &mut BodyWriter, prefix: &str) -> Result<(), EncodeError>;
 }
 
 /// A Rust type stored as one property: the field types `#[derive(TableEntity)]` accepts.
@@ -203,6 +243,23 @@ pub trait EdmField: Sized {
     /// The value of an absent property: `Some(None)` for `Option<T>`, `None` (a missing-property error) otherwise.
     fn absent() -> Option<Self> {
         None
+    }
+
+    /// Writes the value into a JSON request body. The default converts with [`to_edm`](EdmField::to_edm);
+    /// the crate's types write directly, without an [`EdmValue`].
+    ///
+    /// # Errors
+    /// When the value breaks its EDM type's limit; the writer's own checks are reported by
+    /// [`BodyWriter::finish`].
+    fn write_json(&self, writer: &mut BodyWriter, name: &str) -> Result<(), EncodeError> {
+        match self.to_edm() {
+            Ok(Some(value)) => {
+                writer.property(name, &value);
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(e) => Err(e.in_property(name).into()),
+        }
     }
 }
 

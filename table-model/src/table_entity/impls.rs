@@ -4,7 +4,8 @@ use super::{ETagField, EdmField, KeyEncoding, KeyField, ReverseChronologicalKey,
 use crate::datetime::DateTime;
 use crate::edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 use crate::entity::ETag;
-use crate::error::ValueError;
+use crate::error::{EncodeError, ValueError};
+use crate::json::BodyWriter;
 use crate::key::SortableKey;
 use crate::key::{PartitionKey, RowKey};
 use std::cmp::Reverse;
@@ -12,8 +13,9 @@ use uuid::Uuid;
 
 // Property values: each type stores as `EdmValue` through `IntoEdm` (a clone: an `Entity` owns its values) and
 // reads through `FromEdm`, so the type mapping and the widenings are those of `edm.rs`.
+// `write_json` goes straight to the writer's typed methods: no `EdmValue`, no clone.
 macro_rules! edm_field {
-    ($($ty:ty => $edm:ident),* $(,)?) => {$(
+    ($($ty:ty => $edm:ident, |$w:ident, $name:ident, $v:ident| $write:expr;)*) => {$(
         impl EdmField for $ty {
             const EDM_TYPE: Option<EdmType> = Some(EdmType::$edm);
             fn to_edm(&self) -> Result<Option<EdmValue>, ValueError> {
@@ -22,19 +24,35 @@ macro_rules! edm_field {
             fn from_edm(value: EdmValue) -> Result<Self, ValueError> {
                 <$ty as FromEdm>::from_edm(value)
             }
+            #[inline]
+            fn write_json(&self, $w: &mut BodyWriter, $name: &str) -> Result<(), EncodeError> {
+                let $v = self;
+                $write;
+                Ok(())
+            }
         }
     )*};
 }
 
 edm_field! {
-    bool => Boolean,
-    i8 => Int32, i16 => Int32, i32 => Int32, u8 => Int32, u16 => Int32,
-    i64 => Int64, u32 => Int64,
-    f32 => Double, f64 => Double,
-    String => String, EdmString => String,
-    Vec<u8> => Binary, EdmBinary => Binary,
-    Uuid => Guid,
-    DateTime => DateTime, chrono::DateTime<chrono::Utc> => DateTime,
+    bool => Boolean, |w, name, v| w.property_bool(name, *v);
+    i8 => Int32, |w, name, v| w.property_i32(name, i32::from(*v));
+    i16 => Int32, |w, name, v| w.property_i32(name, i32::from(*v));
+    i32 => Int32, |w, name, v| w.property_i32(name, *v);
+    u8 => Int32, |w, name, v| w.property_i32(name, i32::from(*v));
+    u16 => Int32, |w, name, v| w.property_i32(name, i32::from(*v));
+    i64 => Int64, |w, name, v| w.property_i64(name, *v);
+    u32 => Int64, |w, name, v| w.property_i64(name, i64::from(*v));
+    f32 => Double, |w, name, v| w.property_f64(name, f64::from(*v));
+    f64 => Double, |w, name, v| w.property_f64(name, *v);
+    String => String, |w, name, v| w.property_str(name, v);
+    EdmString => String, |w, name, v| w.property_str(name, v);
+    Vec<u8> => Binary, |w, name, v| w.property_bytes(name, v);
+    EdmBinary => Binary, |w, name, v| w.property_bytes(name, v);
+    Uuid => Guid, |w, name, v| w.property_uuid(name, *v);
+    DateTime => DateTime, |w, name, v| w.property_datetime(name, *v);
+    chrono::DateTime<chrono::Utc> => DateTime,
+        |w, name, v| w.property_datetime(name, DateTime::from_chrono(*v).map_err(|e| e.in_property(name))?);
 }
 
 impl EdmField for EdmValue {
@@ -61,6 +79,13 @@ impl<T: EdmField> EdmField for Option<T> {
     }
     fn absent() -> Option<Self> {
         Some(None)
+    }
+    #[inline]
+    fn write_json(&self, writer: &mut BodyWriter, name: &str) -> Result<(), EncodeError> {
+        match self {
+            Some(v) => v.write_json(writer, name),
+            None => Ok(()),
+        }
     }
 }
 

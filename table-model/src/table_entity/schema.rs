@@ -146,6 +146,27 @@ impl Schema {
     }
 }
 
+/// The schema types the values of a `nometadata` response: the EDM type of each property the struct has.
+///
+/// ```
+/// use table_model::json::decode_entity;
+/// use table_model::{EdmValue, TableEntity};
+///
+/// #[derive(TableEntity)]
+/// #[table(partition_key = "p", row_key = "r")]
+/// struct Counter { hits: i64 }
+///
+/// // Without annotations an Int64 is a plain string; the schema types it.
+/// let e = decode_entity(br#"{"PartitionKey":"p","RowKey":"r","hits":"12"}"#, Some(&Counter::SCHEMA))?;
+/// assert_eq!(e.value("hits"), Some(&EdmValue::Int64(12)));
+/// # Ok::<(), table_model::DecodeError>(())
+/// ```
+impl crate::json::TypeHints for Schema {
+    fn edm_type(&self, property: &str) -> Option<EdmType> {
+        self.edm_type_of(property)
+    }
+}
+
 /// Whether a stored value converts to a field of EDM type `expected`: the same type, or an `Int32` into
 /// `Int64` or `Double`, the lossless widenings of [`FromEdm`](crate::FromEdm).
 fn reads_as(value: &EdmValue, expected: EdmType) -> bool {
@@ -166,7 +187,7 @@ fn collect(fields: &'static [FieldSchema], prefix: &str, out: &mut Vec<SchemaPro
     }
 }
 
-fn find(fields: &'static [FieldSchema], name: &str) -> Option<&'static PropertySchema> {
+pub(crate) fn find(fields: &'static [FieldSchema], name: &str) -> Option<&'static PropertySchema> {
     fields.iter().find_map(|f| match f {
         FieldSchema::Property(p) => (p.name == name).then_some(p),
         FieldSchema::Flatten { prefix, fields, .. } => name.strip_prefix(prefix).and_then(|rest| find(fields, rest)),
