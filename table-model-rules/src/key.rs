@@ -109,35 +109,82 @@ impl fmt::Display for KeyError {
 
 impl std::error::Error for KeyError {}
 
-/// `FORBIDDEN[b]` is true when the single byte `b` starts a forbidden character: the ASCII controls
-/// 0x00-0x1F and 0x7F, and `#` `/` `?` `\`. The C1 controls U+0080-U+009F are the two-byte sequences
-/// `C2 80`..`C2 9F`, checked separately. Bytes 0x80 and above map to false.
-#[rustfmt::skip]
-const FORBIDDEN: [bool; 256] = {
-    const T: bool = true;
-    const F: bool = false;
-    [
-    //  0  1  2  3  4  5  6  7  8  9  A  B  C  D  E  F
-        T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, // 0x00 controls
-        T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, T, // 0x10 controls
-        F, F, F, T, F, F, F, F, F, F, F, F, F, F, F, T, // 0x20 `#` at 0x23, `/` at 0x2F
-        F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, T, // 0x30 `?` at 0x3F
-        F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, // 0x40
-        F, F, F, F, F, F, F, F, F, F, F, F, T, F, F, F, // 0x50 `\` at 0x5C
-        F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, // 0x60
-        F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, T, // 0x70 DEL at 0x7F
-        F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, // 0x80.. continuation and lead bytes
-        F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, F,
-        F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, F,
-        F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, F,
-        F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, F,
-        F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, F,
-        F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, F,
-        F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, F,
-    ]
-};
+/// Whether the single byte `b` is a forbidden character: the ASCII controls 0x00-0x1F and 0x7F, and `#` `/`
+/// `?` `\`. The C1 controls U+0080-U+009F are the two-byte sequences `C2 80`..`C2 9F`, checked separately.
+const fn is_forbidden_byte(b: u8) -> bool {
+    (b < 0x20) | (b == 0x7F) | (b == b'#') | (b == b'/') | (b == b'?') | (b == b'\\')
+}
 
-/// Checks a PartitionKey or RowKey value. Runs in `const` context, allocates nothing, and reads each byte once.
+/// Bytes the ASCII fast path tests at once.
+const BLOCK: usize = 16;
+
+/// Whether every byte of the block is an allowed ASCII character. There are no branches and no early exit, so
+/// the compiler turns the loop into a few vector instructions. When a block fails, `check_bytes` goes back to
+/// the byte loop to find and report the first offending character.
+#[inline(always)]
+const fn is_plain_ascii(block: &[u8; BLOCK]) -> bool {
+    let mut bad = 0u8;
+    let mut j = 0;
+    while j < BLOCK {
+        bad |= forbidden_or_non_ascii(block[j]);
+        j += 1;
+    }
+    bad == 0
+}
+
+/// `0x80` when the byte is forbidden or not ASCII, else `0`: the same rule as [`is_forbidden_byte`], written
+/// with additions that cannot carry out of the byte instead of comparisons, so that it vectorizes.
+#[inline(always)]
+const fn forbidden_or_non_ascii(b: u8) -> u8 {
+    let y = b & 0x7F;
+    // Bit 7 of each term is set when `y` passes one test: at least 0x20, not `#`, not `/` or `?` (they differ
+    // in bit 4 only), not `\`. Each sum is at most 0xFE.
+    let passes = (y + 0x60) & ((y ^ b'#') + 0x7F) & (((y | 0x10) ^ b'?') + 0x7F) & ((y ^ b'\\') + 0x7F);
+    // Bit 7 of `b` is set for non-ASCII; bit 7 of `y + 1` for DEL.
+    (b | (y + 1) | !passes) & 0x80
+}
+
+/// Whether every byte is an allowed ASCII character, tested a block at a time.
+#[inline(always)]
+const fn is_plain_ascii_str(bytes: &[u8]) -> bool {
+    let len = bytes.len();
+    let mut block = [b'a'; BLOCK];
+    if len < BLOCK {
+        // Two overlapping halves when there are 8 bytes or more, else each byte, padded with an allowed `a`.
+        let half = BLOCK / 2;
+        let mut j = 0;
+        if len >= half {
+            while j < half {
+                block[j] = bytes[j];
+                block[half + j] = bytes[len - half + j];
+                j += 1;
+            }
+        } else {
+            while j < len {
+                block[j] = bytes[j];
+                j += 1;
+            }
+        }
+        return is_plain_ascii(&block);
+    }
+    let mut start = 0;
+    loop {
+        // The last block ends at the end of the key, overlapping the one before it rather than leaving a tail.
+        if start + BLOCK > len {
+            start = len - BLOCK;
+        }
+        match bytes.split_at(start).1.first_chunk::<BLOCK>() {
+            Some(block) if is_plain_ascii(block) => {}
+            _ => return false,
+        }
+        start += BLOCK;
+        if start >= len {
+            return true;
+        }
+    }
+}
+
+/// Checks a PartitionKey or RowKey value. Runs in `const` context and allocates nothing.
 ///
 /// # Errors
 /// The first forbidden character with its byte index, or the measured length against the 512-unit limit.
@@ -149,6 +196,14 @@ pub const fn check(key: KeyKind, value: &str) -> Result<(), KeyError> {
 }
 
 const fn check_bytes(bytes: &[u8]) -> Result<(), KeyErrorKind> {
+    // Fast path: a key of allowed ASCII characters, one UTF-16 unit each.
+    if is_plain_ascii_str(bytes) {
+        if bytes.len() > KEY_MAX_UTF16 {
+            return Err(KeyErrorKind::TooLong { utf16_len: bytes.len() });
+        }
+        return Ok(());
+    }
+    // Anything else, byte by byte: non-ASCII text, or an error to find and report.
     // Fast reject: the UTF-16 length is at most the UTF-8 length.
     let short = bytes.len() <= KEY_MAX_UTF16;
     let mut utf16 = 0;
@@ -156,7 +211,7 @@ const fn check_bytes(bytes: &[u8]) -> Result<(), KeyErrorKind> {
     while i < bytes.len() {
         let b = bytes[i];
         if b < 0x80 {
-            if FORBIDDEN[b as usize] {
+            if is_forbidden_byte(b) {
                 return Err(KeyErrorKind::ForbiddenChar { ch: b as char, index: i });
             }
             utf16 += 1;
@@ -223,5 +278,43 @@ mod tests {
         assert_eq!(err.to_string(), "invalid partition key: character U+0085 at index 2 is not allowed");
         let err = check(KeyKind::Row, &"x".repeat(600)).unwrap_err();
         assert_eq!(err.to_string(), "invalid row key: must be at most 512 UTF-16 code units, found 600");
+    }
+
+    /// The rule of SPEC.md section 2 character by character: the oracle for the block fast path.
+    fn oracle(s: &str) -> Option<KeyErrorKind> {
+        let bad = |c: char| matches!(c, '/' | '\\' | '#' | '?' | '\u{0}'..='\u{1F}' | '\u{7F}'..='\u{9F}');
+        if let Some((index, ch)) = s.char_indices().find(|&(_, c)| bad(c)) {
+            return Some(KeyErrorKind::ForbiddenChar { ch, index });
+        }
+        let utf16_len = s.encode_utf16().count();
+        (utf16_len > KEY_MAX_UTF16).then_some(KeyErrorKind::TooLong { utf16_len })
+    }
+
+    #[test]
+    fn block_rule_is_the_byte_rule() {
+        for b in 0..=u8::MAX {
+            assert_eq!(forbidden_or_non_ascii(b) != 0, is_forbidden_byte(b) || b >= 0x80, "{b:#04X}");
+        }
+    }
+
+    #[test]
+    fn forbidden_character_at_every_index_around_blocks() {
+        for len in (1..=3 * BLOCK + 1).chain([511, 512, 513, 600]) {
+            for at in 0..len {
+                for (c, filler) in [('#', 'x'), ('\u{85}', 'x'), ('\u{1F}', 'é'), ('?', '😀')] {
+                    let s: String = (0..len).map(|i| if i == at { c } else { filler }).collect();
+                    assert_eq!(kind(&s), oracle(&s), "{len} {at} {c:?} {filler:?}");
+                }
+            }
+            let plain = "k".repeat(len);
+            assert_eq!(kind(&plain), oracle(&plain), "{len}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn agrees_with_the_oracle(s in "[a-z0-9 #/?\\\\\t\u{7F}\u{80}\u{85}\u{9F}\u{A0}é😀]{0,80}|\\PC{0,600}|[a-z]{500,530}") {
+            proptest::prop_assert_eq!(kind(&s), oracle(&s));
+        }
     }
 }

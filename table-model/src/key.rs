@@ -2,7 +2,25 @@
 //! (SPEC.md section 6).
 //!
 //! Keys sort as strings, by UTF-16 code unit, never as numbers. The helpers below return keys that are
-//! already valid and whose string order is the order of the values they encode.
+//! already valid and whose string order is the order of the values they encode; each has a decoder that reads
+//! the key back, or returns a [`KeyDecodeError`](crate::KeyDecodeError) saying what was wrong.
+//!
+//! - **Time** (.NET ticks of a [`DateTime`](crate::DateTime), 19 digits):
+//!
+//!   | key | format | order | build / read |
+//!   |---|---|---|---|
+//!   | chronological | `{ticks:019}` | oldest first | [`chronological`] / [`parse_chronological`] |
+//!   | reverse-chronological | `{3155378975999999999 - ticks:019}` | newest first | [`reverse_chronological`] / [`parse_reverse_chronological`] |
+//!   | unique chronological | `{ticks:019}-{n:010}` | by instant, then `n` | [`chronological_unique`] / [`parse_chronological_unique`] |
+//!   | unique reverse-chronological | `{3155378975999999999 - ticks:019}-{4294967295 - n:010}` | the exact reverse | [`reverse_chronological_unique`] / [`parse_reverse_chronological_unique`] |
+//!
+//!   `3155378975999999999` is `DateTime.MaxValue.Ticks`; `n` is a `u32` tie-breaker for events in the same
+//!   tick. [`chronological_range`] and [`reverse_chronological_range`] give the key bounds of a time range.
+//! - **Numbers, instants and UUIDs** as key fields: [`SortableKey`], for the integer types, `DateTime`,
+//!   `Uuid` and [`Reverse`](std::cmp::Reverse) of each. `#[derive(TableEntity)]` uses it for key fields.
+//! - **Several parts** in one key: [`CompositeKey`] and [`split_composite`].
+//!
+//! Every helper is generic over [`Key`], so the same call builds a [`PartitionKey`] or a [`RowKey`].
 
 use crate::error::KeyError;
 use crate::validated::validated_string;

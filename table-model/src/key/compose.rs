@@ -1,28 +1,5 @@
 //! Composite keys: several parts joined into one key, escaped so that any text can be a part, and split back
-//! exactly.
-//!
-//! # Format
-//! Parts are joined with [`COMPOSITE_SEPARATOR`], a space. Inside a part, the space, [`COMPOSITE_ESCAPE`]
-//! (`~`) and every character a key may not hold (`/ \ # ?`, U+0000 to U+001F, U+007F to U+009F; SPEC.md
-//! section 2) are written as `~` and the two uppercase hexadecimal digits of the character: `/` is `~2F`, a
-//! space `~20`, `~` itself `~7E`, a tab `~09`. Every character to escape is below U+0100, so two digits always
-//! suffice. Every other character is kept as it is, so the key stays readable: `["tenant-7", "user/7"]` is
-//! `tenant-7 user~2F7`.
-//!
-//! Splitting accepts exactly what joining writes (uppercase digits, only characters that need escaping), so
-//! a key splits into one list of parts and that list joins back into the same key.
-//!
-//! # Order
-//! - The parts of a key sort first by the first part, then by the second, and so on, as a tuple would,
-//!   *when no part contains a character that is escaped* (a space, `~` or a forbidden character). The space
-//!   sorts before every other character a key may hold, so a part that is a prefix of another sorts first:
-//!   `["a", "z"]` before `["ab", "c"]`, as `"a" < "ab"`. A list of parts sorts before every longer list that
-//!   starts with it.
-//! - With escaped characters the order is still fixed, but an escaped character sorts as `~` does.
-//! - Always, whatever the parts: every key that starts with the same parts and has more lies in one range of
-//!   keys, [`CompositeKey::prefix_range`], usable in a range query.
-//!
-//! A key with no parts and a key of one empty part are both the empty string; it splits into one empty part.
+//! exactly. The format and its order guarantees are documented on [`CompositeKey`].
 
 use super::sortable::{unexpected_char, SortableKey};
 use super::Key;
@@ -63,27 +40,70 @@ fn is_forbidden(ch: char) -> bool {
     key::check(KeyKind::Row, ch.encode_utf8(&mut buf)).is_err()
 }
 
+/// `ESCAPED_ASCII[b]`: whether the ASCII character `b` is escaped in a part, computed from the key rule.
+const ESCAPED_ASCII: [bool; 128] = {
+    let mut table = [false; 128];
+    let mut b = 0;
+    while b < 128 {
+        let byte = [b as u8];
+        let forbidden = match core::str::from_utf8(&byte) {
+            Ok(s) => key::check(KeyKind::Row, s).is_err(),
+            Err(_) => true,
+        };
+        table[b] = forbidden || b == COMPOSITE_SEPARATOR as usize || b == COMPOSITE_ESCAPE as usize;
+        b += 1;
+    }
+    table
+};
+
 fn needs_escape(ch: char) -> bool {
-    ch == COMPOSITE_SEPARATOR || ch == COMPOSITE_ESCAPE || is_forbidden(ch)
+    match ESCAPED_ASCII.get(ch as usize) {
+        Some(&escaped) => escaped,
+        None => is_forbidden(ch),
+    }
 }
 
 fn push_escaped(out: &mut String, part: &str) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    for ch in part.chars() {
-        if needs_escape(ch) {
-            // Every character that needs escaping is below U+0100 (checked by the unit tests).
-            let code = ch as u32;
-            out.push(COMPOSITE_ESCAPE);
-            out.push(char::from(HEX[(code >> 4) as usize & 0xF]));
-            out.push(char::from(HEX[code as usize & 0xF]));
-        } else {
-            out.push(ch);
-        }
+    out.reserve(part.len());
+    let mut plain_from = 0;
+    for (index, ch) in part.char_indices().filter(|&(_, ch)| needs_escape(ch)) {
+        out.push_str(&part[plain_from..index]);
+        // Every character that needs escaping is below U+0100 (checked by the unit tests).
+        let code = ch as usize;
+        out.push(COMPOSITE_ESCAPE);
+        out.push(char::from(HEX[(code >> 4) & 0xF]));
+        out.push(char::from(HEX[code & 0xF]));
+        plain_from = index + ch.len_utf8();
     }
+    out.push_str(&part[plain_from..]);
 }
 
-/// A key built from several parts, each escaped so that any text can be a part and the key stays valid.
-/// See the [format and order guarantees](self#format) above.
+/// A key built from several parts, each escaped so that any text can be a part and the key stays valid;
+/// [`split_composite`] takes it apart again.
+///
+/// # Format
+/// Parts are joined with [`COMPOSITE_SEPARATOR`], a space. Inside a part, the space, [`COMPOSITE_ESCAPE`]
+/// (`~`) and every character a key may not hold (`/ \ # ?`, U+0000 to U+001F, U+007F to U+009F; SPEC.md
+/// section 2) are written as `~` and the two uppercase hexadecimal digits of the character: `/` is `~2F`, a
+/// space `~20`, `~` itself `~7E`, a tab `~09`. Every character to escape is below U+0100, so two digits always
+/// suffice. Every other character is kept as it is, so the key stays readable: `["tenant-7", "user/7"]` is
+/// `tenant-7 user~2F7`.
+///
+/// Splitting accepts exactly what joining writes (uppercase digits, only characters that need escaping), so
+/// a key splits into one list of parts and that list joins back into the same key.
+///
+/// # Order
+/// - The parts of a key sort first by the first part, then by the second, and so on, as a tuple would,
+///   *when no part contains a character that is escaped* (a space, `~` or a forbidden character). The space
+///   sorts before every other character a key may hold, so a part that is a prefix of another sorts first:
+///   `["a", "z"]` before `["ab", "c"]`, as `"a" < "ab"`. A list of parts sorts before every longer list that
+///   starts with it.
+/// - With escaped characters the order is still fixed, but an escaped character sorts as `~` does.
+/// - Always, whatever the parts: every key that starts with the same parts and has more lies in one range of
+///   keys, [`prefix_range`](CompositeKey::prefix_range), usable in a range query.
+///
+/// A key with no parts and a key of one empty part are both the empty string; it splits into one empty part.
 ///
 /// ```
 /// use table_model::key::{split_composite, CompositeKey};
@@ -250,7 +270,7 @@ impl CompositeKey {
     }
 }
 
-/// Splits a composite key into its parts, undoing the escapes (see the [format](self#format)).
+/// Splits a composite key into its parts, undoing the escapes (see the [format](CompositeKey#format)).
 ///
 /// ```
 /// use table_model::key::split_composite;
@@ -276,10 +296,17 @@ pub fn split_composite(key: &str) -> Result<Vec<String>, KeyDecodeError> {
     let bytes = key.as_bytes();
     let mut parts = Vec::new();
     let mut part = String::new();
+    // Characters from `plain_from` up to the one being read are copied to the part as they are.
+    let mut plain_from = 0;
     let mut chars = key.char_indices();
     while let Some((index, ch)) = chars.next() {
+        if !needs_escape(ch) {
+            continue;
+        }
+        part.push_str(&key[plain_from..index]);
         if ch == COMPOSITE_SEPARATOR {
             parts.push(std::mem::take(&mut part));
+            plain_from = index + 1;
         } else if ch == COMPOSITE_ESCAPE {
             let escaped = match (bytes.get(index + 1), bytes.get(index + 2)) {
                 (Some(&hi), Some(&lo)) => hex_digit(hi).zip(hex_digit(lo)).map(|(hi, lo)| char::from((hi << 4) | lo)),
@@ -292,17 +319,17 @@ pub fn split_composite(key: &str) -> Result<Vec<String>, KeyDecodeError> {
             // The two digits are ASCII: skip them.
             chars.next();
             chars.next();
-        } else if is_forbidden(ch) {
+            plain_from = index + 3;
+        } else {
             return Err(unexpected_char(
                 COMPOSITE,
                 key,
                 index,
                 "it escaped as `~` and two uppercase hexadecimal digits",
             ));
-        } else {
-            part.push(ch);
         }
     }
+    part.push_str(&key[plain_from..]);
     parts.push(part);
     Ok(parts)
 }

@@ -93,12 +93,7 @@ pub trait SortableKey: Sized + private::Sealed {
     /// assert_eq!(partition, "02024");
     /// ```
     fn to_key<K: Key>(&self) -> K {
-        match K::try_from(self.to_key_string()) {
-            Ok(key) => key,
-            // Every implementation writes ASCII digits, lowercase hexadecimal digits and `-` only, at most 39
-            // characters: the unit tests check each of them against the key rules.
-            Err(e) => unreachable!("SortableKey wrote an invalid key: {e}"),
-        }
+        valid_key(self.to_key_string())
     }
 
     /// Reads a `PartitionKey` or a `RowKey` back; the error names which key it was.
@@ -123,6 +118,15 @@ pub(super) mod private {
     pub trait Sealed {}
 }
 
+/// A key the helpers wrote: ASCII digits, lowercase hexadecimal digits, `-` only, at most 39 characters. It
+/// still goes through the key's validation, which the unit tests of every helper exercise.
+pub(super) fn valid_key<K: Key>(key: String) -> K {
+    match K::try_from(key) {
+        Ok(key) => key,
+        Err(e) => unreachable!("a key helper wrote an invalid key: {e}"),
+    }
+}
+
 /// The number of decimal digits of `max`: the width every value up to `max` is padded to.
 pub(super) const fn decimal_width(max: u128) -> usize {
     let mut width = 1;
@@ -133,6 +137,18 @@ pub(super) const fn decimal_width(max: u128) -> usize {
     }
     width
 }
+
+/// `"00"`, `"01"`, ... `"99"`, back to back: two digits per division.
+const DIGIT_PAIRS: [u8; 200] = {
+    let mut pairs = [0u8; 200];
+    let mut n = 0;
+    while n < 100 {
+        pairs[2 * n] = b'0' + (n / 10) as u8;
+        pairs[2 * n + 1] = b'0' + (n % 10) as u8;
+        n += 1;
+    }
+    pairs
+};
 
 /// Appends `value` as exactly `width` decimal digits, zero-padded on the left. The caller guarantees that the
 /// value has at most `width` digits.
@@ -148,10 +164,15 @@ pub(super) fn push_padded(out: &mut String, value: impl Into<u128>, width: usize
         wide /= 10;
     }
     let mut narrow = wide as u64;
-    while narrow > 0 {
+    while narrow >= 10 {
+        let pair = (narrow % 100) as usize * 2;
+        narrow /= 100;
+        end -= 2;
+        buf[end..end + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+    if narrow > 0 {
         end -= 1;
-        buf[end] = b'0' + (narrow % 10) as u8;
-        narrow /= 10;
+        buf[end] = b'0' + narrow as u8;
     }
     debug_assert!(MAX_WIDTH - end <= width, "value wider than {width} digits");
     out.push_str(std::str::from_utf8(&buf[MAX_WIDTH - width..]).expect("ASCII digits"));
@@ -195,14 +216,19 @@ pub(super) fn parse_digits(
     width: usize,
     format: &'static KeyFormat,
 ) -> Result<u128, KeyDecodeError> {
-    let mut value: Option<u128> = Some(0);
-    for (offset, &b) in key.as_bytes()[at..at + width].iter().enumerate() {
-        if !b.is_ascii_digit() {
-            return Err(unexpected_char(format, key, at + offset, "a digit"));
-        }
-        value = value.and_then(|v| v.checked_mul(10)).and_then(|v| v.checked_add(u128::from(b - b'0')));
+    /// Any number of this many digits fits in a `u64`.
+    const U64_DIGITS: usize = decimal_width(u64::MAX as u128) - 1;
+    let digits = &key.as_bytes()[at..at + width];
+    if let Some(offset) = digits.iter().position(|b| !b.is_ascii_digit()) {
+        return Err(unexpected_char(format, key, at + offset, "a digit"));
     }
-    value.ok_or_else(|| out_of_range(format, key))
+    if width <= U64_DIGITS {
+        return Ok(u128::from(digits.iter().fold(0u64, |n, &b| n * 10 + u64::from(b - b'0'))));
+    }
+    digits
+        .iter()
+        .try_fold(0u128, |n, &b| n.checked_mul(10)?.checked_add(u128::from(b - b'0')))
+        .ok_or_else(|| out_of_range(format, key))
 }
 
 /// Reads a key of exactly `width` decimal digits.
@@ -301,6 +327,12 @@ mod tests {
             assert_eq!(padded(value, width), format!("{value:0width$}"));
         }
         assert_eq!(padded(u128::from(u64::MAX) + 1, 39), format!("{:039}", u128::from(u64::MAX) + 1));
+        for power in 0..39 {
+            let p = 10u128.pow(power);
+            for value in [p - 1, p, p + 1, 2 * p - 1] {
+                assert_eq!(padded(value, 39), format!("{value:039}"));
+            }
+        }
     }
 
     #[test]

@@ -1,20 +1,14 @@
 //! Time keys (SPEC.md section 6): .NET ticks as 19 digits, oldest first or newest first, with an optional
-//! tie-breaker for events in the same tick, and the key bounds of a time range.
-//!
-//! | key | format | order |
-//! |---|---|---|
-//! | chronological | `{ticks:019}` | oldest first |
-//! | reverse-chronological | `{3155378975999999999 - ticks:019}` | newest first (the "log tail" pattern) |
-//! | unique chronological | `{ticks:019}-{tie_breaker:010}` | oldest first, then by tie-breaker |
-//! | unique reverse-chronological | `{3155378975999999999 - ticks:019}-{4294967295 - tie_breaker:010}` | the exact reverse |
+//! tie-breaker for events in the same tick, and the key bounds of a time range. The formats are listed in the
+//! docs of the `key` module.
 //!
 //! `ticks` are the 100 ns units since 0001-01-01T00:00:00Z of a [`DateTime`], which keeps instants to the
-//! service's range, 1601-01-01 to 9999-12-31. `3155378975999999999` is `DateTime.MaxValue.Ticks` and
-//! `4294967295` is `u32::MAX`. Every key of one format has the same length, so string order is value order.
+//! service's range, 1601-01-01 to 9999-12-31. Every key of one format has the same length, so string order
+//! is value order.
 
 use super::sortable::{
     decimal_width, length_error, out_of_range, padded, parse_digits, parse_fixed, private, push_padded,
-    unexpected_char, SortableKey,
+    unexpected_char, valid_key, SortableKey,
 };
 use super::Key;
 use crate::error::{EncodedRange, KeyDecodeError, KeyFormat};
@@ -176,11 +170,7 @@ fn unique_key<K: Key>(instant: DateTime, tie_breaker: u32, reverse: bool) -> K {
     push_padded(&mut key, encode_ticks(instant, reverse), TICKS_WIDTH);
     key.push(TIE_BREAKER_SEPARATOR);
     push_padded(&mut key, tie_breaker, TIE_BREAKER_WIDTH);
-    match K::try_from(key) {
-        Ok(key) => key,
-        // 30 ASCII digits and `-`: checked by the unit tests.
-        Err(e) => unreachable!("unique time keys are valid: {e}"),
-    }
+    valid_key(key)
 }
 
 fn parse_unique<K: Key>(key: &K, reverse: bool) -> Result<(DateTime, u32), KeyDecodeError> {
@@ -278,10 +268,7 @@ pub fn parse_reverse_chronological_unique<K: Key>(key: &K) -> Result<(DateTime, 
 }
 
 fn ticks_key<K: Key>(number: u64) -> K {
-    match K::try_from(padded(number, TICKS_WIDTH)) {
-        Ok(key) => key,
-        Err(e) => unreachable!("19 digits are a valid key: {e}"),
-    }
+    valid_key(padded(number, TICKS_WIDTH))
 }
 
 /// The key bounds of the instants in `[from, to)` for [`chronological`] and [`chronological_unique`] keys:
