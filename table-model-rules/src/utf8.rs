@@ -28,6 +28,10 @@ pub(crate) const fn decode(bytes: &[u8], i: usize) -> (char, usize) {
 
 /// Length of a UTF-8 string in UTF-16 code units: one per scalar, two for scalars above U+FFFF.
 pub const fn utf16_len(bytes: &[u8]) -> usize {
+    // ASCII, the common case, is one unit per byte; `is_ascii` checks a word at a time.
+    if bytes.is_ascii() {
+        return bytes.len();
+    }
     let mut n = 0;
     let mut i = 0;
     while i < bytes.len() {

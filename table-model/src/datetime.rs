@@ -107,7 +107,8 @@ impl DateTime {
         out.push_str(std::str::from_utf8(&buf).expect("ASCII"));
     }
 
-    fn encode(self, buf: &mut [u8; 28]) {
+    /// Writes the wire form of [`write_to`](DateTime::write_to) into a fixed buffer (for the JSON writer).
+    pub(crate) fn encode(self, buf: &mut [u8; 28]) {
         let days = self.ticks.div_euclid(TICKS_PER_DAY) - DAYS_0001_TO_1970;
         let in_day = self.ticks.rem_euclid(TICKS_PER_DAY);
         let (y, m, d) = civil_from_days(days);

@@ -162,20 +162,24 @@ impl Entity {
                 self.size = size;
                 Ok(Some(std::mem::replace(&mut self.properties[i].1, value)))
             }
-            None => {
-                let count = self.properties.len() + 1;
-                if count > MAX_CUSTOM_PROPERTIES {
-                    return Err(EntityError::new(EntityErrorKind::TooManyProperties { count }, Some(&name)));
-                }
-                let size = self.size + added;
-                if size > ENTITY_MAX_BYTES {
-                    return Err(EntityError::new(EntityErrorKind::TooLarge { size }, Some(&name)));
-                }
-                self.size = size;
-                self.properties.push((name, value));
-                Ok(None)
-            }
+            None => self.push_new(name, value).map(|()| None),
         }
+    }
+
+    /// Adds a property the caller knows is not there yet (the JSON decoder refuses duplicates itself), with
+    /// the count and size checks of [`Entity::insert`].
+    pub(crate) fn push_new(&mut self, name: PropertyName, value: EdmValue) -> Result<(), EntityError> {
+        let count = self.properties.len() + 1;
+        if count > MAX_CUSTOM_PROPERTIES {
+            return Err(EntityError::new(EntityErrorKind::TooManyProperties { count }, Some(&name)));
+        }
+        let size = self.size + property_size(&name, &value);
+        if size > ENTITY_MAX_BYTES {
+            return Err(EntityError::new(EntityErrorKind::TooLarge { size }, Some(&name)));
+        }
+        self.size = size;
+        self.properties.push((name, value));
+        Ok(())
     }
 
     /// Removes a property; returns its value.

@@ -517,7 +517,7 @@ pub enum DecodeErrorKind {
     InvalidJson {
         /// The line of the error, from 1.
         line: usize,
-        /// The column of the error, from 1 (0 at the end of the input).
+        /// The column of the error, from 1, as `serde_json` reports it (0 before the first character of a line).
         column: usize,
         /// What `serde_json` reported, without its position.
         message: String,

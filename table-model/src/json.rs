@@ -42,16 +42,19 @@
 //!   range is an error, never silently widened), a number with `.` or an exponent `Edm.Double`, a string
 //!   `Edm.String`, `true`/`false` `Edm.Boolean`. `null` is an absent property (the service stores no nulls).
 //! - Annotated values parse strictly: Int64 as a string of digits (or a JSON integer), Double as a number or
-//!   one of `"NaN"`, `"Infinity"`, `"-Infinity"`, `"INF"`, `"-INF"`, DateTime with 0 to 7 fractional digits,
-//!   Guid as 8-4-4-4-12 hex in any case, Binary as standard padded base64.
+//!   one of `"NaN"`, `"Infinity"`, `"-Infinity"`, `"INF"`, `"-INF"`, DateTime as
+//!   [`DateTime::parse`](crate::DateTime::parse) reads it (0 to 7 fractional digits, `Z` or none), Guid as
+//!   8-4-4-4-12 hex in any case, Binary as standard padded base64. A string typed by the hints parses the
+//!   same way.
 //! - An annotation that disagrees with the hints is an error, except an `Edm.Int32` where the hints expect
-//!   `Edm.Int64` or `Edm.Double`: that value is read as the Int32 it is, which
-//!   [`FromEdm`](crate::FromEdm) widens losslessly (the service annotates Int32 only in fullmetadata, so the
-//!   same data reads the same at every level).
+//!   `Edm.Int64` or `Edm.Double`: the integer is widened to the hinted type, losslessly. That is what a bare
+//!   integer with those hints gives at minimalmetadata (where Int32 carries no annotation), so decoding with
+//!   hints gives the same entity at every metadata level.
 //! - Refused, each with a [`DecodeError`](crate::DecodeError) naming the property: a duplicate member, an
 //!   unknown `Edm.*` type, an `@odata.type` annotation without its property, any other `<Name>@...`
 //!   annotation, a JSON object or array as a value, an invalid property name, an invalid or missing key,
-//!   more than 252 properties. Decoding never panics, whatever the input (serde_json bounds nesting depth).
+//!   more than 252 properties. Decoding never panics and never recurses on the input: nested values are refused
+//!   before they are entered, and skipped `odata.*` values are skipped by `serde_json` without recursion.
 //! - serde_json hands an integer beyond the 64-bit range to us as a float, so such a literal without an
 //!   annotation reads as `Edm.Double`; the service never writes one.
 //! - A NaN reads back as the canonical `f64::NAN`: the wire form `"NaN"` carries no sign or payload.
@@ -67,7 +70,7 @@ mod decode;
 mod encode;
 
 pub use decode::{decode_entity, decode_entity_with, decode_query, decode_query_with, EntityVisitor, SystemProperties};
-pub use encode::{encode_entity, BodyWriter, EntityBody};
+pub use encode::{encode_entity, AsPropertyName, BodyWriter, EntityBody};
 
 use crate::edm::EdmType;
 use std::collections::{BTreeMap, HashMap};
@@ -154,6 +157,12 @@ impl TypeHints for [(&str, EdmType)] {
     }
 }
 
+impl TypeHints for &[(&str, EdmType)] {
+    fn edm_type(&self, property: &str) -> Option<EdmType> {
+        (**self).edm_type(property)
+    }
+}
+
 impl<const N: usize> TypeHints for [(&str, EdmType); N] {
     fn edm_type(&self, property: &str) -> Option<EdmType> {
         self.as_slice().edm_type(property)
@@ -192,9 +201,16 @@ struct NameFilter(u128);
 impl NameFilter {
     /// Adds a name; returns whether it may have been added before (then the caller compares for real).
     fn insert(&mut self, name: &str) -> bool {
-        // FNV-1a: cheap over the short names this sees, and it mixes every byte.
-        let hash = name.bytes().fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193));
-        let bit = 1u128 << (hash % 128);
+        // Length and the first and last two bytes: O(1), and it tells apart the numbered names (`Col9`,
+        // `Col10`) common in entities. A collision only costs the caller a real comparison.
+        let b = name.as_bytes();
+        let byte = |i: usize| u32::from(b.get(i).copied().unwrap_or(0));
+        let n = b.len();
+        let hash = (n as u32).wrapping_mul(0x9E37_79B9)
+            ^ byte(0).wrapping_mul(0x85EB_CA6B)
+            ^ byte(n.wrapping_sub(1)).wrapping_mul(0xC2B2_AE35)
+            ^ byte(n.wrapping_sub(2)).wrapping_mul(0x27D4_EB2F);
+        let bit = 1u128 << (hash >> 25);
         let seen = self.0 & bit != 0;
         self.0 |= bit;
         seen

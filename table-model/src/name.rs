@@ -268,6 +268,13 @@ impl PropertyName {
     fn validate(name: &str) -> Result<(), PropertyNameError> {
         property_name::check(name)
     }
+
+    /// A name the caller has already checked with `property_name::check` (the JSON decoder, which checks
+    /// every member name once).
+    pub(crate) fn from_checked(name: String) -> Self {
+        debug_assert!(property_name::check(&name).is_ok());
+        PropertyName(Cow::Owned(name))
+    }
 }
 
 validated_string!(PropertyName, PropertyNameError, "property name");

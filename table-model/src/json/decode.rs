@@ -156,10 +156,7 @@ pub fn decode_query(json: &[u8], hints: Option<&dyn TypeHints>) -> Result<Vec<En
 /// # Errors
 /// As [`decode_entity`], and whatever the visitor returns.
 pub fn decode_entity_with<V: EntityVisitor>(json: &[u8], visitor: V) -> Result<V::Value, DecodeError> {
-    run(json, |de, error| {
-        let mut scratch = Scratch::default();
-        EntitySeed { visitor, scratch: &mut scratch, error, index: None }.deserialize(de)
-    })
+    run(json, EntityTask(visitor))
 }
 
 /// Decodes a query response page with a fresh visitor per entity: the core of [`decode_query`].
@@ -173,21 +170,66 @@ pub fn decode_query_with<V: EntityVisitor>(
     json: &[u8],
     new_visitor: impl FnMut() -> V,
 ) -> Result<Vec<V::Value>, DecodeError> {
-    run(json, |de, error| QuerySeed { new_visitor, error }.deserialize(de))
+    run(json, QueryTask(new_visitor))
 }
 
-/// Runs a seed over the input, then requires the end of the input. An error recorded by the seeds is the
+/// One decoding job, run over whichever `serde_json` reader [`run`] picks.
+trait Task<'de> {
+    type Output;
+
+    fn decode<R: serde_json::de::Read<'de>>(
+        self,
+        de: &mut serde_json::Deserializer<R>,
+        error: &mut Option<DecodeError>,
+    ) -> Result<Self::Output, serde_json::Error>;
+}
+
+struct EntityTask<V>(V);
+
+impl<'de, V: EntityVisitor> Task<'de> for EntityTask<V> {
+    type Output = V::Value;
+
+    fn decode<R: serde_json::de::Read<'de>>(
+        self,
+        de: &mut serde_json::Deserializer<R>,
+        error: &mut Option<DecodeError>,
+    ) -> Result<V::Value, serde_json::Error> {
+        let mut scratch = Scratch::new();
+        EntitySeed { visitor: self.0, scratch: &mut scratch, error, index: None }.deserialize(de)
+    }
+}
+
+struct QueryTask<F>(F);
+
+impl<'de, V: EntityVisitor, F: FnMut() -> V> Task<'de> for QueryTask<F> {
+    type Output = Vec<V::Value>;
+
+    fn decode<R: serde_json::de::Read<'de>>(
+        self,
+        de: &mut serde_json::Deserializer<R>,
+        error: &mut Option<DecodeError>,
+    ) -> Result<Vec<V::Value>, serde_json::Error> {
+        QuerySeed { new_visitor: self.0, error }.deserialize(de)
+    }
+}
+
+/// Runs a task over the input, then requires the end of the input. An error recorded by the seeds is the
 /// typed error; otherwise the error is `serde_json`'s.
-fn run<'de, T>(
-    json: &'de [u8],
-    decode: impl FnOnce(
-        &mut serde_json::Deserializer<serde_json::de::SliceRead<'de>>,
-        &mut Option<DecodeError>,
-    ) -> Result<T, serde_json::Error>,
-) -> Result<T, DecodeError> {
-    let mut de = serde_json::Deserializer::from_slice(json);
+///
+/// UTF-8 is checked once for the whole input, which is faster than `serde_json` checking each string; input
+/// that is not UTF-8 goes to `serde_json`'s byte reader, which reports where.
+fn run<'de, T: Task<'de>>(json: &'de [u8], task: T) -> Result<T::Output, DecodeError> {
     let mut error = None;
-    let result = decode(&mut de, &mut error).and_then(|value| de.end().map(|()| value));
+    let result = match std::str::from_utf8(json) {
+        Ok(text) => {
+            let mut de = serde_json::Deserializer::from_str(text);
+            task.decode(&mut de, &mut error).and_then(|value| de.end().map(|()| value))
+        }
+        Err(_) => {
+            let mut de = serde_json::Deserializer::from_slice(json);
+            task.decode(&mut de, &mut error).and_then(|value| de.end().map(|()| value))
+        }
+    };
     result.map_err(|e| error.take().unwrap_or_else(|| invalid_json(&e)))
 }
 
@@ -229,9 +271,8 @@ impl EntityVisitor for EntityBuilder<'_> {
 
     fn property(&mut self, name: &str, value: EdmValue) -> Result<(), DecodeError> {
         let entity = self.entity.as_mut().ok_or_else(|| DecodeError::custom("property before begin"))?;
-        let name = PropertyName::new(name)
-            .map_err(|e| DecodeError::new(DecodeErrorKind::InvalidPropertyName(e)).in_property(name))?;
-        entity.insert(name, value)?;
+        // The core has checked the name and that it is not repeated.
+        entity.push_new(PropertyName::from_checked(name.to_owned()), value)?;
         Ok(())
     }
 
@@ -286,10 +327,16 @@ struct Annotation<'de> {
 }
 
 /// The buffers of one entity object, reused across the entities of a query page.
-#[derive(Default)]
 struct Scratch<'de> {
     members: Vec<Member<'de>>,
+    /// Annotations not paired as they were read: those after their value, or not next to it.
     annotations: Vec<Annotation<'de>>,
+}
+
+impl Scratch<'_> {
+    fn new() -> Self {
+        Scratch { members: Vec::with_capacity(16), annotations: Vec::new() }
+    }
 }
 
 /// What a member name says the member is.
@@ -300,24 +347,22 @@ enum MemberKind<'k> {
     /// Any other `odata.*` control information: skipped.
     OData,
     TypeAnnotation(&'k str),
-    OtherAnnotation,
     Property,
 }
 
+/// What a member is, by its name. A name with another `@` annotation is told apart from an invalid
+/// property name only when the property name check fails, off the hot path.
 fn classify(name: &str) -> MemberKind<'_> {
+    if let Some(target) = name.strip_suffix("@odata.type") {
+        return MemberKind::TypeAnnotation(target);
+    }
     match name {
         "PartitionKey" => MemberKind::Key(KeyKind::Partition),
         "RowKey" => MemberKind::Key(KeyKind::Row),
         "Timestamp" => MemberKind::Timestamp,
         "odata.etag" => MemberKind::ETag,
         _ if name.starts_with("odata.") => MemberKind::OData,
-        _ => match name.find('@') {
-            None => MemberKind::Property,
-            Some(at) => match name.split_at(at) {
-                (target, "@odata.type") => MemberKind::TypeAnnotation(target),
-                _ => MemberKind::OtherAnnotation,
-            },
-        },
+        _ => MemberKind::Property,
     }
 }
 
@@ -362,6 +407,8 @@ impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
         // Which system annotations were seen, to refuse one twice.
         let mut system_annotations = [false; 3];
         let mut names = NameFilter::default();
+        // A type annotation read but not yet paired with its value.
+        let mut pending: Option<Annotation<'de>> = None;
         let failed = |slot: &mut Option<DecodeError>, e: DecodeError| -> A::Error {
             fail(slot, if let Some(i) = index { e.in_entity(i) } else { e })
         };
@@ -393,10 +440,6 @@ impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
                 MemberKind::OData => {
                     map.next_value::<IgnoredAny>()?;
                 }
-                MemberKind::OtherAnnotation => {
-                    let e = DecodeError::new(DecodeErrorKind::UnsupportedAnnotation { name: name.to_string() });
-                    return Err(failed(error, e));
-                }
                 MemberKind::TypeAnnotation(target) => {
                     let raw = map.next_value_seed(RawSeed { name: target, error: &mut *error, index })?;
                     let edm_type = annotation_type(raw).map_err(|e| failed(error, e.in_property(target)))?;
@@ -420,22 +463,38 @@ impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
                         Cow::Borrowed(whole) => Cow::Borrowed(&whole[..target.len()]),
                         Cow::Owned(_) => Cow::Owned(target.to_owned()),
                     };
+                    // Usually the value comes next: keep the annotation at hand to pair it then.
                     let position = scratch.members.len();
-                    scratch.annotations.push(Annotation { target, edm_type, position });
+                    if let Some(earlier) = pending.replace(Annotation { target, edm_type, position }) {
+                        scratch.annotations.push(earlier);
+                    }
                 }
                 MemberKind::Property => {
                     if let Err(e) = property_name::check(&name) {
-                        let e = DecodeError::new(DecodeErrorKind::InvalidPropertyName(e)).in_property(&*name);
+                        // `@` is never in a property name: this is an annotation other than `@odata.type`.
+                        let e = if name.contains('@') {
+                            DecodeError::new(DecodeErrorKind::UnsupportedAnnotation { name: name.to_string() })
+                        } else {
+                            DecodeError::new(DecodeErrorKind::InvalidPropertyName(e)).in_property(&*name)
+                        };
                         return Err(failed(error, e));
                     }
                     if names.insert(&name) && scratch.members.iter().any(|m| m.name == name) {
                         return Err(failed(error, duplicate()));
                     }
                     let value = map.next_value_seed(RawSeed { name: &name, error: &mut *error, index })?;
-                    scratch.members.push(Member { name, value, annotation: None });
+                    let annotation = match pending.take() {
+                        Some(a) if a.target == name => Some(a.edm_type),
+                        other => {
+                            scratch.annotations.extend(other);
+                            None
+                        }
+                    };
+                    scratch.members.push(Member { name, value, annotation });
                 }
             }
         }
+        scratch.annotations.extend(pending);
         finish_entity(visitor, system, scratch).map_err(|e| failed(error, e))
     }
 }
@@ -788,7 +847,7 @@ impl<'de, V: EntityVisitor, F: FnMut() -> V> Visitor<'de> for PageSeed<'_, F> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<V::Value>, A::Error> {
-        let mut scratch = Scratch::default();
+        let mut scratch = Scratch::new();
         let mut entities = Vec::new();
         loop {
             let seed = EntitySeed {

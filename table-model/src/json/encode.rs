@@ -6,7 +6,9 @@ use crate::datetime::DateTime;
 use crate::edm::{binary_stored_size, check_binary_len, check_string_len, string_stored_size, EdmValue, IntoEdm};
 use crate::entity::{keys_size, property_share, Entity};
 use crate::error::{EncodeError, EncodeErrorKind};
+use crate::key::{PartitionKey, RowKey};
 use crate::limits::{ENTITY_MAX_BYTES, MAX_CUSTOM_PROPERTIES};
+use crate::name::PropertyName;
 use base64::Engine as _;
 use std::fmt;
 use table_model_rules::{key, property_name, EdmType, KeyKind};
@@ -18,9 +20,13 @@ use uuid::Uuid;
 ///
 /// The keys come first, then each property in the order written, with the `"<Name>@odata.type"` annotation
 /// before the value exactly for Binary, DateTime, Guid, Int64 and Double. Every rule is checked as it is
-/// written: the keys, each property name, each value's limit, no property twice, at most 252 properties, and
-/// 1 MiB both by the size formula and as encoded JSON. The first broken rule is kept and returned by
+/// written: the keys, each property name (a `&str` name is checked, a [`PropertyName`] is valid already: see
+/// [`AsPropertyName`]), each value's limit, no property twice, at most 252 properties, and 1 MiB both by the
+/// size formula and as encoded JSON. The first broken rule is kept and returned by
 /// [`finish`](BodyWriter::finish); later writes are then skipped. The methods return `&mut Self` so calls chain.
+///
+/// Nothing is allocated but the body: names are tracked inline (up to 24, then in one `Vec`), and values
+/// are formatted straight into the buffer (`serde_json` escapes strings and formats numbers).
 ///
 /// ```
 /// use table_model::json::BodyWriter;
@@ -47,37 +53,53 @@ pub struct BodyWriter {
     buf: Vec<u8>,
     /// The entity's size by the formula of SPEC.md section 4.
     size: usize,
-    /// Where each property name sits in `buf`, to find a name written twice.
-    names: Vec<(usize, usize)>,
-    /// The names written, to skip the scan of `names` for a name certainly new.
+    /// The number of custom properties written.
+    count: usize,
+    /// The names written, to tell a new name from a possible repeat without any comparison.
     seen: NameFilter,
+    /// Where the first names sit in `buf` (offset, length), kept inline: most entities have few properties.
+    names: [(u32, u32); INLINE_NAMES],
+    /// Where the others sit, for entities with more properties.
+    more_names: Vec<(u32, u32)>,
     error: Option<EncodeError>,
-    /// Reused for [`DateTime::write_to`], which writes to a `String`.
-    scratch: String,
 }
+
+/// How many property names [`BodyWriter`] tracks without allocating.
+const INLINE_NAMES: usize = 24;
 
 impl BodyWriter {
     /// Starts a body with its keys, which every insert and update carries.
     ///
     /// A key that breaks the key rules is reported by [`finish`](BodyWriter::finish).
     pub fn new(partition_key: &str, row_key: &str) -> Self {
-        BodyWriter::with_capacity(256, partition_key, row_key)
+        BodyWriter::with_capacity(512, partition_key, row_key)
     }
 
     /// As [`new`](BodyWriter::new), with room for a body of `capacity` bytes before the buffer grows.
     pub fn with_capacity(capacity: usize, partition_key: &str, row_key: &str) -> Self {
-        let mut w = BodyWriter {
-            buf: Vec::with_capacity(capacity),
-            size: keys_size(partition_key, row_key),
-            names: Vec::new(),
-            seen: NameFilter::default(),
-            error: None,
-            scratch: String::new(),
-        };
+        let mut w = BodyWriter::start(capacity, partition_key, row_key);
         let checked = key::check(KeyKind::Partition, partition_key).and_then(|()| key::check(KeyKind::Row, row_key));
         if let Err(e) = checked {
             w.error = Some(EncodeError::new(EncodeErrorKind::InvalidKey(e), None));
         }
+        w
+    }
+
+    /// A body for keys that are valid by their types.
+    fn with_keys(capacity: usize, partition_key: &PartitionKey, row_key: &RowKey) -> Self {
+        BodyWriter::start(capacity, partition_key, row_key)
+    }
+
+    fn start(capacity: usize, partition_key: &str, row_key: &str) -> Self {
+        let mut w = BodyWriter {
+            buf: Vec::with_capacity(capacity),
+            size: keys_size(partition_key, row_key),
+            count: 0,
+            seen: NameFilter::default(),
+            names: [(0, 0); INLINE_NAMES],
+            more_names: Vec::new(),
+            error: None,
+        };
         w.buf.extend_from_slice(b"{\"PartitionKey\":");
         write_json_str(&mut w.buf, partition_key);
         w.buf.extend_from_slice(b",\"RowKey\":");
@@ -86,27 +108,27 @@ impl BodyWriter {
     }
 
     /// Writes an `Edm.String` property.
-    pub fn property_str(&mut self, name: &str, value: &str) -> &mut Self {
+    pub fn property_str(&mut self, name: impl AsPropertyName, value: &str) -> &mut Self {
         if self.error.is_none() {
             match check_string_len(value) {
-                Ok(utf16_len) => self.write_str(name, value, utf16_len),
-                Err(e) => self.fail(EncodeError::from(e.in_property(name))),
+                Ok(utf16_len) => self.write_str(&name, value, utf16_len),
+                Err(e) => self.fail(EncodeError::from(e.in_property(name.as_name()))),
             }
         }
         self
     }
 
     /// Writes an `Edm.Int32` property: a JSON number.
-    pub fn property_i32(&mut self, name: &str, value: i32) -> &mut Self {
-        if self.begin(name, EdmValue::Int32(value).stored_size(), None) {
+    pub fn property_i32(&mut self, name: impl AsPropertyName, value: i32) -> &mut Self {
+        if self.begin(&name, EdmValue::Int32(value).stored_size(), None) {
             serialize(&mut self.buf, |s| serde::Serializer::serialize_i32(s, value));
         }
         self
     }
 
     /// Writes an `Edm.Int64` property: annotated, as a JSON string of digits.
-    pub fn property_i64(&mut self, name: &str, value: i64) -> &mut Self {
-        if self.begin(name, EdmValue::Int64(value).stored_size(), Some(EdmType::Int64)) {
+    pub fn property_i64(&mut self, name: impl AsPropertyName, value: i64) -> &mut Self {
+        if self.begin(&name, EdmValue::Int64(value).stored_size(), Some(EdmType::Int64)) {
             self.buf.push(b'"');
             serialize(&mut self.buf, |s| serde::Serializer::serialize_i64(s, value));
             self.buf.push(b'"');
@@ -117,8 +139,8 @@ impl BodyWriter {
     /// Writes an `Edm.Double` property: always annotated, always with a decimal point or an exponent
     /// (`5.0`, `1e+300`), the shortest form that reads back to the same bits. NaN and the infinities are the
     /// strings `"NaN"`, `"Infinity"` and `"-Infinity"`; `-0.0` stays `-0.0`.
-    pub fn property_f64(&mut self, name: &str, value: f64) -> &mut Self {
-        if self.begin(name, EdmValue::Double(value).stored_size(), Some(EdmType::Double)) {
+    pub fn property_f64(&mut self, name: impl AsPropertyName, value: f64) -> &mut Self {
+        if self.begin(&name, EdmValue::Double(value).stored_size(), Some(EdmType::Double)) {
             if value.is_finite() {
                 serialize(&mut self.buf, |s| serde::Serializer::serialize_f64(s, value));
             } else if value.is_nan() {
@@ -133,16 +155,16 @@ impl BodyWriter {
     }
 
     /// Writes an `Edm.Boolean` property: `true` or `false`.
-    pub fn property_bool(&mut self, name: &str, value: bool) -> &mut Self {
-        if self.begin(name, EdmValue::Boolean(value).stored_size(), None) {
+    pub fn property_bool(&mut self, name: impl AsPropertyName, value: bool) -> &mut Self {
+        if self.begin(&name, EdmValue::Boolean(value).stored_size(), None) {
             self.buf.extend_from_slice(if value { b"true" } else { b"false" });
         }
         self
     }
 
     /// Writes an `Edm.Guid` property: annotated, lowercase and hyphenated.
-    pub fn property_uuid(&mut self, name: &str, value: Uuid) -> &mut Self {
-        if self.begin(name, EdmValue::Guid(value).stored_size(), Some(EdmType::Guid)) {
+    pub fn property_uuid(&mut self, name: impl AsPropertyName, value: Uuid) -> &mut Self {
+        if self.begin(&name, EdmValue::Guid(value).stored_size(), Some(EdmType::Guid)) {
             let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
             self.buf.push(b'"');
             self.buf.extend_from_slice(value.hyphenated().encode_lower(&mut text).as_bytes());
@@ -152,41 +174,41 @@ impl BodyWriter {
     }
 
     /// Writes an `Edm.DateTime` property: annotated, with 7 fractional digits and `Z`.
-    pub fn property_datetime(&mut self, name: &str, value: DateTime) -> &mut Self {
-        if self.begin(name, EdmValue::DateTime(value).stored_size(), Some(EdmType::DateTime)) {
-            self.scratch.clear();
-            value.write_to(&mut self.scratch);
+    pub fn property_datetime(&mut self, name: impl AsPropertyName, value: DateTime) -> &mut Self {
+        if self.begin(&name, EdmValue::DateTime(value).stored_size(), Some(EdmType::DateTime)) {
+            let mut text = [0u8; 28];
+            value.encode(&mut text);
             self.buf.push(b'"');
-            self.buf.extend_from_slice(self.scratch.as_bytes());
+            self.buf.extend_from_slice(&text);
             self.buf.push(b'"');
         }
         self
     }
 
     /// Writes an `Edm.Binary` property: annotated, as standard padded base64.
-    pub fn property_bytes(&mut self, name: &str, value: &[u8]) -> &mut Self {
+    pub fn property_bytes(&mut self, name: impl AsPropertyName, value: &[u8]) -> &mut Self {
         if self.error.is_none() {
             match check_binary_len(value.len()) {
-                Ok(()) => self.write_bytes(name, value),
-                Err(e) => self.fail(EncodeError::from(e.in_property(name))),
+                Ok(()) => self.write_bytes(&name, value),
+                Err(e) => self.fail(EncodeError::from(e.in_property(name.as_name()))),
             }
         }
         self
     }
 
     /// Writes a property of whatever EDM type the value has.
-    pub fn property(&mut self, name: &str, value: &EdmValue) -> &mut Self {
+    pub fn property(&mut self, name: impl AsPropertyName, value: &EdmValue) -> &mut Self {
         match value {
             // The limits of `EdmString` and `EdmBinary` hold by construction.
             EdmValue::String(s) => {
                 if self.error.is_none() {
-                    self.write_str(name, s, s.utf16_len());
+                    self.write_str(&name, s, s.utf16_len());
                 }
                 self
             }
             EdmValue::Binary(b) => {
                 if self.error.is_none() {
-                    self.write_bytes(name, b);
+                    self.write_bytes(&name, b);
                 }
                 self
             }
@@ -201,11 +223,11 @@ impl BodyWriter {
 
     /// Converts a Rust value with [`IntoEdm`] and writes it; a conversion that fails is the error
     /// [`finish`](BodyWriter::finish) returns, naming the property.
-    pub fn property_value(&mut self, name: &str, value: impl IntoEdm) -> &mut Self {
+    pub fn property_value(&mut self, name: impl AsPropertyName, value: impl IntoEdm) -> &mut Self {
         if self.error.is_none() {
             match value.into_edm() {
                 Ok(v) => return self.property(name, &v),
-                Err(e) => self.fail(EncodeError::from(e.in_property(name))),
+                Err(e) => self.fail(EncodeError::from(e.in_property(name.as_name()))),
             }
         }
         self
@@ -238,13 +260,13 @@ impl BodyWriter {
         }
     }
 
-    fn write_str(&mut self, name: &str, value: &str, utf16_len: usize) {
+    fn write_str(&mut self, name: &impl AsPropertyName, value: &str, utf16_len: usize) {
         if self.begin(name, string_stored_size(utf16_len), None) {
             write_json_str(&mut self.buf, value);
         }
     }
 
-    fn write_bytes(&mut self, name: &str, value: &[u8]) {
+    fn write_bytes(&mut self, name: &impl AsPropertyName, value: &[u8]) {
         if self.begin(name, binary_stored_size(value.len()), Some(EdmType::Binary)) {
             let engine = &base64::engine::general_purpose::STANDARD;
             self.buf.push(b'"');
@@ -260,20 +282,24 @@ impl BodyWriter {
 
     /// Checks a property against every rule but its value's own limit and writes `,"Name":`, with the type
     /// annotation before it when there is one. Returns whether the value should be written.
-    fn begin(&mut self, name: &str, value_size: usize, annotation: Option<EdmType>) -> bool {
+    fn begin(&mut self, name: &impl AsPropertyName, value_size: usize, annotation: Option<EdmType>) -> bool {
         if self.error.is_some() {
             return false;
         }
-        if let Err(e) = property_name::check(name) {
-            self.fail(EncodeError::new(EncodeErrorKind::InvalidPropertyName(e), Some(name)));
-            return false;
+        let checked = name.is_checked();
+        let name = name.as_name();
+        if !checked {
+            if let Err(e) = property_name::check(name) {
+                self.fail(EncodeError::new(EncodeErrorKind::InvalidPropertyName(e), Some(name)));
+                return false;
+            }
         }
-        let count = self.names.len() + 1;
+        let count = self.count + 1;
         if count > MAX_CUSTOM_PROPERTIES {
             self.fail(EncodeError::new(EncodeErrorKind::TooManyProperties { count }, Some(name)));
             return false;
         }
-        if self.seen.insert(name) && self.names.iter().any(|&(at, len)| &self.buf[at..at + len] == name.as_bytes()) {
+        if self.is_repeat(name) {
             self.fail(EncodeError::new(EncodeErrorKind::DuplicateProperty, Some(name)));
             return false;
         }
@@ -283,6 +309,7 @@ impl BodyWriter {
             return false;
         }
         self.size = size;
+        self.count = count;
         // A valid property name never needs JSON escaping: C# identifier characters include no `"`, `\` or
         // control character. It is therefore written as is, and found again as is.
         if let Some(t) = annotation {
@@ -293,10 +320,28 @@ impl BodyWriter {
             self.buf.push(b'"');
         }
         self.buf.extend_from_slice(b",\"");
-        self.names.push((self.buf.len(), name.len()));
+        // A body over 4 GiB fails `finish` anyway; its offsets only need to stay distinct until then.
+        let at = (self.buf.len() as u32, name.len() as u32);
+        match self.names.get_mut(count - 1) {
+            Some(slot) => *slot = at,
+            None => self.more_names.push(at),
+        }
         self.buf.extend_from_slice(name.as_bytes());
         self.buf.extend_from_slice(b"\":");
         true
+    }
+
+    /// Whether a property of this name was written already. Most names are new, and the filter says so
+    /// without a comparison.
+    fn is_repeat(&mut self, name: &str) -> bool {
+        if !self.seen.insert(name) {
+            return false;
+        }
+        let written = &self.names[..self.count.min(INLINE_NAMES)];
+        written.iter().chain(&self.more_names).any(|&(at, len)| {
+            let (at, len) = (at as usize, len as usize);
+            self.buf.get(at..at + len) == Some(name.as_bytes())
+        })
     }
 }
 
@@ -307,6 +352,58 @@ impl fmt::Debug for BodyWriter {
             .field("entity_size", &self.size)
             .field("error", &self.error)
             .finish()
+    }
+}
+
+/// A property name as [`BodyWriter`] takes it: a `&str` or `&String`, checked as it is written, or a
+/// [`&PropertyName`](PropertyName), valid by construction and not checked again (a `const` one costs nothing).
+///
+/// ```
+/// use table_model::json::BodyWriter;
+/// use table_model::PropertyName;
+/// const PRICE: PropertyName = PropertyName::from_static("Price");
+/// let mut w = BodyWriter::new("p", "r");
+/// w.property_f64(&PRICE, 9.5).property_i32("Quantity", 2).property_bool(&String::from("Paid"), true);
+/// assert!(w.finish().is_ok());
+/// ```
+pub trait AsPropertyName: sealed::Sealed {
+    /// The name.
+    fn as_name(&self) -> &str;
+    /// Whether the name is known to be valid.
+    fn is_checked(&self) -> bool;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for &str {}
+    impl Sealed for &String {}
+    impl Sealed for &crate::name::PropertyName {}
+}
+
+impl AsPropertyName for &str {
+    fn as_name(&self) -> &str {
+        self
+    }
+    fn is_checked(&self) -> bool {
+        false
+    }
+}
+
+impl AsPropertyName for &String {
+    fn as_name(&self) -> &str {
+        self
+    }
+    fn is_checked(&self) -> bool {
+        false
+    }
+}
+
+impl AsPropertyName for &PropertyName {
+    fn as_name(&self) -> &str {
+        self.as_str()
+    }
+    fn is_checked(&self) -> bool {
+        true
     }
 }
 
@@ -426,7 +523,7 @@ pub fn encode_entity(entity: &Entity) -> Result<EntityBody, EncodeError> {
     // The size formula counts strings twice (UTF-16) and binary once; JSON writes ASCII strings once and binary
     // a third larger, plus names, quotes and annotations. This estimate avoids most regrowth.
     let capacity = 64 + entity.size() + 32 * entity.len();
-    let mut writer = BodyWriter::with_capacity(capacity, entity.partition_key(), entity.row_key());
+    let mut writer = BodyWriter::with_keys(capacity, entity.partition_key(), entity.row_key());
     for (name, value) in entity {
         writer.property(name, value);
     }
