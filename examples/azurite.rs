@@ -76,30 +76,26 @@ fn main() -> Result<(), Error> {
     for (minute, celsius) in [(0, 19.5), (10, 21.0), (20, 22.75), (30, 21.5), (40, 23.0)] {
         let at = DateTime::from_ticks(start.ticks() + minute * 60 * 10_000_000)?;
         let reading = Reading { sensor: "greenhouse".into(), at, celsius, note: None, etag: None };
-        batch.insert(&reading.to_entity()?)?;
+        batch.insert(&reading)?;
     }
     response::batch(&send(service.batch(&batch)?)?, batch.len())?;
     println!("inserted {} readings in one batch", batch.len());
 
     // The latest reading is the first row of the partition: reverse-chronological keys sort newest first.
     let latest_query = Query::new().filter(filter::PARTITION_KEY.eq("greenhouse")).top(1);
-    let page = response::query(&send(service.query(&table, &latest_query, None)?)?, None)?;
-    let latest = Reading::from_entity(page.entities.into_iter().next().ok_or("no reading")?)?;
+    let page = response::query_as::<Reading, _>(&send(service.query(&table, &latest_query, None)?)?)?;
+    let latest = page.entities.into_iter().next().ok_or("no reading")?;
     println!("latest: {} at {} ({:.2}°C)", latest.sensor, latest.at, latest.celsius);
 
     // Update it under its ETag: optimistic concurrency.
     let etag = latest.etag.clone().ok_or("a read entity has an ETag")?;
     let noted = Reading { note: Some("checked".into()), ..latest.clone() };
-    let new_etag = response::written(&send(service.update(
-        &table,
-        &noted.to_entity()?,
-        UpdateMode::Merge,
-        IfMatch::ETag(etag.clone()),
-    )?)?)?;
+    let new_etag =
+        response::written(&send(service.update(&table, &noted, UpdateMode::Merge, IfMatch::ETag(etag.clone()))?)?)?;
     println!("updated the latest reading: ETag {etag} -> {new_etag}");
 
     // The old ETag is stale now: the service refuses the update, and nothing is lost.
-    let stale = service.update(&table, &noted.to_entity()?, UpdateMode::Merge, IfMatch::ETag(etag))?;
+    let stale = service.update(&table, &noted, UpdateMode::Merge, IfMatch::ETag(etag))?;
     match response::written(&send(stale)?) {
         Err(e) if e.service().is_some_and(|s| s.is_precondition_failed()) => {
             println!("a second update with the old ETag was refused: {e}")
@@ -111,9 +107,8 @@ fn main() -> Result<(), Error> {
     // string would not compile.
     let warm = Query::new().filter(filter::PARTITION_KEY.eq("greenhouse") & Reading::PROPERTIES.celsius.gt(21.0));
     println!("query: $filter={}", warm.filter_ref().ok_or("a filter")?.render()?);
-    let page = response::query(&send(service.query(&table, &warm, None)?)?, None)?;
-    for entity in page.entities {
-        let r = Reading::from_entity(entity)?;
+    let page = response::query_as::<Reading, _>(&send(service.query(&table, &warm, None)?)?)?;
+    for r in page.entities {
         println!("  {} {:>6.2}°C {}", r.at, r.celsius, r.note.as_deref().unwrap_or(""));
     }
 

@@ -7,13 +7,12 @@
 //! `multipart/mixed` request; [`response::batch`](crate::response::batch) reads the answer, including which
 //! operation failed.
 
-use crate::entity::{ETag, Entity};
+use crate::entity::ETag;
 use crate::error::{BatchError, BatchErrorKind, RequestError, ResponseError, ResponseErrorKind, ServiceError};
-use crate::json::encode_entity;
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::{BATCH_MAX_BODY_BYTES, BATCH_MAX_OPERATIONS};
 use crate::name::TableName;
-use crate::request::{entity_path, if_match_header, IfMatch, TableService, UpdateMode};
+use crate::request::{entity_path, if_match_header, IfMatch, TableService, UpdateMode, WriteEntity};
 use crate::request::{DATA_SERVICE_VERSION, JSON_CONTENT_TYPE};
 use http::header::{HeaderValue, CONTENT_TYPE};
 use http::{Method, Request, Response};
@@ -108,7 +107,7 @@ impl Batch {
     /// # Errors
     /// [`BatchError`] naming the operation's index: another PartitionKey, a RowKey already in the batch, a
     /// 101st operation, a body that would reach 4 MiB, or an entity that cannot be encoded.
-    pub fn insert(&mut self, entity: &Entity) -> Result<&mut Self, BatchError> {
+    pub fn insert(&mut self, entity: &impl WriteEntity) -> Result<&mut Self, BatchError> {
         self.add_entity(entity, Method::POST, None, true)
     }
 
@@ -116,7 +115,7 @@ impl Batch {
     ///
     /// # Errors
     /// As [`Batch::insert`].
-    pub fn upsert(&mut self, entity: &Entity, mode: UpdateMode) -> Result<&mut Self, BatchError> {
+    pub fn upsert(&mut self, entity: &impl WriteEntity, mode: UpdateMode) -> Result<&mut Self, BatchError> {
         self.add_entity(entity, mode.method(), None, false)
     }
 
@@ -124,7 +123,12 @@ impl Batch {
     ///
     /// # Errors
     /// As [`Batch::insert`], and an ETag that cannot be sent as a header.
-    pub fn update(&mut self, entity: &Entity, mode: UpdateMode, if_match: IfMatch) -> Result<&mut Self, BatchError> {
+    pub fn update(
+        &mut self,
+        entity: &impl WriteEntity,
+        mode: UpdateMode,
+        if_match: IfMatch,
+    ) -> Result<&mut Self, BatchError> {
         let header = if_match_header(&if_match).map_err(|e| self.request_error(e))?;
         self.add_entity(entity, mode.method(), Some(header), false)
     }
@@ -153,32 +157,33 @@ impl Batch {
 
     fn add_entity(
         &mut self,
-        entity: &Entity,
+        entity: &impl WriteEntity,
         method: Method,
         if_match: Option<HeaderValue>,
         insert: bool,
     ) -> Result<&mut Self, BatchError> {
         let index = self.operations.len();
-        if entity.partition_key() != &self.partition_key {
+        let encoded = entity.encode().map_err(|e| self.request_error(e.into()))?;
+        if encoded.partition_key() != self.partition_key.as_str() {
             return Err(BatchError::new(
                 index,
                 BatchErrorKind::PartitionKeyMismatch {
                     expected: self.partition_key.to_string(),
-                    found: entity.partition_key().to_string(),
+                    found: encoded.partition_key().to_owned(),
                 },
             ));
         }
-        self.check_row_key(entity.row_key())?;
-        let body = encode_entity(entity).map_err(|e| self.request_error(e.into()))?.into_bytes();
+        self.check_row_key(encoded.row_key())?;
+        let row_key = encoded.row_key().to_owned();
         // An insert is addressed to the table; every other operation to the entity.
         let op = Operation {
             method,
-            row_key: (!insert).then(|| entity.row_key().as_str().to_owned()),
-            body: Some(body),
+            row_key: (!insert).then(|| row_key.clone()),
+            body: Some(encoded.into_body().into_bytes()),
             if_match,
             prefer_no_content: insert,
         };
-        self.push(op, entity.row_key())
+        self.push(op, &row_key)
     }
 
     fn check_row_key(&self, row_key: &str) -> Result<(), BatchError> {

@@ -1241,6 +1241,8 @@ pub enum ResponseErrorKind {
     },
     /// A body that is not what the protocol says.
     Decode(DecodeError),
+    /// An entity that does not fit the struct it is read into.
+    Entity(EntityError),
     /// A body that is not the JSON or multipart document expected.
     Malformed {
         /// What was wrong.
@@ -1300,6 +1302,7 @@ impl fmt::Display for ResponseError {
                 write!(f, "unexpected response: status {status}, expected {expected}")
             }
             ResponseErrorKind::Decode(e) => write!(f, "invalid response body: {e}"),
+            ResponseErrorKind::Entity(e) => write!(f, "the entity read does not fit: {e}"),
             ResponseErrorKind::Malformed { reason } => write!(f, "invalid response body: {reason}"),
             ResponseErrorKind::MissingETag => f.write_str("invalid response: a write was answered without an ETag"),
         }
@@ -1312,6 +1315,7 @@ impl std::error::Error for ResponseError {
         match &self.kind {
             ResponseErrorKind::Service(e) => Some(e),
             ResponseErrorKind::Decode(e) => Some(e),
+            ResponseErrorKind::Entity(e) => Some(e),
             _ => None,
         }
     }

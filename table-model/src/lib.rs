@@ -125,7 +125,8 @@ pub use property::Property;
 pub use query::Query;
 #[cfg(feature = "http")]
 pub use request::{
-    IfMatch, TableService, UpdateMode, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE, MAX_DATA_SERVICE_VERSION, X_MS_VERSION,
+    EncodedEntity, IfMatch, TableService, UpdateMode, WriteEntity, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE,
+    MAX_DATA_SERVICE_VERSION, X_MS_VERSION,
 };
 pub use table_entity::{
     ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySchema, KeySource, PropertySchema,

@@ -2,12 +2,13 @@
 //! client: [`TableService`] builds and signs them; any client sends them.
 
 mod address;
+mod write;
 
 use crate::auth;
 use crate::connection::{ConnectionString, Credential, Endpoint};
-use crate::entity::{ETag, Entity};
+use crate::entity::ETag;
 use crate::error::{ConnectionError, RequestError, RequestErrorKind};
-use crate::json::{encode_entity, MetadataLevel};
+use crate::json::MetadataLevel;
 use crate::key::{PartitionKey, RowKey};
 use crate::name::TableName;
 use crate::query::Query;
@@ -17,6 +18,7 @@ use http::{Method, Request};
 use std::time::SystemTime;
 
 pub(crate) use address::{encode_component, entity_path};
+pub use write::{EncodedEntity, WriteEntity};
 
 /// The service version this crate speaks, sent as `x-ms-version`: the version of the Table REST API's
 /// published specification (JSON payloads need 2013-08-15 or later).
@@ -220,8 +222,8 @@ impl TableService {
     ///
     /// # Errors
     /// [`RequestErrorKind::Encode`] when the JSON body is over 1 MiB.
-    pub fn insert(&self, table: &TableName, entity: &Entity) -> Result<Request<Vec<u8>>, RequestError> {
-        let body = encode_entity(entity)?.into_bytes();
+    pub fn insert(&self, table: &TableName, entity: &impl WriteEntity) -> Result<Request<Vec<u8>>, RequestError> {
+        let body = entity.encode()?.into_body().into_bytes();
         let mut request = self.request(Method::POST, &format!("/{}", table.as_str()), &[], Some(body))?;
         request.headers_mut().insert("prefer", HeaderValue::from_static("return-no-content"));
         Ok(self.signed(request))
@@ -235,11 +237,12 @@ impl TableService {
     pub fn upsert(
         &self,
         table: &TableName,
-        entity: &Entity,
+        entity: &impl WriteEntity,
         mode: UpdateMode,
     ) -> Result<Request<Vec<u8>>, RequestError> {
-        let body = encode_entity(entity)?.into_bytes();
-        let path = entity_path(table, entity.partition_key(), entity.row_key());
+        let encoded = entity.encode()?;
+        let path = entity_path(table, encoded.partition_key(), encoded.row_key());
+        let body = encoded.into_body().into_bytes();
         let request = self.request(mode.method(), &path, &[], Some(body))?;
         Ok(self.signed(request))
     }
@@ -254,12 +257,13 @@ impl TableService {
     pub fn update(
         &self,
         table: &TableName,
-        entity: &Entity,
+        entity: &impl WriteEntity,
         mode: UpdateMode,
         if_match: IfMatch,
     ) -> Result<Request<Vec<u8>>, RequestError> {
-        let body = encode_entity(entity)?.into_bytes();
-        let path = entity_path(table, entity.partition_key(), entity.row_key());
+        let encoded = entity.encode()?;
+        let path = entity_path(table, encoded.partition_key(), encoded.row_key());
+        let body = encoded.into_body().into_bytes();
         let mut request = self.request(mode.method(), &path, &[], Some(body))?;
         request.headers_mut().insert(IF_MATCH, if_match_header(&if_match)?);
         Ok(self.signed(request))

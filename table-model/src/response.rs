@@ -9,6 +9,7 @@ use crate::entity::{ETag, Entity};
 use crate::error::{ResponseError, ResponseErrorKind, ServiceError};
 use crate::json::{decode_entity, decode_query, TypeHints};
 use crate::name::TableName;
+use crate::table_entity::TableEntity;
 use http::{HeaderMap, Response};
 
 pub use crate::batch::{read_batch as batch, BatchOutcome};
@@ -70,12 +71,12 @@ impl TableContinuation {
     }
 }
 
-/// One page of a query of entities.
+/// One page of a query: dynamic [`Entity`]s ([`query`]) or derived structs ([`query_as`]).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub struct QueryPage {
+pub struct QueryPage<T = Entity> {
     /// The entities of the page, each with its ETag when the metadata level carries one.
-    pub entities: Vec<Entity>,
+    pub entities: Vec<T>,
     /// Where the next page starts; `None` on the last page. A page may be empty and still continue.
     pub continuation: Option<Continuation>,
 }
@@ -206,6 +207,33 @@ pub fn query<B: AsRef<[u8]>>(
     expect(response, &[200], "200")?;
     let entities = decode_query(response.body().as_ref(), hints)?;
     Ok(QueryPage { entities, continuation: Continuation::from_headers(response.headers()) })
+}
+
+/// Reads the answer to a get into a `#[derive(TableEntity)]` struct: as [`entity`], with the struct's schema
+/// as the type hints (so `nometadata` responses read typed too), its `#[table(etag)]` field set from the
+/// `ETag` header.
+///
+/// # Errors
+/// As [`entity`], and [`ResponseErrorKind::Entity`] when the entity does not fit the struct.
+pub fn entity_as<T: TableEntity, B: AsRef<[u8]>>(response: &Response<B>) -> Result<T, ResponseError> {
+    let entity = entity(response, Some(&T::SCHEMA))?;
+    T::from_entity(entity).map_err(|e| ResponseError::new(ResponseErrorKind::Entity(e)))
+}
+
+/// Reads a page of a query into `#[derive(TableEntity)]` structs, typed by the struct's schema at any
+/// metadata level.
+///
+/// # Errors
+/// As [`query`], and [`ResponseErrorKind::Entity`] when an entity does not fit the struct.
+pub fn query_as<T: TableEntity, B: AsRef<[u8]>>(response: &Response<B>) -> Result<QueryPage<T>, ResponseError> {
+    let page = query(response, Some(&T::SCHEMA))?;
+    let entities = page
+        .entities
+        .into_iter()
+        .map(T::from_entity)
+        .collect::<Result<_, _>>()
+        .map_err(|e| ResponseError::new(ResponseErrorKind::Entity(e)))?;
+    Ok(QueryPage { entities, continuation: page.continuation })
 }
 
 /// Reads a page of a table listing: `200 OK` with `{"value": [{"TableName": ...}, ...]}` and the
@@ -343,6 +371,37 @@ mod tests {
         assert!(page.entities.is_empty());
         assert_eq!(page.continuation.unwrap().next_row_key(), None);
         assert_eq!(query(&reply(200, &[], r#"{"value":[]}"#), None).unwrap().continuation, None);
+    }
+
+    #[derive(crate::TableEntity, Debug, PartialEq)]
+    #[table(rename_all = "PascalCase")]
+    struct Row {
+        #[table(partition_key)]
+        pk: String,
+        #[table(row_key)]
+        rk: String,
+        big: i64,
+        #[table(etag)]
+        etag: Option<ETag>,
+    }
+
+    #[test]
+    fn typed_reads_use_the_schema_and_the_etag_header() {
+        // nometadata: the Int64 is a bare string; the schema types it.
+        let body = r#"{"PartitionKey":"p","RowKey":"r","Big":"9007199254740993"}"#;
+        let r = reply(200, &[("ETag", "W/\"7\"")], body);
+        let row: Row = entity_as(&r).unwrap();
+        assert_eq!(
+            row,
+            Row { pk: "p".into(), rk: "r".into(), big: 9_007_199_254_740_993, etag: Some(ETag::new("W/\"7\"")) }
+        );
+        let r = reply(200, &[("x-ms-continuation-NextPartitionKey", "x")], &format!(r#"{{"value":[{body}]}}"#));
+        let page: QueryPage<Row> = query_as(&r).unwrap();
+        assert_eq!((page.entities[0].big, page.continuation.is_some()), (9_007_199_254_740_993, true));
+        let r = reply(200, &[], r#"{"PartitionKey":"p","RowKey":"r"}"#);
+        let err = entity_as::<Row, _>(&r).unwrap_err();
+        assert!(matches!(err.kind(), ResponseErrorKind::Entity(_)), "{err}");
+        assert_eq!(err.to_string(), "the entity read does not fit: missing property `Big`");
     }
 
     #[test]

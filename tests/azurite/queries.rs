@@ -78,7 +78,7 @@ fn reverse_chronological_keys_return_newest_first() {
     for m in minutes {
         let at = DateTime::from_ticks(base.ticks() + m * 60 * 10_000_000).unwrap();
         let entry = LogEntry { source: "web".into(), at, message: format!("minute {m}") };
-        insert(&azurite, &table, &entry.to_entity().unwrap());
+        response::written(&azurite.send(azurite.service.insert(&table.name, &entry).unwrap())).unwrap();
     }
     let (all, _) = query_all(&azurite, &table.name, &Query::new().filter(filter::PARTITION_KEY.eq("web")));
     let entries: Vec<LogEntry> = all.into_iter().map(|e| LogEntry::from_entity(e).unwrap()).collect();
@@ -90,7 +90,7 @@ fn reverse_chronological_keys_return_newest_first() {
 
     // The latest entry is the first row: `$top=1`.
     let reply = azurite.send(azurite.service.query(&table.name, &Query::new().top(1), None).unwrap());
-    let latest = LogEntry::from_entity(response::query(&reply, None).unwrap().entities.remove(0)).unwrap();
+    let latest = response::query_as::<LogEntry, _>(&reply).unwrap().entities.remove(0);
     assert_eq!(latest.message, "minute 59");
 
     // A time range over reverse-chronological keys: minutes [3, 30), newest first.

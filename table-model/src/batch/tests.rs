@@ -1,5 +1,6 @@
 use super::*;
 use crate::connection::Endpoint;
+use crate::entity::Entity;
 use crate::error::BatchErrorKind;
 use crate::error::RequestErrorKind;
 use std::time::{Duration, UNIX_EPOCH};

@@ -1,5 +1,6 @@
 use super::*;
 use crate::connection::{AccountKey, SasToken};
+use crate::entity::Entity;
 use crate::filter::{Filter, PARTITION_KEY};
 use std::time::{Duration, UNIX_EPOCH};
 
