@@ -357,3 +357,25 @@ fn merge_keeps_and_replace_drops_other_properties() {
     let replaced = read(&azurite);
     assert_eq!((replaced.get::<i32>("A").unwrap(), replaced.value("B")), (10, None));
 }
+
+/// SPEC.md section 7: a quote in a key must be doubled, then percent-encoded. Percent-encoding alone is read as
+/// the end of the key literal (Azurite 3.35.0 answers 404, the service 400); the SDK's address reaches the
+/// entity.
+#[test]
+fn percent_encoding_alone_does_not_address_a_quoted_key() {
+    let azurite = azurite!();
+    let table = azurite.table("Quotes");
+    let e = Entity::new(PartitionKey::new("O'Brien").unwrap(), RowKey::new("x").unwrap());
+    response::written(&azurite.send(azurite.service.insert(&table.name, &e).unwrap())).unwrap();
+
+    let sdk = azurite.service.get(&table.name, e.partition_key(), e.row_key()).unwrap();
+    assert!(sdk.uri().path().ends_with("(PartitionKey='O%27%27Brien',RowKey='x')"));
+    assert_eq!(azurite.send(sdk).status(), 200);
+
+    let mut naive = azurite.service.get(&table.name, e.partition_key(), e.row_key()).unwrap();
+    let uri = naive.uri().to_string().replace("O%27%27Brien", "O%27Brien");
+    *naive.uri_mut() = uri.parse().unwrap();
+    azurite.service.sign(&mut naive);
+    let status = azurite.send(naive).status().as_u16();
+    assert!((400..500).contains(&status) && status != 403, "percent-encoding alone gave {status}");
+}
