@@ -439,8 +439,9 @@ impl<T: StringLiteral> Property<T> {
 /// Implemented for the types the derive maps to EDM types and for `Option` of them. For a type of your own,
 /// implement it together with [`FilterOperand`] for the values it may be compared with.
 pub trait FilterLiteral {
-    /// The EDM type a value of this property is compared as.
-    const EDM_TYPE: table_model_rules::EdmType;
+    /// The EDM type a value of this property is compared as; `None` for an [`EdmValue`] property, which
+    /// holds any type and compares with a value of any type.
+    const EDM_TYPE: Option<table_model_rules::EdmType>;
 }
 
 /// A value that may be compared with a property of type `T`, converted to the literal of `T`'s EDM type.
@@ -466,7 +467,7 @@ pub trait StringLiteral: FilterLiteral {}
 macro_rules! literal {
     ($edm:ident: $($target:ty),* $(,)?) => {
         $(impl FilterLiteral for $target {
-            const EDM_TYPE: table_model_rules::EdmType = table_model_rules::EdmType::$edm;
+            const EDM_TYPE: Option<table_model_rules::EdmType> = Some(table_model_rules::EdmType::$edm);
         })*
     };
 }
@@ -481,12 +482,23 @@ literal!(DateTime: DateTime, chrono::DateTime<chrono::Utc>);
 literal!(Binary: Vec<u8>, EdmBinary);
 
 impl<T: FilterLiteral> FilterLiteral for Option<T> {
-    const EDM_TYPE: table_model_rules::EdmType = T::EDM_TYPE;
+    const EDM_TYPE: Option<table_model_rules::EdmType> = T::EDM_TYPE;
 }
 
 /// A `#[derive(TableEnum)]` enum is stored, and compared, as its variant name.
 impl<E: TableEnum> FilterLiteral for E {
-    const EDM_TYPE: table_model_rules::EdmType = table_model_rules::EdmType::String;
+    const EDM_TYPE: Option<table_model_rules::EdmType> = Some(table_model_rules::EdmType::String);
+}
+
+/// A property that holds any EDM type compares with a value of any type; the value's type decides the literal.
+impl FilterLiteral for EdmValue {
+    const EDM_TYPE: Option<table_model_rules::EdmType> = None;
+}
+
+impl<V: IntoEdm> FilterOperand<EdmValue> for V {
+    fn into_operand(self) -> Result<EdmValue, ValueError> {
+        self.into_edm()
+    }
 }
 
 impl<E: TableEnum> FilterOperand<E> for E {

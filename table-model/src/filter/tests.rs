@@ -321,6 +321,9 @@ fn typed_operands_take_the_property_type() {
     let flag: Property<bool> = Property::__new("Active");
     let name: Property<String> = Property::__new("Name");
     let small: Property<u8> = Property::__new("Small");
+    let any: Property<EdmValue> = Property::__new("Any");
+    assert_eq!(any.eq(5i64).render().unwrap(), "Any eq 5L");
+    assert_eq!(any.eq("x").render().unwrap(), "Any eq 'x'");
     assert_eq!(int64.eq(5).render().unwrap(), "Big eq 5L");
     assert_eq!(int64.eq(5u32).render().unwrap(), "Big eq 5L");
     assert_eq!(double.eq(5).render().unwrap(), "Price eq 5.0");
