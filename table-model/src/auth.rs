@@ -34,7 +34,20 @@ pub const X_MS_DATE: &str = "x-ms-date";
 /// assert_eq!(table_model::auth::rfc1123(t), "Sun, 22 Nov 2026 00:22:02 GMT");
 /// ```
 pub fn rfc1123(time: SystemTime) -> String {
-    chrono::DateTime::<chrono::Utc>::from(time).format("%a, %d %b %Y %H:%M:%S GMT").to_string()
+    use chrono::{Datelike, Timelike};
+    const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let t = chrono::DateTime::<chrono::Utc>::from(time);
+    format!(
+        "{}, {:02} {} {:04} {:02}:{:02}:{:02} GMT",
+        DAYS[t.weekday().num_days_from_monday() as usize],
+        t.day(),
+        MONTHS[t.month0() as usize],
+        t.year(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    )
 }
 
 /// The canonicalized resource of a request URI: `/<account><path>`, plus `?comp=<value>` when the query has

@@ -13,7 +13,7 @@ use crate::key::{PartitionKey, RowKey};
 use crate::name::TableName;
 use crate::query::Query;
 use crate::response::{Continuation, TableContinuation};
-use http::header::{HeaderValue, ACCEPT, CONTENT_TYPE, IF_MATCH};
+use http::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, IF_MATCH};
 use http::{Method, Request};
 use std::time::SystemTime;
 
@@ -356,18 +356,25 @@ impl TableService {
         params: &[(&str, String)],
         body: Option<Vec<u8>>,
     ) -> Result<Request<Vec<u8>>, RequestError> {
-        let mut builder = Request::builder()
+        let has_body = body.is_some();
+        // Every part is percent-encoded or a validated name, so the URI is valid.
+        let mut request = Request::builder()
             .method(method)
             .uri(self.url(path, params))
-            .header("x-ms-version", X_MS_VERSION)
-            .header("DataServiceVersion", DATA_SERVICE_VERSION)
-            .header("MaxDataServiceVersion", MAX_DATA_SERVICE_VERSION)
-            .header(ACCEPT, self.metadata.accept_header());
-        if body.is_some() {
-            builder = builder.header(CONTENT_TYPE, JSON_CONTENT_TYPE);
+            .body(body.unwrap_or_default())
+            .expect("a valid request");
+        let headers = request.headers_mut();
+        headers.insert(HeaderName::from_static("x-ms-version"), HeaderValue::from_static(X_MS_VERSION));
+        headers.insert(HeaderName::from_static("dataserviceversion"), HeaderValue::from_static(DATA_SERVICE_VERSION));
+        headers.insert(
+            HeaderName::from_static("maxdataserviceversion"),
+            HeaderValue::from_static(MAX_DATA_SERVICE_VERSION),
+        );
+        headers.insert(ACCEPT, HeaderValue::from_static(self.metadata.accept_header()));
+        if has_body {
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON_CONTENT_TYPE));
         }
-        // Every part is percent-encoded or a validated name, so the URI is valid.
-        Ok(builder.body(body.unwrap_or_default()).expect("a valid request"))
+        Ok(request)
     }
 }
 
