@@ -104,6 +104,10 @@ impl UpdateMode {
 /// default); requests with a body add `Content-Type: application/json`; inserts add
 /// `Prefer: return-no-content`. Every rule the SDK knows is checked before a request is made.
 ///
+/// Write operations take a dynamic [`Entity`](crate::Entity) or a `#[derive(TableEntity)]` struct (see
+/// [`WriteEntity`]); read the answers into either with [`response::entity`](crate::response::entity) and
+/// [`response::entity_as`](crate::response::entity_as).
+///
 /// ```
 /// use table_model::{Entity, IfMatch, PartitionKey, RowKey, TableName, TableService, UpdateMode};
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
