@@ -42,11 +42,13 @@ install() {
     npm ci --prefix "$DIR" --no-audit --no-fund --loglevel=error >&2
 }
 
+# The pid of the emulator this script started, if it still runs (a stale pid file whose pid now belongs to
+# another process does not count: only our azurite-table is ever stopped).
 running_pid() {
     [[ -f "$PID_FILE" ]] || return 1
     local pid
     pid="$(cat "$PID_FILE")"
-    if kill -0 "$pid" 2>/dev/null; then
+    if kill -0 "$pid" 2>/dev/null && ps -p "$pid" -o args= | grep -q "azurite-table"; then
         echo "$pid"
     else
         return 1
