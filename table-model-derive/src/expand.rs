@@ -1047,8 +1047,8 @@ fn expand_enum(cont: &Container) -> TokenStream {
         impl #impl_generics #private::KeyField for #ident #ty_generics #where_clause {
             const ENCODING: #private::KeyEncoding = #private::KeyEncoding::Variant;
 
-            fn encode_key(&self) -> ::core::result::Result<#private::String, #private::ValueError> {
-                ::core::result::Result::Ok(#private::String::from(#private::TableEnum::as_str(self)))
+            fn encode_key(&self) -> ::core::result::Result<#private::Cow<'_, str>, #private::ValueError> {
+                ::core::result::Result::Ok(#private::Cow::Borrowed(#private::TableEnum::as_str(self)))
             }
 
             fn decode_key(__key: &str) -> ::core::result::Result<Self, #private::ValueError> {

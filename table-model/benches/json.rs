@@ -7,7 +7,7 @@
 //! - `struct_streaming`: a typed struct through [`BodyWriter`] / an [`EntityVisitor`], what the derive generates;
 //! - `serde_json_struct`: the baseline.
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use criterion::{black_box, criterion_group, Criterion};
 use serde::{Deserialize, Serialize};
 use table_model::json::{
     decode_entity, decode_entity_with, encode_entity, BodyWriter, EntityVisitor, SystemProperties,
@@ -309,40 +309,85 @@ fn minimal_metadata_response(c: &Customer) -> Vec<u8> {
     .into_bytes()
 }
 
+/// The inputs, built once and checked against each other.
+struct Fixture {
+    customer: Customer,
+    plain: Plain,
+    entity: Entity,
+    /// The minimalmetadata response the entity decoders read.
+    response: Vec<u8>,
+    /// The baseline's own JSON, without metadata or annotations.
+    plain_json: Vec<u8>,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let customer = customer();
+        let plain = plain(&customer);
+        let entity = entity(&customer);
+        let response = minimal_metadata_response(&customer);
+        let plain_json = serde_json::to_vec(&plain).unwrap();
+        // Both encoders write the same values; every decoder reads them back.
+        assert_eq!(encode_entity(&entity).unwrap().into_bytes(), encode_struct(&customer));
+        assert_eq!(decode_entity(&response, None).unwrap().iter().count(), entity.len());
+        assert_eq!(decode_entity_with(&response, CustomerVisitor::default()).unwrap(), customer);
+        assert_eq!(serde_json::from_slice::<Plain>(&plain_json).unwrap(), plain);
+        assert_eq!(serde_json::from_slice::<PlainResponse>(&response).unwrap().notes, plain.notes);
+        Fixture { customer, plain, entity, response, plain_json }
+    }
+
+    /// Runs one named operation once.
+    fn run(&self, op: &str) {
+        match op {
+            "encode/entity" => drop(black_box(encode_entity(black_box(&self.entity)).unwrap())),
+            "encode/struct_streaming" => drop(black_box(encode_struct(black_box(&self.customer)))),
+            "encode/serde_json_struct" => drop(black_box(serde_json::to_vec(black_box(&self.plain)).unwrap())),
+            "decode/entity" => drop(black_box(decode_entity(black_box(&self.response), None).unwrap())),
+            "decode/struct_streaming" => {
+                drop(black_box(decode_entity_with(black_box(&self.response), CustomerVisitor::default()).unwrap()))
+            }
+            "decode/serde_json_struct" => {
+                drop(black_box(serde_json::from_slice::<Plain>(black_box(&self.plain_json)).unwrap()))
+            }
+            "decode/serde_json_struct_same_response" => {
+                drop(black_box(serde_json::from_slice::<PlainResponse>(black_box(&self.response)).unwrap()))
+            }
+            _ => panic!("unknown operation `{op}`"),
+        }
+    }
+}
+
+const OPERATIONS: [&str; 7] = [
+    "encode/entity",
+    "encode/struct_streaming",
+    "encode/serde_json_struct",
+    "decode/entity",
+    "decode/struct_streaming",
+    "decode/serde_json_struct",
+    "decode/serde_json_struct_same_response",
+];
+
 fn bench(c: &mut Criterion) {
-    let customer = customer();
-    let plain = plain(&customer);
-    let entity = entity(&customer);
-
-    // Both encoders write the same values; the bodies decode back to them.
-    assert_eq!(encode_entity(&entity).unwrap().into_bytes(), encode_struct(&customer));
-    let response = minimal_metadata_response(&customer);
-    let plain_json = serde_json::to_vec(&plain).unwrap();
-    let decoded = decode_entity(&response, None).unwrap();
-    assert_eq!(decoded.iter().count(), entity.len());
-    assert_eq!(decode_entity_with(&response, CustomerVisitor::default()).unwrap(), customer);
-    assert_eq!(serde_json::from_slice::<Plain>(&plain_json).unwrap(), plain);
-    assert_eq!(serde_json::from_slice::<PlainResponse>(&response).unwrap().notes, plain.notes);
-
-    let mut group = c.benchmark_group("encode");
-    group.bench_function("entity", |b| b.iter(|| encode_entity(black_box(&entity)).unwrap()));
-    group.bench_function("struct_streaming", |b| b.iter(|| encode_struct(black_box(&customer))));
-    group.bench_function("serde_json_struct", |b| b.iter(|| serde_json::to_vec(black_box(&plain)).unwrap()));
-    group.finish();
-
-    let mut group = c.benchmark_group("decode");
-    group.bench_function("entity", |b| b.iter(|| decode_entity(black_box(&response), None).unwrap()));
-    group.bench_function("struct_streaming", |b| {
-        b.iter(|| decode_entity_with(black_box(&response), CustomerVisitor::default()).unwrap())
-    });
-    group.bench_function("serde_json_struct", |b| {
-        b.iter(|| serde_json::from_slice::<Plain>(black_box(&plain_json)).unwrap())
-    });
-    group.bench_function("serde_json_struct_same_response", |b| {
-        b.iter(|| serde_json::from_slice::<PlainResponse>(black_box(&response)).unwrap())
-    });
-    group.finish();
+    let fixture = Fixture::new();
+    for op in OPERATIONS {
+        c.bench_function(op, |b| b.iter(|| fixture.run(op)));
+    }
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+/// `JSON_BENCH_LOOP=<operation>:<count>` runs one operation `count` times and exits, instead of the
+/// criterion run: for counting instructions under `valgrind --tool=callgrind`, which a busy machine does not
+/// disturb. The difference between two counts divided by the difference of iterations is the cost of one.
+fn main() {
+    if let Ok(spec) = std::env::var("JSON_BENCH_LOOP") {
+        let (op, count) = spec.split_once(':').expect("JSON_BENCH_LOOP=<operation>:<count>");
+        let fixture = Fixture::new();
+        for _ in 0..count.parse::<usize>().expect("a count") {
+            fixture.run(op);
+        }
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -166,6 +166,11 @@ impl Entity {
         }
     }
 
+    /// Makes room for this many more properties (the JSON decoder knows how many come).
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.properties.reserve(additional);
+    }
+
     /// Adds a property the caller knows is not there yet (the JSON decoder refuses duplicates itself), with
     /// the count and size checks of [`Entity::insert`].
     pub(crate) fn push_new(&mut self, name: PropertyName, value: EdmValue) -> Result<(), EntityError> {

@@ -55,8 +55,8 @@
 //!   annotation, a JSON object or array as a value, an invalid property name, an invalid or missing key,
 //!   more than 252 properties. Decoding never panics and never recurses on the input: nested values are refused
 //!   before they are entered, and skipped `odata.*` values are skipped by `serde_json` without recursion.
-//! - serde_json hands an integer beyond the 64-bit range to us as a float, so such a literal without an
-//!   annotation reads as `Edm.Double`; the service never writes one.
+//! - `serde_json` hands `-0` and integers beyond the 64-bit range to us as floats, so such literals without an
+//!   annotation read as `Edm.Double` (`-0.0`, or the nearest double); the service writes neither.
 //! - A NaN reads back as the canonical `f64::NAN`: the wire form `"NaN"` carries no sign or payload.
 //!
 //! ## Advanced API

@@ -17,11 +17,11 @@ pub use crate::table_entity::{
 pub use core::marker::PhantomData;
 pub use serde;
 pub use serde_json;
+pub use std::borrow::Cow;
 pub use std::string::String;
 
 use crate::error::{EntityErrorKind, KeyError};
 use crate::limits::{MAX_CUSTOM_PROPERTIES, PROPERTY_NAME_MAX_UTF16};
-use std::borrow::Cow;
 use std::fmt::Write as _;
 use table_model_rules::{property_name, utf16_len};
 
@@ -70,15 +70,15 @@ fn in_key(kind: KeyKind) -> impl Fn(ValueError) -> EntityError {
 // As for properties, the generated code projects `<FieldType as KeyField>::...` itself.
 
 /// The PartitionKey from a key field's `encode_key`.
-pub fn partition_key(key: core::result::Result<String, ValueError>) -> Result<PartitionKey> {
+pub fn partition_key(key: core::result::Result<Cow<'_, str>, ValueError>) -> Result<PartitionKey> {
     let key = key.map_err(in_key(KeyKind::Partition))?;
-    PartitionKey::new(key).map_err(|e: KeyError| key_error(KeyKind::Partition, e))
+    PartitionKey::new(key.into_owned()).map_err(|e: KeyError| key_error(KeyKind::Partition, e))
 }
 
 /// The RowKey from a key field's `encode_key` or `encode_reverse_key`.
-pub fn row_key(key: core::result::Result<String, ValueError>) -> Result<RowKey> {
+pub fn row_key<'a>(key: core::result::Result<impl Into<Cow<'a, str>>, ValueError>) -> Result<RowKey> {
     let key = key.map_err(in_key(KeyKind::Row))?;
-    RowKey::new(key).map_err(|e: KeyError| key_error(KeyKind::Row, e))
+    RowKey::new(key.into().into_owned()).map_err(|e: KeyError| key_error(KeyKind::Row, e))
 }
 
 /// A key field parsed from the entity's key with `decode_key` or `decode_reverse_key`.
@@ -257,11 +257,11 @@ pub fn deny_unknown(entity: &Entity) -> Result<()> {
 // JSON, straight from and into the fields (`TableEntity::to_json`, `from_json`)
 
 /// A key string for the body writer, or the error naming the key.
-pub fn encode_key(
+pub fn encode_key<'a>(
     kind: KeyKind,
-    key: core::result::Result<String, ValueError>,
-) -> core::result::Result<String, EncodeError> {
-    key.map_err(|e| e.in_property(kind.property_name()).into())
+    key: core::result::Result<impl Into<Cow<'a, str>>, ValueError>,
+) -> core::result::Result<Cow<'a, str>, EncodeError> {
+    key.map(Into::into).map_err(|e| e.in_property(kind.property_name()).into())
 }
 
 /// Writes a field stored with `#[table(edm = "...")]`.

@@ -10,6 +10,7 @@ pub(crate) use schema::find;
 pub use schema::{FieldSchema, KeyEncoding, KeySchema, KeySource, PropertySchema, Schema, SchemaProperty};
 
 use crate::edm::{EdmType, EdmValue};
+use std::borrow::Cow;
 
 use crate::entity::Entity;
 use crate::error::{DecodeError, EncodeError, EntityError, ValueError};
@@ -290,11 +291,12 @@ pub trait KeyField: Sized {
     /// How the value is written as a key.
     const ENCODING: KeyEncoding;
 
-    /// The key string. The caller validates it as a PartitionKey or RowKey.
+    /// The key string, borrowed when the value is already one. The caller validates it as a PartitionKey or
+    /// RowKey.
     ///
     /// # Errors
     /// When the value has no key form (such as a date outside the service's range).
-    fn encode_key(&self) -> Result<String, ValueError>;
+    fn encode_key(&self) -> Result<Cow<'_, str>, ValueError>;
 
     /// Parses a key string written by [`KeyField::encode_key`].
     ///

@@ -535,6 +535,20 @@ fn annotations_may_follow_their_values_and_names_may_be_escaped() -> TestResult 
     Ok(())
 }
 
+/// Documented limits of reading through serde_json: `-0` and integers past 64 bits arrive as floats.
+#[test]
+fn integers_serde_json_reads_as_floats_are_doubles() -> TestResult {
+    let e = decode_entity(br#"{"PartitionKey":"p","RowKey":"r","Z":-0,"Big":18446744073709551616}"#, None)?;
+    assert_eq!(e.value("Z"), Some(&EdmValue::Double(-0.0)));
+    assert_eq!(e.value("Big"), Some(&EdmValue::Double(18_446_744_073_709_551_616.0)));
+    // The largest integers serde_json reads as integers are still refused without an annotation.
+    let err = decode_err(r#"{"PartitionKey":"p","RowKey":"r","Big":18446744073709551615}"#);
+    assert_eq!(err.kind(), &DecodeErrorKind::IntegerOutOfRange { value: "18446744073709551615".into() });
+    let err = decode_err(r#"{"PartitionKey":"p","RowKey":"r","Small":-9223372036854775808}"#);
+    assert_eq!(err.kind(), &DecodeErrorKind::IntegerOutOfRange { value: "-9223372036854775808".into() });
+    Ok(())
+}
+
 #[test]
 fn nulls_are_absent_properties() -> TestResult {
     let json = r#"{"PartitionKey":"p","RowKey":"r","Gone":null,"Typed@odata.type":"Edm.Int64","Typed":null,

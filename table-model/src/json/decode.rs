@@ -30,6 +30,8 @@ pub struct SystemProperties {
     pub timestamp: Option<DateTime>,
     /// `odata.etag`, when present (minimal and full metadata).
     pub etag: Option<ETag>,
+    /// How many times [`EntityVisitor::property`] will be called (non-null properties), to size collections.
+    pub property_count: usize,
 }
 
 /// Receives one decoded entity: the streaming core of [`decode_entity`] and [`decode_query`], for decoding
@@ -265,6 +267,7 @@ impl EntityVisitor for EntityBuilder<'_> {
         let row_key = system.row_key.ok_or_else(|| DecodeError::missing_key(KeyKind::Row))?;
         let mut entity = Entity::new(partition_key, row_key);
         entity.set_server_metadata(system.timestamp, system.etag);
+        entity.reserve(system.property_count);
         self.entity = Some(entity);
         Ok(())
     }
@@ -287,10 +290,41 @@ enum Raw<'de> {
     Null,
     Bool(bool),
     /// An integer literal that fits 64 bits (serde_json hands larger ones over as floats).
-    Int(i128),
+    Int(JsonInt),
     /// A number with `.` or an exponent.
     Float(f64),
     Str(Cow<'de, str>),
+}
+
+/// A JSON integer as serde_json reads it: negative ones as `i64`, the others as `u64`.
+#[derive(Debug, Clone, Copy)]
+enum JsonInt {
+    Negative(i64),
+    Positive(u64),
+}
+
+impl JsonInt {
+    fn to_i32(self) -> Option<i32> {
+        match self {
+            JsonInt::Negative(v) => i32::try_from(v).ok(),
+            JsonInt::Positive(v) => i32::try_from(v).ok(),
+        }
+    }
+
+    fn to_i64(self) -> Option<i64> {
+        match self {
+            JsonInt::Negative(v) => Some(v),
+            JsonInt::Positive(v) => i64::try_from(v).ok(),
+        }
+    }
+
+    /// Rounds to the nearest double, as parsing the same digits as a float would.
+    fn to_f64(self) -> f64 {
+        match self {
+            JsonInt::Negative(v) => v as f64,
+            JsonInt::Positive(v) => v as f64,
+        }
+    }
 }
 
 impl Raw<'_> {
@@ -299,7 +333,8 @@ impl Raw<'_> {
         match self {
             Raw::Null => "JSON null".to_owned(),
             Raw::Bool(b) => format!("JSON {b}"),
-            Raw::Int(i) => format!("JSON number `{i}`"),
+            Raw::Int(JsonInt::Negative(i)) => format!("JSON number `{i}`"),
+            Raw::Int(JsonInt::Positive(i)) => format!("JSON number `{i}`"),
             Raw::Float(f) => format!("JSON number `{f:?}`"),
             Raw::Str(s) => {
                 const MAX_CHARS: usize = 40;
@@ -335,7 +370,9 @@ struct Scratch<'de> {
 
 impl Scratch<'_> {
     fn new() -> Self {
-        Scratch { members: Vec::with_capacity(16), annotations: Vec::new() }
+        const _: () = assert!(std::mem::size_of::<Member<'static>>() <= 64);
+        // 12 members of 64 bytes stay under glibc's 1 KiB small-allocation bound, which a busy decoder feels.
+        Scratch { members: Vec::with_capacity(12), annotations: Vec::new() }
     }
 }
 
@@ -530,6 +567,7 @@ fn finish_entity<V: EntityVisitor>(
         row_key: system.row_key.map(|raw| key(raw, KeyKind::Row)).transpose()?.flatten(),
         timestamp: system.timestamp.map(timestamp).transpose()?.flatten(),
         etag: system.etag.map(etag).transpose()?.flatten(),
+        property_count: count,
     })?;
     for m in members.drain(..) {
         if matches!(m.value, Raw::Null) {
@@ -615,9 +653,13 @@ fn typed_value(raw: Raw<'_>, annotation: Option<EdmType>, hint: Option<EdmType>)
 fn inferred(raw: Raw<'_>) -> Result<EdmValue, DecodeError> {
     match raw {
         Raw::Bool(b) => Ok(EdmValue::Boolean(b)),
-        Raw::Int(i) => i32::try_from(i)
-            .map(EdmValue::Int32)
-            .map_err(|_| DecodeError::new(DecodeErrorKind::IntegerOutOfRange { value: i.to_string() })),
+        Raw::Int(i) => i.to_i32().map(EdmValue::Int32).ok_or_else(|| {
+            let value = match i {
+                JsonInt::Negative(v) => v.to_string(),
+                JsonInt::Positive(v) => v.to_string(),
+            };
+            DecodeError::new(DecodeErrorKind::IntegerOutOfRange { value })
+        }),
         Raw::Float(f) => Ok(EdmValue::Double(f)),
         Raw::Str(s) => string(s),
         Raw::Null => Err(invalid(EdmType::String, &raw)),
@@ -636,12 +678,11 @@ fn typed(t: EdmType, raw: Raw<'_>) -> Result<EdmValue, DecodeError> {
     };
     let value = match (t, &raw) {
         (EdmType::Boolean, Raw::Bool(b)) => Some(EdmValue::Boolean(*b)),
-        (EdmType::Int32, Raw::Int(i)) => i32::try_from(*i).ok().map(EdmValue::Int32),
-        (EdmType::Int64, Raw::Int(i)) => i64::try_from(*i).ok().map(EdmValue::Int64),
+        (EdmType::Int32, Raw::Int(i)) => i.to_i32().map(EdmValue::Int32),
+        (EdmType::Int64, Raw::Int(i)) => i.to_i64().map(EdmValue::Int64),
         (EdmType::Int64, Raw::Str(s)) => parse_i64(s).map(EdmValue::Int64),
         (EdmType::Double, Raw::Float(f)) => Some(EdmValue::Double(*f)),
-        // Rounds to the nearest double, as parsing the same digits as a float would.
-        (EdmType::Double, Raw::Int(i)) => Some(EdmValue::Double(*i as f64)),
+        (EdmType::Double, Raw::Int(i)) => Some(EdmValue::Double(i.to_f64())),
         (EdmType::Double, Raw::Str(s)) => special_double(s).map(EdmValue::Double),
         (EdmType::Guid, Raw::Str(s)) if s.len() == uuid::fmt::Hyphenated::LENGTH => {
             Uuid::try_parse(s).ok().map(EdmValue::Guid)
@@ -744,11 +785,11 @@ impl<'de> Visitor<'de> for RawSeed<'_> {
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Raw<'de>, E> {
-        Ok(Raw::Int(i128::from(v)))
+        Ok(Raw::Int(JsonInt::Negative(v)))
     }
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Raw<'de>, E> {
-        Ok(Raw::Int(i128::from(v)))
+        Ok(Raw::Int(JsonInt::Positive(v)))
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Raw<'de>, E> {

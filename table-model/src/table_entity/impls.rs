@@ -8,6 +8,7 @@ use crate::error::{EncodeError, ValueError};
 use crate::json::BodyWriter;
 use crate::key::SortableKey;
 use crate::key::{PartitionKey, RowKey};
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use uuid::Uuid;
 
@@ -93,8 +94,8 @@ impl<T: EdmField> EdmField for Option<T> {
 // derive builds the key.
 impl KeyField for String {
     const ENCODING: KeyEncoding = KeyEncoding::Text;
-    fn encode_key(&self) -> Result<String, ValueError> {
-        Ok(self.clone())
+    fn encode_key(&self) -> Result<Cow<'_, str>, ValueError> {
+        Ok(Cow::Borrowed(self))
     }
     fn decode_key(key: &str) -> Result<Self, ValueError> {
         Ok(key.to_owned())
@@ -105,8 +106,8 @@ macro_rules! key_text {
     ($($ty:ident),*) => {$(
         impl KeyField for $ty {
             const ENCODING: KeyEncoding = KeyEncoding::Text;
-            fn encode_key(&self) -> Result<String, ValueError> {
-                Ok(self.as_str().to_owned())
+            fn encode_key(&self) -> Result<Cow<'_, str>, ValueError> {
+                Ok(Cow::Borrowed(self.as_str()))
             }
             fn decode_key(key: &str) -> Result<Self, ValueError> {
                 $ty::new(key).map_err(ValueError::custom)
@@ -133,8 +134,8 @@ macro_rules! key_sortable {
     ($($ty:ty => $encoding:expr),* $(,)?) => {$(
         impl KeyField for $ty {
             const ENCODING: KeyEncoding = $encoding;
-            fn encode_key(&self) -> Result<String, ValueError> {
-                Ok(SortableKey::to_key_string(self))
+            fn encode_key(&self) -> Result<Cow<'_, str>, ValueError> {
+                Ok(Cow::Owned(SortableKey::to_key_string(self)))
             }
             fn decode_key(key: &str) -> Result<Self, ValueError> {
                 <$ty as SortableKey>::from_key_str(key).map_err(ValueError::custom)
@@ -170,8 +171,8 @@ key_sortable! {
 
 impl KeyField for chrono::DateTime<chrono::Utc> {
     const ENCODING: KeyEncoding = KeyEncoding::Chronological;
-    fn encode_key(&self) -> Result<String, ValueError> {
-        DateTime::from_chrono(*self)?.encode_key()
+    fn encode_key(&self) -> Result<Cow<'_, str>, ValueError> {
+        Ok(Cow::Owned(DateTime::from_chrono(*self)?.encode_key()?.into_owned()))
     }
     fn decode_key(key: &str) -> Result<Self, ValueError> {
         DateTime::decode_key(key).map(DateTime::to_chrono)
@@ -180,7 +181,7 @@ impl KeyField for chrono::DateTime<chrono::Utc> {
 
 impl ReverseChronologicalKey for DateTime {
     fn encode_reverse_key(&self) -> Result<String, ValueError> {
-        Reverse(*self).encode_key()
+        Reverse(*self).encode_key().map(Cow::into_owned)
     }
     fn decode_reverse_key(key: &str) -> Result<Self, ValueError> {
         <Reverse<DateTime> as KeyField>::decode_key(key).map(|r| r.0)
@@ -219,7 +220,7 @@ mod tests {
     use super::*;
 
     fn round_trip<T: KeyField + PartialEq + std::fmt::Debug + Copy>(values: &[T]) {
-        let keys: Vec<String> = values.iter().map(|v| v.encode_key().unwrap()).collect();
+        let keys: Vec<String> = values.iter().map(|v| v.encode_key().unwrap().into_owned()).collect();
         for (v, k) in values.iter().zip(&keys) {
             assert_eq!(T::decode_key(k).unwrap(), *v, "{k}");
         }
