@@ -376,10 +376,44 @@ fn bench(c: &mut Criterion) {
 
 criterion_group!(benches, bench);
 
+/// Interleaves the operations in short batches and keeps each one's fastest batch: on a machine busy with other
+/// work, the minimum over many interleaved rounds is far steadier than criterion's sequential means.
+fn compare(rounds: usize) {
+    const BATCH: u32 = 1000;
+    let fixture = Fixture::new();
+    let mut best = [f64::INFINITY; OPERATIONS.len()];
+    for _ in 0..rounds {
+        for (op, best) in OPERATIONS.iter().zip(&mut best) {
+            let start = std::time::Instant::now();
+            for _ in 0..BATCH {
+                fixture.run(op);
+            }
+            *best = best.min(start.elapsed().as_secs_f64() * 1e9 / f64::from(BATCH));
+        }
+    }
+    let by_name = |name: &str| best[OPERATIONS.iter().position(|op| *op == name).unwrap()];
+    println!("{:<40} {:>10}  {:>22}  {:>10}", "operation", "ns (min)", "vs serde_json_struct", "vs same_response");
+    for (op, ns) in OPERATIONS.iter().zip(best) {
+        let group = op.split('/').next().unwrap();
+        let baseline = by_name(&format!("{group}/serde_json_struct"));
+        let same = if group == "decode" {
+            format!("{:.2}x", ns / by_name("decode/serde_json_struct_same_response"))
+        } else {
+            "-".to_owned()
+        };
+        println!("{op:<40} {ns:>10.0}  {:>21.2}x  {same:>10}", ns / baseline);
+    }
+}
+
 /// `JSON_BENCH_LOOP=<operation>:<count>` runs one operation `count` times and exits, instead of the
 /// criterion run: for counting instructions under `valgrind --tool=callgrind`, which a busy machine does not
 /// disturb. The difference between two counts divided by the difference of iterations is the cost of one.
+/// `JSON_BENCH_COMPARE=<rounds>` prints interleaved minimum times and ratios (see [`compare`]).
 fn main() {
+    if let Ok(rounds) = std::env::var("JSON_BENCH_COMPARE") {
+        compare(rounds.parse().expect("a number of rounds"));
+        return;
+    }
     if let Ok(spec) = std::env::var("JSON_BENCH_LOOP") {
         let (op, count) = spec.split_once(':').expect("JSON_BENCH_LOOP=<operation>:<count>");
         let fixture = Fixture::new();

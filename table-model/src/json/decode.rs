@@ -573,10 +573,9 @@ fn finish_entity<V: EntityVisitor>(
         if matches!(m.value, Raw::Null) {
             continue;
         }
-        let value = typed_value(m.value, m.annotation, visitor.edm_type(&m.name))
+        typed_value(m.value, m.annotation, visitor.edm_type(&m.name))
             .and_then(|value| visitor.property(&m.name, value))
-            .map_err(|e| e.in_property(&*m.name));
-        value?;
+            .map_err(|e| e.in_property(&*m.name))?;
     }
     visitor.end()
 }
@@ -595,15 +594,27 @@ where
     }
 }
 
+/// `Timestamp`, annotated or not, read as an `Edm.DateTime`; `None` for `null`.
 fn timestamp(raw: Raw<'_>) -> Result<Option<DateTime>, DecodeError> {
-    match raw {
-        Raw::Null => Ok(None),
-        raw => typed(EdmType::DateTime, raw)
-            .map(|v| match v {
-                EdmValue::DateTime(t) => Some(t),
-                _ => None,
-            })
-            .map_err(|e| e.in_property("Timestamp")),
+    let parsed = match &raw {
+        Raw::Null => return Ok(None),
+        Raw::Str(s) => parse_datetime(s),
+        _ => Ok(None),
+    };
+    match parsed {
+        Ok(Some(t)) => Ok(Some(t)),
+        Ok(None) => Err(invalid(EdmType::DateTime, &raw).in_property("Timestamp")),
+        Err(e) => Err(e.in_property("Timestamp")),
+    }
+}
+
+/// Parses an `Edm.DateTime`; `Ok(None)` for text that is not ISO 8601 (the caller describes what it found),
+/// an error for a valid date outside the service's range.
+fn parse_datetime(s: &str) -> Result<Option<DateTime>, DecodeError> {
+    match DateTime::parse(s) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if matches!(e.kind(), ValueErrorKind::DateTimeSyntax { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -687,11 +698,7 @@ fn typed(t: EdmType, raw: Raw<'_>) -> Result<EdmValue, DecodeError> {
         (EdmType::Guid, Raw::Str(s)) if s.len() == uuid::fmt::Hyphenated::LENGTH => {
             Uuid::try_parse(s).ok().map(EdmValue::Guid)
         }
-        (EdmType::DateTime, Raw::Str(s)) => match DateTime::parse(s) {
-            Ok(t) => Some(EdmValue::DateTime(t)),
-            Err(e) if matches!(e.kind(), ValueErrorKind::DateTimeSyntax { .. }) => None,
-            Err(e) => return Err(e.into()),
-        },
+        (EdmType::DateTime, Raw::Str(s)) => parse_datetime(s)?.map(EdmValue::DateTime),
         (EdmType::Binary, Raw::Str(s)) => match base64::engine::general_purpose::STANDARD.decode(s.as_bytes()) {
             Ok(bytes) => return Ok(EdmValue::Binary(EdmBinary::new(bytes)?)),
             Err(_) => None,

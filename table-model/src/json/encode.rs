@@ -68,11 +68,12 @@ pub struct BodyWriter {
 const INLINE_NAMES: usize = 24;
 
 impl BodyWriter {
-    /// Starts a body with its keys, which every insert and update carries.
+    /// Starts a body with its keys, which every insert and update carries, in a buffer of 1000 bytes (the
+    /// largest that glibc serves from its per-thread cache; it holds a dozen typical properties).
     ///
     /// A key that breaks the key rules is reported by [`finish`](BodyWriter::finish).
     pub fn new(partition_key: &str, row_key: &str) -> Self {
-        BodyWriter::with_capacity(512, partition_key, row_key)
+        BodyWriter::with_capacity(1000, partition_key, row_key)
     }
 
     /// As [`new`](BodyWriter::new), with room for a body of `capacity` bytes before the buffer grows.
@@ -120,7 +121,7 @@ impl BodyWriter {
 
     /// Writes an `Edm.Int32` property: a JSON number.
     pub fn property_i32(&mut self, name: impl AsPropertyName, value: i32) -> &mut Self {
-        if self.begin(&name, EdmValue::Int32(value).stored_size(), None) {
+        if self.begin(&name, EdmValue::Int32(value).stored_size(), EdmType::Int32) {
             serialize(&mut self.buf, |s| serde::Serializer::serialize_i32(s, value));
         }
         self
@@ -128,7 +129,7 @@ impl BodyWriter {
 
     /// Writes an `Edm.Int64` property: annotated, as a JSON string of digits.
     pub fn property_i64(&mut self, name: impl AsPropertyName, value: i64) -> &mut Self {
-        if self.begin(&name, EdmValue::Int64(value).stored_size(), Some(EdmType::Int64)) {
+        if self.begin(&name, EdmValue::Int64(value).stored_size(), EdmType::Int64) {
             self.buf.push(b'"');
             serialize(&mut self.buf, |s| serde::Serializer::serialize_i64(s, value));
             self.buf.push(b'"');
@@ -140,7 +141,7 @@ impl BodyWriter {
     /// (`5.0`, `1e+300`), the shortest form that reads back to the same bits. NaN and the infinities are the
     /// strings `"NaN"`, `"Infinity"` and `"-Infinity"`; `-0.0` stays `-0.0`.
     pub fn property_f64(&mut self, name: impl AsPropertyName, value: f64) -> &mut Self {
-        if self.begin(&name, EdmValue::Double(value).stored_size(), Some(EdmType::Double)) {
+        if self.begin(&name, EdmValue::Double(value).stored_size(), EdmType::Double) {
             if value.is_finite() {
                 serialize(&mut self.buf, |s| serde::Serializer::serialize_f64(s, value));
             } else if value.is_nan() {
@@ -156,7 +157,7 @@ impl BodyWriter {
 
     /// Writes an `Edm.Boolean` property: `true` or `false`.
     pub fn property_bool(&mut self, name: impl AsPropertyName, value: bool) -> &mut Self {
-        if self.begin(&name, EdmValue::Boolean(value).stored_size(), None) {
+        if self.begin(&name, EdmValue::Boolean(value).stored_size(), EdmType::Boolean) {
             self.buf.extend_from_slice(if value { b"true" } else { b"false" });
         }
         self
@@ -164,7 +165,7 @@ impl BodyWriter {
 
     /// Writes an `Edm.Guid` property: annotated, lowercase and hyphenated.
     pub fn property_uuid(&mut self, name: impl AsPropertyName, value: Uuid) -> &mut Self {
-        if self.begin(&name, EdmValue::Guid(value).stored_size(), Some(EdmType::Guid)) {
+        if self.begin(&name, EdmValue::Guid(value).stored_size(), EdmType::Guid) {
             let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
             self.buf.push(b'"');
             self.buf.extend_from_slice(value.hyphenated().encode_lower(&mut text).as_bytes());
@@ -175,7 +176,7 @@ impl BodyWriter {
 
     /// Writes an `Edm.DateTime` property: annotated, with 7 fractional digits and `Z`.
     pub fn property_datetime(&mut self, name: impl AsPropertyName, value: DateTime) -> &mut Self {
-        if self.begin(&name, EdmValue::DateTime(value).stored_size(), Some(EdmType::DateTime)) {
+        if self.begin(&name, EdmValue::DateTime(value).stored_size(), EdmType::DateTime) {
             let mut text = [0u8; 28];
             value.encode(&mut text);
             self.buf.push(b'"');
@@ -261,13 +262,13 @@ impl BodyWriter {
     }
 
     fn write_str(&mut self, name: &impl AsPropertyName, value: &str, utf16_len: usize) {
-        if self.begin(name, string_stored_size(utf16_len), None) {
+        if self.begin(name, string_stored_size(utf16_len), EdmType::String) {
             write_json_str(&mut self.buf, value);
         }
     }
 
     fn write_bytes(&mut self, name: &impl AsPropertyName, value: &[u8]) {
-        if self.begin(name, binary_stored_size(value.len()), Some(EdmType::Binary)) {
+        if self.begin(name, binary_stored_size(value.len()), EdmType::Binary) {
             let engine = &base64::engine::general_purpose::STANDARD;
             self.buf.push(b'"');
             let start = self.buf.len();
@@ -281,8 +282,8 @@ impl BodyWriter {
     }
 
     /// Checks a property against every rule but its value's own limit and writes `,"Name":`, with the type
-    /// annotation before it when there is one. Returns whether the value should be written.
-    fn begin(&mut self, name: &impl AsPropertyName, value_size: usize, annotation: Option<EdmType>) -> bool {
+    /// annotation before it when the type needs one. Returns whether the value should be written.
+    fn begin(&mut self, name: &impl AsPropertyName, value_size: usize, edm_type: EdmType) -> bool {
         if self.error.is_some() {
             return false;
         }
@@ -312,15 +313,15 @@ impl BodyWriter {
         self.count = count;
         // A valid property name never needs JSON escaping: C# identifier characters include no `"`, `\` or
         // control character. It is therefore written as is, and found again as is.
-        if let Some(t) = annotation {
+        if edm_type.needs_annotation() {
             self.buf.extend_from_slice(b",\"");
             self.buf.extend_from_slice(name.as_bytes());
             self.buf.extend_from_slice(b"@odata.type\":\"");
-            self.buf.extend_from_slice(t.as_str().as_bytes());
+            self.buf.extend_from_slice(edm_type.as_str().as_bytes());
             self.buf.push(b'"');
         }
         self.buf.extend_from_slice(b",\"");
-        // A body over 4 GiB fails `finish` anyway; its offsets only need to stay distinct until then.
+        // The size formula bounds the body to a few MiB, so offsets fit in `u32`.
         let at = (self.buf.len() as u32, name.len() as u32);
         match self.names.get_mut(count - 1) {
             Some(slot) => *slot = at,
