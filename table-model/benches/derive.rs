@@ -110,9 +110,7 @@ impl Fixture {
                 drop(black_box(serde_json::from_slice::<Order>(black_box(&self.theirs)).unwrap()))
             }
             "decode/from_json_minimalmetadata" => drop(black_box(Order::from_json(black_box(&self.ours)).unwrap())),
-            "decode/from_json_nometadata" => {
-                drop(black_box(Order::from_json(black_box(&self.nometadata)).unwrap()))
-            }
+            "decode/from_json_nometadata" => drop(black_box(Order::from_json(black_box(&self.nometadata)).unwrap())),
             "decode/decoder_core_discarding_minimalmetadata" => {
                 decode_entity_with(black_box(&self.ours), Discard).unwrap();
             }

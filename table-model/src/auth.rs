@@ -35,19 +35,27 @@ pub const X_MS_DATE: &str = "x-ms-date";
 /// ```
 pub fn rfc1123(time: SystemTime) -> String {
     use chrono::{Datelike, Timelike};
-    const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    const DAYS: [&[u8; 3]; 7] = [b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat", b"Sun"];
+    const MONTHS: [&[u8; 3]; 12] =
+        [b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec"];
     let t = chrono::DateTime::<chrono::Utc>::from(time);
-    format!(
-        "{}, {:02} {} {:04} {:02}:{:02}:{:02} GMT",
-        DAYS[t.weekday().num_days_from_monday() as usize],
-        t.day(),
-        MONTHS[t.month0() as usize],
-        t.year(),
-        t.hour(),
-        t.minute(),
-        t.second()
-    )
+    // `Sun, 22 Nov 2026 00:22:02 GMT`: 29 bytes, written in place (this runs for every request signed).
+    let mut buf = *b"Ddd, 00 Mmm 0000 00:00:00 GMT";
+    let mut put = |at: usize, width: usize, mut v: u32| {
+        for i in (0..width).rev() {
+            buf[at + i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    };
+    put(5, 2, t.day());
+    // Years past 9999 do not fit HTTP dates; they are shown modulo 10000, as no request is signed that late.
+    put(12, 4, t.year().rem_euclid(10_000) as u32);
+    put(17, 2, t.hour());
+    put(20, 2, t.minute());
+    put(23, 2, t.second());
+    buf[..3].copy_from_slice(DAYS[t.weekday().num_days_from_monday() as usize]);
+    buf[8..11].copy_from_slice(MONTHS[t.month0() as usize]);
+    String::from_utf8(buf.to_vec()).expect("ASCII")
 }
 
 /// The canonicalized resource of a request URI: `/<account><path>`, plus `?comp=<value>` when the query has
