@@ -373,6 +373,7 @@ mod tests {
         assert_eq!(query(&reply(200, &[], r#"{"value":[]}"#), None).unwrap().continuation, None);
     }
 
+    #[cfg(feature = "derive")]
     #[derive(crate::TableEntity, Debug, PartialEq)]
     #[table(rename_all = "PascalCase")]
     struct Row {
@@ -385,6 +386,7 @@ mod tests {
         etag: Option<ETag>,
     }
 
+    #[cfg(feature = "derive")]
     #[test]
     fn typed_reads_use_the_schema_and_the_etag_header() {
         // nometadata: the Int64 is a bare string; the schema types it.

@@ -477,6 +477,7 @@ fn time_ranges_use_the_key_helpers() {
     assert_eq!(PARTITION_KEY.in_range("a".."b").comparisons(), 2);
 }
 
+#[cfg(feature = "derive")]
 #[test]
 fn table_enums_compare_by_name() {
     #[derive(crate::TableEnum, Debug, PartialEq)]
