@@ -9,7 +9,8 @@
 //! Typed comparisons use the property handles of `#[derive(TableEntity)]` and take values of the property's
 //! type only:
 //!
-//! ```
+#![cfg_attr(feature = "derive", doc = "```")]
+#![cfg_attr(not(feature = "derive"), doc = "```ignore")]
 //! use table_model::filter::{self, Filter};
 //! use table_model::{DateTime, TableEntity};
 //!
@@ -42,7 +43,8 @@
 //!
 //! Comparing a property with a value of another type does not compile:
 //!
-//! ```compile_fail,E0277
+#![cfg_attr(feature = "derive", doc = "```compile_fail,E0277")]
+#![cfg_attr(not(feature = "derive"), doc = "```ignore")]
 //! # use table_model::TableEntity;
 //! # #[derive(TableEntity)]
 //! # struct Order {

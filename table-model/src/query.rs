@@ -77,7 +77,8 @@ impl Query {
     /// Adds the properties of a `#[derive(TableEntity)]` struct to `$select`: `PartitionKey`, `RowKey`,
     /// `Timestamp` and every stored property, so that the struct can be read from the result.
     ///
-    /// ```
+    #[cfg_attr(feature = "derive", doc = "```")]
+    #[cfg_attr(not(feature = "derive"), doc = "```ignore")]
     /// use table_model::{Query, TableEntity};
     /// #[derive(TableEntity)]
     /// struct Reading {
