@@ -775,3 +775,659 @@ impl std::error::Error for DecodeError {
         }
     }
 }
+
+/// Why a `$filter` was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FilterErrorKind {
+    /// More than 15 discrete comparisons (SPEC.md section 7).
+    TooManyComparisons {
+        /// The number of comparisons found.
+        count: usize,
+    },
+    /// A property name that is neither a valid property name nor a system property.
+    InvalidProperty {
+        /// The name found.
+        name: String,
+        /// The rule it broke.
+        error: PropertyNameError,
+    },
+    /// A NaN or infinite Double, which has no filter literal.
+    NonFiniteDouble {
+        /// The property compared.
+        property: String,
+        /// `NaN`, `Infinity` or `-Infinity`.
+        value: String,
+    },
+    /// A value that broke its EDM type's limit when it was converted (it names the property).
+    InvalidValue(ValueError),
+}
+
+/// The error for a `$filter` that breaks a rule of the service, reported by
+/// [`Filter::render`](crate::filter::Filter::render).
+///
+/// ```
+/// use table_model::filter::Filter;
+/// use table_model::FilterErrorKind;
+/// let err = Filter::property("Score").lt(f64::INFINITY).render().unwrap_err();
+/// assert!(matches!(err.kind(), FilterErrorKind::NonFiniteDouble { .. }));
+/// assert_eq!(
+///     err.to_string(),
+///     "invalid filter: property `Score`: Edm.Double Infinity has no filter literal; compare with a finite value"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilterError {
+    kind: FilterErrorKind,
+}
+
+impl FilterError {
+    pub(crate) fn new(kind: FilterErrorKind) -> Self {
+        FilterError { kind }
+    }
+
+    /// Which rule was broken.
+    pub fn kind(&self) -> &FilterErrorKind {
+        &self.kind
+    }
+}
+
+impl fmt::Display for FilterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("invalid filter: ")?;
+        match &self.kind {
+            FilterErrorKind::TooManyComparisons { count } => {
+                write!(f, "at most {} comparisons are allowed, found {count}", crate::limits::FILTER_MAX_COMPARISONS)
+            }
+            FilterErrorKind::InvalidProperty { name, error } => write!(f, "property `{name}`: {error}"),
+            FilterErrorKind::NonFiniteDouble { property, value } => write!(
+                f,
+                "property `{property}`: Edm.Double {value} has no filter literal; compare with a finite value"
+            ),
+            FilterErrorKind::InvalidValue(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl std::error::Error for FilterError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            FilterErrorKind::InvalidProperty { error, .. } => Some(error),
+            FilterErrorKind::InvalidValue(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Why query options (`$filter`, `$select`, `$top`) were refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum QueryErrorKind {
+    /// The filter was refused.
+    Filter(FilterError),
+    /// `$top` outside 1 to 1000 (SPEC.md section 7).
+    TopOutOfRange {
+        /// The value found.
+        top: usize,
+    },
+    /// A `$select` name that is neither a valid property name nor a system property.
+    InvalidSelect {
+        /// The name found.
+        name: String,
+        /// The rule it broke.
+        error: PropertyNameError,
+    },
+}
+
+/// The error for query options that break a rule of the service, reported when they are rendered.
+///
+/// ```
+/// use table_model::{Query, QueryErrorKind};
+/// let err = Query::new().top(1001).render().unwrap_err();
+/// assert_eq!(err.kind(), &QueryErrorKind::TopOutOfRange { top: 1001 });
+/// assert_eq!(err.to_string(), "invalid query: $top must be from 1 to 1000, found 1001");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryError {
+    kind: QueryErrorKind,
+}
+
+impl QueryError {
+    pub(crate) fn new(kind: QueryErrorKind) -> Self {
+        QueryError { kind }
+    }
+
+    /// Which rule was broken.
+    pub fn kind(&self) -> &QueryErrorKind {
+        &self.kind
+    }
+}
+
+impl From<FilterError> for QueryError {
+    fn from(e: FilterError) -> Self {
+        QueryError::new(QueryErrorKind::Filter(e))
+    }
+}
+
+impl fmt::Display for QueryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            QueryErrorKind::Filter(e) => fmt::Display::fmt(e, f),
+            QueryErrorKind::TopOutOfRange { top } => {
+                write!(f, "invalid query: $top must be from 1 to {}, found {top}", crate::limits::QUERY_MAX_TOP)
+            }
+            QueryErrorKind::InvalidSelect { name, error } => write!(f, "invalid query: $select `{name}`: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for QueryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            QueryErrorKind::Filter(e) => Some(e),
+            QueryErrorKind::InvalidSelect { error, .. } => Some(error),
+            QueryErrorKind::TopOutOfRange { .. } => None,
+        }
+    }
+}
+
+/// Why a connection string, endpoint or credential was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConnectionErrorKind {
+    /// A segment that is not `Key=Value` (shown cut short: it may hold a secret).
+    Syntax {
+        /// The start of the segment.
+        segment: String,
+    },
+    /// A key given twice.
+    Duplicate {
+        /// The key.
+        key: &'static str,
+    },
+    /// A required key that is absent.
+    Missing {
+        /// The key.
+        key: &'static str,
+    },
+    /// A key whose value is not one of those allowed.
+    InvalidValue {
+        /// The key.
+        key: &'static str,
+        /// What the value may be.
+        expected: &'static str,
+    },
+    /// Two keys that exclude each other.
+    Conflict {
+        /// The first key.
+        key: &'static str,
+        /// The key it cannot be combined with.
+        other: &'static str,
+    },
+    /// An endpoint that is not an `http`/`https` URL without query or fragment.
+    InvalidUrl {
+        /// The URL found.
+        url: String,
+    },
+    /// An endpoint whose account name cannot be told from the URL (an IP address or `localhost` without path).
+    NoAccount {
+        /// The URL found.
+        url: String,
+    },
+    /// An account name that is not ASCII letters, digits and `-`.
+    InvalidAccountName {
+        /// The name found.
+        account: String,
+    },
+    /// An account key that is not standard base64 (not shown: it is a secret).
+    InvalidAccountKey,
+    /// A shared access signature that is not a URL query string (not shown: it is a secret).
+    InvalidSas,
+}
+
+/// The error for an invalid connection string, endpoint URL, account name or key.
+///
+/// ```
+/// use table_model::{ConnectionString, ConnectionErrorKind};
+/// let err = "AccountKey=a2V5".parse::<ConnectionString>().unwrap_err();
+/// assert_eq!(err.kind(), &ConnectionErrorKind::Missing { key: "AccountName" });
+/// assert_eq!(err.to_string(), "invalid connection string: `AccountName` is missing");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectionError {
+    kind: ConnectionErrorKind,
+}
+
+impl ConnectionError {
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn new(kind: ConnectionErrorKind) -> Self {
+        ConnectionError { kind }
+    }
+
+    /// Which rule was broken.
+    pub fn kind(&self) -> &ConnectionErrorKind {
+        &self.kind
+    }
+}
+
+impl fmt::Display for ConnectionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("invalid connection string: ")?;
+        match &self.kind {
+            ConnectionErrorKind::Syntax { segment } => write!(f, "segment `{segment}` is not `Key=Value`"),
+            ConnectionErrorKind::Duplicate { key } => write!(f, "`{key}` is given twice"),
+            ConnectionErrorKind::Missing { key } => write!(f, "`{key}` is missing"),
+            ConnectionErrorKind::InvalidValue { key, expected } => write!(f, "`{key}` must be {expected}"),
+            ConnectionErrorKind::Conflict { key, other } => write!(f, "`{key}` cannot be combined with `{other}`"),
+            ConnectionErrorKind::InvalidUrl { url } => {
+                write!(f, "endpoint `{url}` must be an http or https URL without query or fragment")
+            }
+            ConnectionErrorKind::NoAccount { url } => {
+                write!(f, "cannot tell the account name from endpoint `{url}`; set `AccountName`")
+            }
+            ConnectionErrorKind::InvalidAccountName { account } => {
+                write!(f, "account name `{account}` must be ASCII letters, digits and `-`")
+            }
+            ConnectionErrorKind::InvalidAccountKey => f.write_str("`AccountKey` is not valid base64"),
+            ConnectionErrorKind::InvalidSas => f.write_str("`SharedAccessSignature` must be a URL query string"),
+        }
+    }
+}
+
+impl std::error::Error for ConnectionError {}
+
+/// Why a request could not be built.
+#[cfg(feature = "http")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RequestErrorKind {
+    /// The entity cannot be written as a JSON body.
+    Encode(EncodeError),
+    /// The query options break a rule.
+    Query(QueryError),
+    /// An ETag that cannot be sent as an `If-Match` header (a control character in it).
+    InvalidETag {
+        /// The ETag found.
+        etag: String,
+    },
+    /// A Storage Analytics table (`$Metrics...`), which can be read but not created.
+    ReadOnlyTable {
+        /// The table name.
+        table: String,
+    },
+    /// A batch that breaks a rule (checked again when the request is built).
+    Batch(BatchError),
+}
+
+/// The error for a request that cannot be built: nothing is sent.
+///
+/// ```
+/// use table_model::{Query, RequestErrorKind, TableName, TableService};
+/// let service = TableService::from_connection_string("UseDevelopmentStorage=true")?;
+/// let err = service.query(&"People".parse::<TableName>()?, &Query::new().top(5000), None).unwrap_err();
+/// assert!(matches!(err.kind(), RequestErrorKind::Query(_)));
+/// assert_eq!(err.to_string(), "invalid query: $top must be from 1 to 1000, found 5000");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[cfg(feature = "http")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestError {
+    kind: RequestErrorKind,
+}
+
+#[cfg(feature = "http")]
+impl RequestError {
+    pub(crate) fn new(kind: RequestErrorKind) -> Self {
+        RequestError { kind }
+    }
+
+    /// What was wrong.
+    pub fn kind(&self) -> &RequestErrorKind {
+        &self.kind
+    }
+}
+
+#[cfg(feature = "http")]
+impl From<EncodeError> for RequestError {
+    fn from(e: EncodeError) -> Self {
+        RequestError::new(RequestErrorKind::Encode(e))
+    }
+}
+
+#[cfg(feature = "http")]
+impl From<QueryError> for RequestError {
+    fn from(e: QueryError) -> Self {
+        RequestError::new(RequestErrorKind::Query(e))
+    }
+}
+
+#[cfg(feature = "http")]
+impl From<BatchError> for RequestError {
+    fn from(e: BatchError) -> Self {
+        RequestError::new(RequestErrorKind::Batch(e))
+    }
+}
+
+#[cfg(feature = "http")]
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            RequestErrorKind::Encode(e) => fmt::Display::fmt(e, f),
+            RequestErrorKind::Query(e) => fmt::Display::fmt(e, f),
+            RequestErrorKind::InvalidETag { etag } => {
+                write!(f, "invalid ETag {etag:?}: cannot be sent as an If-Match header")
+            }
+            RequestErrorKind::ReadOnlyTable { table } => {
+                write!(f, "invalid table name: `{table}` is a Storage Analytics table, which cannot be created")
+            }
+            RequestErrorKind::Batch(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+#[cfg(feature = "http")]
+impl std::error::Error for RequestError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            RequestErrorKind::Encode(e) => Some(e),
+            RequestErrorKind::Query(e) => Some(e),
+            RequestErrorKind::Batch(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// An error the service returned: its HTTP status, its error code (`x-ms-error-code` or the `odata.error`
+/// body) and its message; for a batch, the index of the operation that failed.
+///
+/// ```
+/// use table_model::response;
+/// let reply = http::Response::builder()
+///     .status(412)
+///     .header("x-ms-error-code", "UpdateConditionNotSatisfied")
+///     .body(br#"{"odata.error":{"code":"UpdateConditionNotSatisfied","message":{"lang":"en-US","value":"The update condition specified in the request was not satisfied.\nRequestId:1"}}}"#.to_vec())?;
+/// let err = response::empty(&reply).unwrap_err();
+/// let service = err.service().unwrap();
+/// assert_eq!(service.status(), 412);
+/// assert_eq!(service.code(), Some("UpdateConditionNotSatisfied"));
+/// assert!(service.is_precondition_failed());
+/// assert_eq!(
+///     err.to_string(),
+///     "the service refused the request: 412 UpdateConditionNotSatisfied: The update condition specified in the request was not satisfied."
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[cfg(feature = "http")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceError {
+    pub(crate) status: u16,
+    pub(crate) code: Option<String>,
+    pub(crate) message: String,
+    pub(crate) operation_index: Option<usize>,
+}
+
+#[cfg(feature = "http")]
+impl ServiceError {
+    /// The HTTP status code.
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// The service's error code, such as `EntityAlreadyExists`, when it sent one.
+    pub fn code(&self) -> Option<&str> {
+        self.code.as_deref()
+    }
+
+    /// The service's message, whole (it may span lines: request id and time follow the text).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// For a batch, the index of the operation that failed, from the `N:` prefix of the message.
+    pub fn operation_index(&self) -> Option<usize> {
+        self.operation_index
+    }
+
+    /// `404 Not Found`: no such table or entity (or the entity of an `If-Match: *` update is gone).
+    pub fn is_not_found(&self) -> bool {
+        self.status == 404
+    }
+
+    /// `409 Conflict`: the entity or table already exists, or the table is being deleted.
+    pub fn is_conflict(&self) -> bool {
+        self.status == 409
+    }
+
+    /// `412 Precondition Failed`: the entity changed since its ETag was read.
+    pub fn is_precondition_failed(&self) -> bool {
+        self.status == 412
+    }
+}
+
+#[cfg(feature = "http")]
+impl fmt::Display for ServiceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the service refused the request: {}", self.status)?;
+        if let Some(code) = &self.code {
+            write!(f, " {code}")?;
+        }
+        if let Some(i) = self.operation_index {
+            write!(f, " (batch operation {i})")?;
+        }
+        let first_line = self.message.lines().next().unwrap_or("").trim();
+        if !first_line.is_empty() {
+            write!(f, ": {first_line}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "http")]
+impl std::error::Error for ServiceError {}
+
+/// Why a response could not be read.
+#[cfg(feature = "http")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResponseErrorKind {
+    /// The service answered with an error status.
+    Service(ServiceError),
+    /// A success status other than the operation's.
+    UnexpectedStatus {
+        /// The status received.
+        status: u16,
+        /// The statuses the operation answers with.
+        expected: &'static str,
+    },
+    /// A body that is not what the protocol says.
+    Decode(DecodeError),
+    /// An entity that does not fit the struct it is read into.
+    Entity(EntityError),
+    /// A body that is not the JSON or multipart document expected.
+    Malformed {
+        /// What was wrong.
+        reason: String,
+    },
+    /// A write answered without the `ETag` header.
+    MissingETag,
+}
+
+/// The error for a response that is a service error or cannot be read.
+#[cfg(feature = "http")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseError {
+    kind: ResponseErrorKind,
+}
+
+#[cfg(feature = "http")]
+impl ResponseError {
+    pub(crate) fn new(kind: ResponseErrorKind) -> Self {
+        ResponseError { kind }
+    }
+
+    /// What was wrong.
+    pub fn kind(&self) -> &ResponseErrorKind {
+        &self.kind
+    }
+
+    /// The service's error, when the service refused the request.
+    pub fn service(&self) -> Option<&ServiceError> {
+        match &self.kind {
+            ResponseErrorKind::Service(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(feature = "http")]
+impl From<ServiceError> for ResponseError {
+    fn from(e: ServiceError) -> Self {
+        ResponseError::new(ResponseErrorKind::Service(e))
+    }
+}
+
+#[cfg(feature = "http")]
+impl From<DecodeError> for ResponseError {
+    fn from(e: DecodeError) -> Self {
+        ResponseError::new(ResponseErrorKind::Decode(e))
+    }
+}
+
+#[cfg(feature = "http")]
+impl fmt::Display for ResponseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ResponseErrorKind::Service(e) => fmt::Display::fmt(e, f),
+            ResponseErrorKind::UnexpectedStatus { status, expected } => {
+                write!(f, "unexpected response: status {status}, expected {expected}")
+            }
+            ResponseErrorKind::Decode(e) => write!(f, "invalid response body: {e}"),
+            ResponseErrorKind::Entity(e) => write!(f, "the entity read does not fit: {e}"),
+            ResponseErrorKind::Malformed { reason } => write!(f, "invalid response body: {reason}"),
+            ResponseErrorKind::MissingETag => f.write_str("invalid response: a write was answered without an ETag"),
+        }
+    }
+}
+
+#[cfg(feature = "http")]
+impl std::error::Error for ResponseError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ResponseErrorKind::Service(e) => Some(e),
+            ResponseErrorKind::Decode(e) => Some(e),
+            ResponseErrorKind::Entity(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Why a batch operation was refused before sending (SPEC.md section 8).
+#[cfg(feature = "http")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BatchErrorKind {
+    /// An entity of another PartitionKey than the batch's.
+    PartitionKeyMismatch {
+        /// The batch's PartitionKey.
+        expected: String,
+        /// The entity's.
+        found: String,
+    },
+    /// A RowKey that an earlier operation of the batch already has.
+    DuplicateRowKey {
+        /// The RowKey.
+        row_key: String,
+        /// The index of the earlier operation.
+        first: usize,
+    },
+    /// A 101st operation.
+    TooManyOperations,
+    /// A request body that would reach 4 MiB.
+    BodyTooLarge {
+        /// The size the body would have, in bytes.
+        size: usize,
+    },
+    /// A batch with no operation.
+    Empty,
+    /// The operation's request cannot be built (its entity cannot be encoded, or its ETag sent).
+    Request(Box<RequestError>),
+}
+
+/// The error for a batch operation that breaks a batch rule; it names the operation's index (the position it
+/// would have had), and nothing is added to the batch.
+///
+/// ```
+/// use table_model::{Batch, BatchErrorKind, Entity, PartitionKey, RowKey, TableName};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut batch = Batch::new("People".parse()?, PartitionKey::new("eu")?);
+/// batch.insert(&Entity::new(PartitionKey::new("eu")?, RowKey::new("a")?))?;
+/// let err = batch.insert(&Entity::new(PartitionKey::new("us")?, RowKey::new("b")?)).unwrap_err();
+/// assert_eq!(err.index(), 1);
+/// assert_eq!(
+///     err.to_string(),
+///     "invalid batch operation 1: PartitionKey `us` differs from the batch's `eu`; a batch has one PartitionKey"
+/// );
+/// # Ok(())
+/// # }
+/// ```
+#[cfg(feature = "http")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchError {
+    index: usize,
+    kind: BatchErrorKind,
+}
+
+#[cfg(feature = "http")]
+impl BatchError {
+    pub(crate) fn new(index: usize, kind: BatchErrorKind) -> Self {
+        BatchError { index, kind }
+    }
+
+    /// The index of the operation refused.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Which rule was broken.
+    pub fn kind(&self) -> &BatchErrorKind {
+        &self.kind
+    }
+}
+
+#[cfg(feature = "http")]
+impl fmt::Display for BatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if matches!(self.kind, BatchErrorKind::Empty) {
+            return f.write_str("invalid batch: a batch needs at least one operation");
+        }
+        write!(f, "invalid batch operation {}: ", self.index)?;
+        match &self.kind {
+            BatchErrorKind::PartitionKeyMismatch { expected, found } => {
+                write!(f, "PartitionKey `{found}` differs from the batch's `{expected}`; a batch has one PartitionKey")
+            }
+            BatchErrorKind::DuplicateRowKey { row_key, first } => {
+                write!(f, "RowKey `{row_key}` is already in operation {first}; each entity appears once per batch")
+            }
+            BatchErrorKind::TooManyOperations => {
+                write!(f, "a batch holds at most {} operations", crate::limits::BATCH_MAX_OPERATIONS)
+            }
+            BatchErrorKind::BodyTooLarge { size } => write!(
+                f,
+                "the request body would be {size} bytes; it must stay under {} bytes",
+                crate::limits::BATCH_MAX_BODY_BYTES
+            ),
+            BatchErrorKind::Request(e) => fmt::Display::fmt(e, f),
+            BatchErrorKind::Empty => Ok(()),
+        }
+    }
+}
+
+#[cfg(feature = "http")]
+impl std::error::Error for BatchError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            BatchErrorKind::Request(e) => Some(&**e),
+            _ => None,
+        }
+    }
+}

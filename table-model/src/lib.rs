@@ -29,23 +29,67 @@
 //! # }
 //! ```
 //!
+//! ## Talking to the service
+//!
+//! [`TableService`] builds a signed `http::Request` for every operation and [`response`] reads the
+//! `http::Response`; send them with any HTTP client. Queries use typed [`filter`]s, and batches are checked
+//! as they are built ([`Batch`]).
+//!
+//! ```
+//! use table_model::filter;
+//! use table_model::{response, Entity, IfMatch, PartitionKey, Query, RowKey, TableName, TableService, UpdateMode};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let service = TableService::from_connection_string("UseDevelopmentStorage=true")?;
+//! let table = TableName::new("Orders")?;
+//! let order = Entity::new(PartitionKey::new("customer-42")?, RowKey::new("O'Brien")?).with("Total".parse()?, 99.5)?;
+//!
+//! let insert = service.insert(&table, &order)?; // POST http://127.0.0.1:10002/devstoreaccount1/Orders
+//! let query = service.query(&table, &Query::new().filter(filter::PARTITION_KEY.eq("customer-42")).top(10), None)?;
+//! assert_eq!(query.uri().query(), Some("$filter=PartitionKey%20eq%20%27customer-42%27&$top=10"));
+//!
+//! // ... send `insert` with any client; its answer carries the new ETag:
+//! let reply = http::Response::builder().status(204).header("ETag", "W/\"1\"").body(Vec::new())?;
+//! let etag = response::written(&reply)?;
+//! // An update states its precondition: this ETag, or IfMatch::Any. Without one it is an upsert, by name.
+//! let update = service.update(&table, &order, UpdateMode::Merge, IfMatch::ETag(etag))?;
+//! assert_eq!(update.headers()["if-match"], "W/\"1\"");
+//! # let _ = (insert, update);
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! ## Features
 //! - `serde` (default): `Serialize`/`Deserialize` for the validated newtypes. Deserializing validates, so it
 //!   cannot build an invalid value.
 //! - `derive` (default): `#[derive(TableEntity)]`, re-exported from `table-model-derive`.
+//! - `http` (default): the protocol layer: [`TableService`], [`Endpoint`]s and [`ConnectionString`]s,
+//!   Shared Key signing ([`auth`]), [`Batch`]es and [`response`] parsing, on the `http` crate's types. The
+//!   [`filter`] builder and [`Query`] do not need it.
 #![deny(missing_docs, missing_debug_implementations)]
 
 extern crate self as table_model;
 
+#[cfg(feature = "http")]
+pub mod auth;
+#[cfg(feature = "http")]
+mod batch;
+#[cfg(feature = "http")]
+mod connection;
 mod datetime;
 mod edm;
 mod entity;
 mod error;
+pub mod filter;
 pub mod json;
 pub mod key;
 pub mod limits;
 mod name;
 mod property;
+mod query;
+#[cfg(feature = "http")]
+mod request;
+#[cfg(feature = "http")]
+pub mod response;
 mod table_entity;
 mod validated;
 
@@ -53,9 +97,21 @@ mod validated;
 #[path = "private.rs"]
 pub mod __private;
 
+#[cfg(feature = "http")]
+pub use batch::Batch;
+#[cfg(feature = "http")]
+pub use connection::{
+    AccountKey, ConnectionString, Credential, Endpoint, SasToken, DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY,
+    DEVELOPMENT_TABLE_ENDPOINT,
+};
 pub use datetime::DateTime;
 pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 pub use entity::{ETag, Entity};
+#[cfg(feature = "http")]
+pub use error::{
+    BatchError, BatchErrorKind, RequestError, RequestErrorKind, ResponseError, ResponseErrorKind, ServiceError,
+};
+pub use error::{ConnectionError, ConnectionErrorKind, FilterError, FilterErrorKind, QueryError, QueryErrorKind};
 pub use error::{
     DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, EntityError, EntityErrorKind, KeyError, KeyErrorKind,
     KeyKind, PropertyNameError, PropertyNameErrorKind, TableNameError, TableNameErrorKind, UnknownEdmType, ValueError,
@@ -66,6 +122,12 @@ pub use json::{decode_entity, decode_query, encode_entity, MetadataLevel, TypeHi
 pub use key::{PartitionKey, RowKey};
 pub use name::{PropertyName, TableName};
 pub use property::Property;
+pub use query::Query;
+#[cfg(feature = "http")]
+pub use request::{
+    EncodedEntity, IfMatch, TableService, UpdateMode, WriteEntity, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE,
+    MAX_DATA_SERVICE_VERSION, X_MS_VERSION,
+};
 pub use table_entity::{
     ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySchema, KeySource, PropertySchema,
     ReverseChronologicalKey, Schema, SchemaProperty, TableEntity, TableEnum, TableProperties, TimestampField,

@@ -1,0 +1,535 @@
+//! Entity group transactions (SPEC.md section 8): up to 100 operations on the entities of one PartitionKey
+//! of one table, applied atomically.
+//!
+//! [`Batch`] checks each operation as it is added: the PartitionKey, a RowKey not yet in the batch, at
+//! most 100 operations, a body that stays under 4 MiB, and an entity that encodes. An error names the
+//! index the operation would have had, and leaves the batch unchanged. [`TableService::batch`] writes the
+//! `multipart/mixed` request; [`response::batch`](crate::response::batch) reads the answer, including which
+//! operation failed.
+
+use crate::entity::ETag;
+use crate::error::{BatchError, BatchErrorKind, RequestError, ResponseError, ResponseErrorKind, ServiceError};
+use crate::key::{PartitionKey, RowKey};
+use crate::limits::{BATCH_MAX_BODY_BYTES, BATCH_MAX_OPERATIONS};
+use crate::name::TableName;
+use crate::request::{entity_path, if_match_header, IfMatch, TableService, UpdateMode, WriteEntity};
+use crate::request::{DATA_SERVICE_VERSION, JSON_CONTENT_TYPE};
+use http::header::{HeaderValue, CONTENT_TYPE};
+use http::{Method, Request, Response};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+
+/// The operations of one entity group transaction, on one table and one PartitionKey.
+///
+/// ```
+/// use table_model::{Batch, Entity, IfMatch, PartitionKey, RowKey, TableService, UpdateMode};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let pk = PartitionKey::new("eu")?;
+/// let mut batch = Batch::new("People".parse()?, pk.clone());
+/// batch.insert(&Entity::new(pk.clone(), RowKey::new("a")?).with("N".parse()?, 1)?)?;
+/// batch.upsert(&Entity::new(pk.clone(), RowKey::new("b")?), UpdateMode::Replace)?;
+/// batch.delete(&RowKey::new("c")?, IfMatch::Any)?;
+/// assert_eq!(batch.len(), 3);
+///
+/// // Each RowKey once:
+/// let err = batch.delete(&RowKey::new("a")?, IfMatch::Any).unwrap_err();
+/// assert_eq!(err.to_string(), "invalid batch operation 3: RowKey `a` is already in operation 0; each entity appears once per batch");
+///
+/// let service = TableService::from_connection_string("UseDevelopmentStorage=true")?;
+/// let request = service.batch(&batch)?;
+/// assert_eq!(request.uri(), "http://127.0.0.1:10002/devstoreaccount1/$batch");
+/// assert!(request.headers()["content-type"].to_str()?.starts_with("multipart/mixed; boundary=batch_"));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Batch {
+    table: TableName,
+    partition_key: PartitionKey,
+    operations: Vec<Operation>,
+    /// RowKey → index of its operation.
+    row_keys: HashMap<String, usize>,
+    /// The body's size without the endpoint URL and the `Accept` value of each sub-request, which the service
+    /// adds at build time: a lower bound, checked exactly by [`TableService::batch`].
+    size: usize,
+}
+
+#[derive(Clone, Debug)]
+struct Operation {
+    method: Method,
+    row_key: Option<String>,
+    body: Option<Vec<u8>>,
+    if_match: Option<HeaderValue>,
+    prefer_no_content: bool,
+}
+
+/// What a successful batch did to each operation, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BatchOutcome {
+    /// The new ETag of each operation's entity; `None` for a delete.
+    pub etags: Vec<Option<ETag>>,
+}
+
+/// The length of a boundary: a prefix and 32 hex digits.
+const BOUNDARY_HEX: usize = 32;
+const BATCH_PREFIX: &str = "batch_";
+const CHANGESET_PREFIX: &str = "changeset_";
+
+impl Batch {
+    /// An empty batch on this table and PartitionKey.
+    pub fn new(table: TableName, partition_key: PartitionKey) -> Self {
+        Batch { table, partition_key, operations: Vec::new(), row_keys: HashMap::new(), size: envelope_size() }
+    }
+
+    /// The table.
+    pub fn table(&self) -> &TableName {
+        &self.table
+    }
+
+    /// The PartitionKey of every operation.
+    pub fn partition_key(&self) -> &PartitionKey {
+        &self.partition_key
+    }
+
+    /// The number of operations.
+    pub fn len(&self) -> usize {
+        self.operations.len()
+    }
+
+    /// Whether there is no operation (an empty batch cannot be sent).
+    pub fn is_empty(&self) -> bool {
+        self.operations.is_empty()
+    }
+
+    /// Adds an insert (the entity must not exist).
+    ///
+    /// # Errors
+    /// [`BatchError`] naming the operation's index: another PartitionKey, a RowKey already in the batch, a
+    /// 101st operation, a body that would reach 4 MiB, or an entity that cannot be encoded.
+    pub fn insert(&mut self, entity: &impl WriteEntity) -> Result<&mut Self, BatchError> {
+        self.add_entity(entity, Method::POST, None, true)
+    }
+
+    /// Adds an insert-or-merge / insert-or-replace, without precondition.
+    ///
+    /// # Errors
+    /// As [`Batch::insert`].
+    pub fn upsert(&mut self, entity: &impl WriteEntity, mode: UpdateMode) -> Result<&mut Self, BatchError> {
+        self.add_entity(entity, mode.method(), None, false)
+    }
+
+    /// Adds a merge or replace of an existing entity under a precondition.
+    ///
+    /// # Errors
+    /// As [`Batch::insert`], and an ETag that cannot be sent as a header.
+    pub fn update(
+        &mut self,
+        entity: &impl WriteEntity,
+        mode: UpdateMode,
+        if_match: IfMatch,
+    ) -> Result<&mut Self, BatchError> {
+        let header = if_match_header(&if_match).map_err(|e| self.request_error(e))?;
+        self.add_entity(entity, mode.method(), Some(header), false)
+    }
+
+    /// Adds a delete under a precondition.
+    ///
+    /// # Errors
+    /// A RowKey already in the batch, a 101st operation, a body that would reach 4 MiB, an ETag that cannot be
+    /// sent as a header.
+    pub fn delete(&mut self, row_key: &RowKey, if_match: IfMatch) -> Result<&mut Self, BatchError> {
+        self.check_row_key(row_key)?;
+        let header = if_match_header(&if_match).map_err(|e| self.request_error(e))?;
+        let op = Operation {
+            method: Method::DELETE,
+            row_key: Some(row_key.as_str().to_owned()),
+            body: None,
+            if_match: Some(header),
+            prefer_no_content: false,
+        };
+        self.push(op, row_key)
+    }
+
+    fn request_error(&self, e: RequestError) -> BatchError {
+        BatchError::new(self.operations.len(), BatchErrorKind::Request(Box::new(e)))
+    }
+
+    fn add_entity(
+        &mut self,
+        entity: &impl WriteEntity,
+        method: Method,
+        if_match: Option<HeaderValue>,
+        insert: bool,
+    ) -> Result<&mut Self, BatchError> {
+        let index = self.operations.len();
+        let encoded = entity.encode().map_err(|e| self.request_error(e.into()))?;
+        if encoded.partition_key() != self.partition_key.as_str() {
+            return Err(BatchError::new(
+                index,
+                BatchErrorKind::PartitionKeyMismatch {
+                    expected: self.partition_key.to_string(),
+                    found: encoded.partition_key().to_owned(),
+                },
+            ));
+        }
+        self.check_row_key(encoded.row_key())?;
+        let row_key = encoded.row_key().to_owned();
+        // An insert is addressed to the table; every other operation to the entity.
+        let op = Operation {
+            method,
+            row_key: (!insert).then(|| row_key.clone()),
+            body: Some(encoded.into_body().into_bytes()),
+            if_match,
+            prefer_no_content: insert,
+        };
+        self.push(op, &row_key)
+    }
+
+    fn check_row_key(&self, row_key: &str) -> Result<(), BatchError> {
+        let index = self.operations.len();
+        if let Some(&first) = self.row_keys.get(row_key) {
+            return Err(BatchError::new(index, BatchErrorKind::DuplicateRowKey { row_key: row_key.to_owned(), first }));
+        }
+        if index >= BATCH_MAX_OPERATIONS {
+            return Err(BatchError::new(index, BatchErrorKind::TooManyOperations));
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, op: Operation, row_key: &str) -> Result<&mut Self, BatchError> {
+        let index = self.operations.len();
+        let size = self.size + self.part_size(&op, "", "");
+        if size >= BATCH_MAX_BODY_BYTES {
+            return Err(BatchError::new(index, BatchErrorKind::BodyTooLarge { size }));
+        }
+        self.size = size;
+        self.row_keys.insert(row_key.to_owned(), index);
+        self.operations.push(op);
+        Ok(self)
+    }
+
+    /// The size of an operation's part, for an endpoint URL of `base` and an `Accept` of `accept`.
+    fn part_size(&self, op: &Operation, base: &str, accept: &str) -> usize {
+        let mut counter = Counter(0);
+        write_part(&mut counter, &self.table, &self.partition_key, op, &Boundaries::placeholder(), base, accept);
+        counter.0
+    }
+}
+
+/// Where parts are written: a buffer, or a counter of the bytes a buffer would get.
+trait Sink {
+    fn put(&mut self, bytes: &[u8]);
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
+struct Counter(usize);
+
+impl Sink for Counter {
+    fn put(&mut self, bytes: &[u8]) {
+        self.0 += bytes.len();
+    }
+}
+
+struct Boundaries {
+    batch: String,
+    changeset: String,
+}
+
+impl Boundaries {
+    /// Boundaries of the real length, for counting.
+    fn placeholder() -> Self {
+        Boundaries {
+            batch: format!("{BATCH_PREFIX}{}", "0".repeat(BOUNDARY_HEX)),
+            changeset: format!("{CHANGESET_PREFIX}{}", "0".repeat(BOUNDARY_HEX)),
+        }
+    }
+
+    /// Random boundaries (128 bits each, from the standard library's randomly keyed hasher).
+    fn random() -> Self {
+        let hex = || {
+            let state = std::collections::hash_map::RandomState::new();
+            let (mut a, mut b) = (state.build_hasher(), state.build_hasher());
+            a.write_u8(1);
+            b.write_u8(2);
+            format!("{:016x}{:016x}", a.finish(), b.finish())
+        };
+        Boundaries { batch: format!("{BATCH_PREFIX}{}", hex()), changeset: format!("{CHANGESET_PREFIX}{}", hex()) }
+    }
+}
+
+/// The bytes of the body around the parts: the batch part's head and the two closing delimiters.
+fn envelope_size() -> usize {
+    let b = Boundaries::placeholder();
+    let mut counter = Counter(0);
+    write_head(&mut counter, &b);
+    write_tail(&mut counter, &b);
+    counter.0
+}
+
+fn write_head(out: &mut impl Sink, b: &Boundaries) {
+    out.put(b"--");
+    out.put(b.batch.as_bytes());
+    out.put(b"\r\nContent-Type: multipart/mixed; boundary=");
+    out.put(b.changeset.as_bytes());
+    out.put(b"\r\n\r\n");
+}
+
+fn write_tail(out: &mut impl Sink, b: &Boundaries) {
+    out.put(b"--");
+    out.put(b.changeset.as_bytes());
+    out.put(b"--\r\n--");
+    out.put(b.batch.as_bytes());
+    out.put(b"--\r\n");
+}
+
+/// One `application/http` part: the sub-request with its own headers.
+fn write_part(
+    out: &mut impl Sink,
+    table: &TableName,
+    partition_key: &str,
+    op: &Operation,
+    b: &Boundaries,
+    base: &str,
+    accept: &str,
+) {
+    out.put(b"--");
+    out.put(b.changeset.as_bytes());
+    out.put(b"\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n");
+    out.put(op.method.as_str().as_bytes());
+    out.put(b" ");
+    out.put(base.as_bytes());
+    match &op.row_key {
+        Some(rk) => out.put(entity_path(table, partition_key, rk).as_bytes()),
+        None => {
+            out.put(b"/");
+            out.put(table.as_str().as_bytes());
+        }
+    }
+    out.put(b" HTTP/1.1\r\n");
+    if op.body.is_some() {
+        out.put(b"Content-Type: ");
+        out.put(JSON_CONTENT_TYPE.as_bytes());
+        out.put(b"\r\n");
+    }
+    out.put(b"Accept: ");
+    out.put(accept.as_bytes());
+    out.put(b"\r\n");
+    if op.prefer_no_content {
+        out.put(b"Prefer: return-no-content\r\n");
+    }
+    out.put(b"DataServiceVersion: ");
+    out.put(DATA_SERVICE_VERSION.as_bytes());
+    out.put(b"\r\n");
+    if let Some(if_match) = &op.if_match {
+        out.put(b"If-Match: ");
+        out.put(if_match.as_bytes());
+        out.put(b"\r\n");
+    }
+    out.put(b"\r\n");
+    if let Some(body) = &op.body {
+        out.put(body);
+    }
+    out.put(b"\r\n");
+}
+
+impl TableService {
+    /// `POST /$batch`: the batch as one `multipart/mixed` request with one changeset. Success is
+    /// `202 Accepted`, even when an operation failed: read the answer with
+    /// [`response::batch`](crate::response::batch).
+    ///
+    /// # Errors
+    /// [`RequestErrorKind::Batch`](crate::RequestErrorKind::Batch) for an empty batch, or a body that reaches 4 MiB once the endpoint URL is in
+    /// every sub-request (naming the first operation that does not fit).
+    pub fn batch(&self, batch: &Batch) -> Result<Request<Vec<u8>>, RequestError> {
+        if batch.is_empty() {
+            return Err(BatchError::new(0, BatchErrorKind::Empty).into());
+        }
+        let base = self.endpoint().url();
+        let accept = self.metadata().accept_header();
+        let mut size = envelope_size();
+        for (index, op) in batch.operations.iter().enumerate() {
+            size += batch.part_size(op, base, accept);
+            if size >= BATCH_MAX_BODY_BYTES {
+                return Err(BatchError::new(index, BatchErrorKind::BodyTooLarge { size }).into());
+            }
+        }
+        let boundaries = loop {
+            let b = Boundaries::random();
+            let clash = batch.operations.iter().filter_map(|op| op.body.as_deref()).any(|body| {
+                body.windows(b.changeset.len()).any(|w| w == b.changeset.as_bytes())
+                    || body.windows(b.batch.len()).any(|w| w == b.batch.as_bytes())
+            });
+            if !clash {
+                break b;
+            }
+        };
+        let mut body = Vec::with_capacity(size);
+        write_head(&mut body, &boundaries);
+        for op in &batch.operations {
+            write_part(&mut body, &batch.table, &batch.partition_key, op, &boundaries, base, accept);
+        }
+        write_tail(&mut body, &boundaries);
+        debug_assert_eq!(body.len(), size);
+        let mut request = self.request(Method::POST, "/$batch", &[], Some(body))?;
+        let content_type = format!("multipart/mixed; boundary={}", boundaries.batch);
+        request.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_str(&content_type).expect("ASCII boundary"));
+        self.sign(&mut request);
+        Ok(request)
+    }
+}
+
+/// One `application/http` response inside a batch response.
+#[derive(Debug)]
+struct SubResponse<'a> {
+    status: u16,
+    headers: Headers<'a>,
+    body: &'a [u8],
+}
+
+/// Reads the answer to a batch of `operations` operations: `202 Accepted` with one sub-response per
+/// operation when all succeeded (their ETags in order), or the failed operation's error, whose
+/// [`operation_index`](ServiceError::operation_index) says which one failed; then none was applied.
+///
+/// # Errors
+/// The failed operation's [`ServiceError`], a service error for the whole request, or a body that is not a
+/// batch response.
+pub fn read_batch<B: AsRef<[u8]>>(response: &Response<B>, operations: usize) -> Result<BatchOutcome, ResponseError> {
+    if let Some(e) = crate::response::error(response) {
+        return Err(e.into());
+    }
+    let malformed = |reason: &str| ResponseError::new(ResponseErrorKind::Malformed { reason: reason.to_owned() });
+    if response.status().as_u16() != 202 {
+        return Err(ResponseError::new(ResponseErrorKind::UnexpectedStatus {
+            status: response.status().as_u16(),
+            expected: "202",
+        }));
+    }
+    let content_type = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let boundary = boundary_of(content_type).ok_or_else(|| malformed("no multipart boundary"))?;
+    let mut subs = Vec::new();
+    for part in split_multipart(response.body().as_ref(), boundary.as_bytes()) {
+        let (headers, content) = split_head(part).ok_or_else(|| malformed("a part has no header end"))?;
+        let inner = header_value(&headers, "content-type").and_then(boundary_of);
+        match inner {
+            Some(changeset) => {
+                for sub in split_multipart(content, changeset.as_bytes()) {
+                    let (_, http) = split_head(sub).ok_or_else(|| malformed("a changeset part has no header end"))?;
+                    subs.push(parse_sub_response(http).ok_or_else(|| malformed("a sub-response is not HTTP"))?);
+                }
+            }
+            None => subs.push(parse_sub_response(content).ok_or_else(|| malformed("a part is not HTTP"))?),
+        }
+    }
+    if let Some(failed) = subs.iter().find(|s| s.status >= 300) {
+        let mut headers = http::HeaderMap::new();
+        for (k, v) in &failed.headers {
+            if let (Ok(k), Ok(v)) = (http::HeaderName::from_bytes(k.as_bytes()), HeaderValue::from_str(v)) {
+                headers.append(k, v);
+            }
+        }
+        let mut error: ServiceError = crate::response::service_error(failed.status, &headers, failed.body);
+        if error.operation_index.is_none() && operations == 1 {
+            error.operation_index = Some(0);
+        }
+        return Err(error.into());
+    }
+    if subs.len() != operations {
+        return Err(malformed(&format!("{} sub-responses for {operations} operations", subs.len())));
+    }
+    let etags = subs
+        .iter()
+        .map(|s| s.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("etag")).map(|(_, v)| ETag::new(*v)))
+        .collect();
+    Ok(BatchOutcome { etags })
+}
+
+/// The `boundary` parameter of a `multipart/mixed` content type.
+fn boundary_of(content_type: &str) -> Option<String> {
+    let (mime, params) = content_type.split_once(';')?;
+    if !mime.trim().eq_ignore_ascii_case("multipart/mixed") {
+        return None;
+    }
+    params.split(';').find_map(|p| {
+        let (k, v) = p.split_once('=')?;
+        k.trim().eq_ignore_ascii_case("boundary").then(|| v.trim().trim_matches('"').to_owned())
+    })
+}
+
+/// The parts of a multipart body: what lies between `--boundary` lines, up to `--boundary--`.
+fn split_multipart<'a>(body: &'a [u8], boundary: &[u8]) -> Vec<&'a [u8]> {
+    let mut delimiter = b"--".to_vec();
+    delimiter.extend_from_slice(boundary);
+    let mut parts = Vec::new();
+    let mut rest = body;
+    let Some(first) = find(rest, &delimiter) else { return parts };
+    rest = &rest[first + delimiter.len()..];
+    loop {
+        if rest.starts_with(b"--") {
+            break;
+        }
+        let Some(next) = find(rest, &delimiter) else { break };
+        let part = &rest[..next];
+        parts.push(trim_line_end(skip_line_end(part)));
+        rest = &rest[next + delimiter.len()..];
+    }
+    parts
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn skip_line_end(s: &[u8]) -> &[u8] {
+    s.strip_prefix(b"\r\n").or_else(|| s.strip_prefix(b"\n")).unwrap_or(s)
+}
+
+fn trim_line_end(s: &[u8]) -> &[u8] {
+    s.strip_suffix(b"\r\n").or_else(|| s.strip_suffix(b"\n")).unwrap_or(s)
+}
+
+/// Header lines parsed as `(name, value)`.
+type Headers<'a> = Vec<(&'a str, &'a str)>;
+
+/// Splits headers from content at the first empty line; returns the header lines parsed as `name: value`.
+fn split_head(part: &[u8]) -> Option<(Headers<'_>, &[u8])> {
+    let (end, skip) = match (find(part, b"\r\n\r\n"), find(part, b"\n\n")) {
+        (Some(a), Some(b)) if b < a => (b, 2),
+        (Some(a), _) => (a, 4),
+        (None, Some(b)) => (b, 2),
+        (None, None) => (part.len(), 0),
+    };
+    let head = std::str::from_utf8(&part[..end]).ok()?;
+    let headers = head.lines().filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim(), v.trim()))).collect();
+    Some((headers, &part[(end + skip).min(part.len())..]))
+}
+
+fn header_value<'a>(headers: &[(&'a str, &'a str)], name: &str) -> Option<&'a str> {
+    headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| *v)
+}
+
+/// `HTTP/1.1 204 No Content`, headers, an empty line, the body.
+fn parse_sub_response(http: &[u8]) -> Option<SubResponse<'_>> {
+    let line_end = find(http, b"\n")?;
+    let status_line = std::str::from_utf8(&http[..line_end]).ok()?.trim_end_matches('\r');
+    let mut words = status_line.split(' ');
+    if !words.next()?.starts_with("HTTP/") {
+        return None;
+    }
+    let status = words.next()?.parse().ok()?;
+    let rest = &http[line_end + 1..];
+    let (headers, body) = if rest.starts_with(b"\r\n") || rest.starts_with(b"\n") {
+        (Vec::new(), skip_line_end(rest))
+    } else {
+        split_head(rest)?
+    };
+    Some(SubResponse { status, headers, body })
+}
+
+#[cfg(test)]
+mod tests;

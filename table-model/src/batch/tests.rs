@@ -1,0 +1,259 @@
+use super::*;
+use crate::connection::Endpoint;
+use crate::entity::Entity;
+use crate::error::BatchErrorKind;
+use crate::error::RequestErrorKind;
+use std::time::{Duration, UNIX_EPOCH};
+
+fn service() -> TableService {
+    TableService::from_connection_string("UseDevelopmentStorage=true")
+        .unwrap()
+        .at_time(UNIX_EPOCH + Duration::from_secs(1_795_306_922))
+}
+
+fn pk() -> PartitionKey {
+    PartitionKey::new("eu").unwrap()
+}
+
+fn entity(rk: &str) -> Entity {
+    Entity::new(pk(), RowKey::new(rk).unwrap()).with("N".parse().unwrap(), 1).unwrap()
+}
+
+fn batch() -> Batch {
+    Batch::new(TableName::new("People").unwrap(), pk())
+}
+
+fn build(b: &Batch) -> Request<Vec<u8>> {
+    match service().batch(b) {
+        Ok(r) => r,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The body with its random boundaries replaced by fixed names.
+fn normalized(r: &Request<Vec<u8>>) -> String {
+    let body = String::from_utf8(r.body().clone()).unwrap();
+    let batch = r.headers()[CONTENT_TYPE].to_str().unwrap().strip_prefix("multipart/mixed; boundary=").unwrap();
+    let changeset_at = body.find("boundary=changeset_").unwrap() + "boundary=".len();
+    let changeset = &body[changeset_at..changeset_at + CHANGESET_PREFIX.len() + BOUNDARY_HEX];
+    assert_eq!(batch.len(), BATCH_PREFIX.len() + BOUNDARY_HEX);
+    body.replace(batch, "BATCH").replace(changeset, "CHANGESET")
+}
+
+#[test]
+fn body_format() {
+    let mut b = batch();
+    b.insert(&entity("a")).unwrap();
+    b.update(&entity("b'c"), UpdateMode::Merge, IfMatch::ETag(ETag::new("W/\"1\""))).unwrap();
+    b.delete(&RowKey::new("d").unwrap(), IfMatch::Any).unwrap();
+    let r = build(&b);
+    assert_eq!(r.method(), "POST");
+    assert_eq!(r.uri(), "http://127.0.0.1:10002/devstoreaccount1/$batch");
+    assert_eq!(r.headers()["x-ms-version"], "2019-02-02");
+    assert_eq!(r.headers()["dataserviceversion"], "3.0");
+    assert!(r.headers()["authorization"].to_str().unwrap().starts_with("SharedKey devstoreaccount1:"));
+    let expected = "--BATCH\r\n\
+Content-Type: multipart/mixed; boundary=CHANGESET\r\n\
+\r\n\
+--CHANGESET\r\n\
+Content-Type: application/http\r\n\
+Content-Transfer-Encoding: binary\r\n\
+\r\n\
+POST http://127.0.0.1:10002/devstoreaccount1/People HTTP/1.1\r\n\
+Content-Type: application/json\r\n\
+Accept: application/json;odata=minimalmetadata\r\n\
+Prefer: return-no-content\r\n\
+DataServiceVersion: 3.0\r\n\
+\r\n\
+{\"PartitionKey\":\"eu\",\"RowKey\":\"a\",\"N\":1}\r\n\
+--CHANGESET\r\n\
+Content-Type: application/http\r\n\
+Content-Transfer-Encoding: binary\r\n\
+\r\n\
+MERGE http://127.0.0.1:10002/devstoreaccount1/People(PartitionKey='eu',RowKey='b%27%27c') HTTP/1.1\r\n\
+Content-Type: application/json\r\n\
+Accept: application/json;odata=minimalmetadata\r\n\
+DataServiceVersion: 3.0\r\n\
+If-Match: W/\"1\"\r\n\
+\r\n\
+{\"PartitionKey\":\"eu\",\"RowKey\":\"b'c\",\"N\":1}\r\n\
+--CHANGESET\r\n\
+Content-Type: application/http\r\n\
+Content-Transfer-Encoding: binary\r\n\
+\r\n\
+DELETE http://127.0.0.1:10002/devstoreaccount1/People(PartitionKey='eu',RowKey='d') HTTP/1.1\r\n\
+Accept: application/json;odata=minimalmetadata\r\n\
+DataServiceVersion: 3.0\r\n\
+If-Match: *\r\n\
+\r\n\
+\r\n\
+--CHANGESET--\r\n\
+--BATCH--\r\n";
+    assert_eq!(normalized(&r), expected);
+}
+
+#[test]
+fn boundaries_are_random() {
+    let mut b = batch();
+    b.insert(&entity("a")).unwrap();
+    assert_ne!(build(&b).headers()[CONTENT_TYPE], build(&b).headers()[CONTENT_TYPE]);
+}
+
+#[test]
+fn one_partition_key_each_row_key_once() {
+    let mut b = batch();
+    b.insert(&entity("a")).unwrap().upsert(&entity("b"), UpdateMode::Replace).unwrap();
+    let other = Entity::new(PartitionKey::new("us").unwrap(), RowKey::new("c").unwrap());
+    let err = b.insert(&other).unwrap_err();
+    assert_eq!(
+        (err.index(), err.kind()),
+        (2, &BatchErrorKind::PartitionKeyMismatch { expected: "eu".into(), found: "us".into() })
+    );
+    let err = b.delete(&RowKey::new("b").unwrap(), IfMatch::Any).unwrap_err();
+    assert_eq!((err.index(), err.kind()), (2, &BatchErrorKind::DuplicateRowKey { row_key: "b".into(), first: 1 }));
+    let err = b.update(&entity("a"), UpdateMode::Merge, IfMatch::Any).unwrap_err();
+    assert_eq!(err.kind(), &BatchErrorKind::DuplicateRowKey { row_key: "a".into(), first: 0 });
+    assert_eq!(b.len(), 2);
+    // RowKeys compare exactly: case and Unicode form matter.
+    b.insert(&entity("A")).unwrap();
+}
+
+#[test]
+fn at_most_100_operations() {
+    let mut b = batch();
+    for i in 0..BATCH_MAX_OPERATIONS {
+        b.delete(&RowKey::new(format!("{i:03}")).unwrap(), IfMatch::Any).unwrap();
+    }
+    let err = b.insert(&entity("x")).unwrap_err();
+    assert_eq!((err.index(), err.kind()), (100, &BatchErrorKind::TooManyOperations));
+    assert_eq!(err.to_string(), "invalid batch operation 100: a batch holds at most 100 operations");
+    assert_eq!(b.len(), 100);
+    build(&b);
+}
+
+#[test]
+fn empty_batches_are_refused() {
+    let err = service().batch(&batch()).unwrap_err();
+    assert!(matches!(err.kind(), RequestErrorKind::Batch(e) if e.kind() == &BatchErrorKind::Empty));
+    assert_eq!(err.to_string(), "invalid batch: a batch needs at least one operation");
+}
+
+/// An entity of about `kib` KiB of JSON (strings of ASCII, so JSON bytes are about the string bytes).
+fn big(rk: &str, kib: usize) -> Entity {
+    let mut e = Entity::new(pk(), RowKey::new(rk).unwrap());
+    for i in 0..kib / 32 {
+        e.insert(format!("S{i}").parse().unwrap(), "x".repeat(32 * 1024 - 8)).unwrap();
+    }
+    e
+}
+
+#[test]
+fn body_stays_under_4_mib() {
+    let mut b = batch();
+    let mut index = 0;
+    let err = loop {
+        match b.upsert(&big(&format!("{index:02}"), 480), UpdateMode::Replace) {
+            Ok(_) => index += 1,
+            Err(e) => break e,
+        }
+    };
+    let BatchErrorKind::BodyTooLarge { size } = *err.kind() else { panic!("{err}") };
+    assert_eq!(err.index(), index);
+    assert!(size >= BATCH_MAX_BODY_BYTES);
+    assert!(index >= 8, "{index}");
+    // What was accepted builds, and the add-time size is exact: the built body adds only the endpoint URL and
+    // the `Accept` value to each sub-request.
+    let r = build(&b);
+    assert!(r.body().len() < BATCH_MAX_BODY_BYTES);
+    let per_operation = service().endpoint().url().len() + "application/json;odata=minimalmetadata".len();
+    assert_eq!(r.body().len(), b.size + b.len() * per_operation);
+}
+
+#[test]
+fn a_long_endpoint_can_push_a_batch_over_at_build_time() {
+    let mut b = batch();
+    let mut i = 0;
+    while b.upsert(&big(&format!("{i:02}"), 480), UpdateMode::Replace).is_ok() {
+        i += 1;
+    }
+    let room = BATCH_MAX_BODY_BYTES - b.size;
+    // An endpoint URL long enough that the sub-requests' URLs no longer fit.
+    let host = format!("https://{}.example", "a".repeat(room / b.len() + 1));
+    let long =
+        TableService::new(Endpoint::with_account(&host, "acct").unwrap(), crate::connection::Credential::Anonymous);
+    let Err(err) = long.batch(&b) else { panic!("accepted") };
+    let RequestErrorKind::Batch(e) = err.kind() else { panic!("{err}") };
+    assert!(matches!(e.kind(), BatchErrorKind::BodyTooLarge { .. }));
+    assert!(e.index() < b.len());
+}
+
+fn reply(status: u16, content_type: &str, body: &str) -> Response<Vec<u8>> {
+    Response::builder().status(status).header("content-type", content_type).body(body.as_bytes().to_vec()).unwrap()
+}
+
+#[test]
+fn successful_response() {
+    // The shape of the service's answer (Microsoft's "Performing entity group transactions", JSON variant).
+    let body = "--batchresponse_7ab1\r\n\
+Content-Type: multipart/mixed; boundary=changesetresponse_f2e3\r\n\
+\r\n\
+--changesetresponse_f2e3\r\n\
+Content-Type: application/http\r\n\
+Content-Transfer-Encoding: binary\r\n\
+\r\n\
+HTTP/1.1 204 No Content\r\n\
+X-Content-Type-Options: nosniff\r\n\
+Cache-Control: no-cache\r\n\
+Preference-Applied: return-no-content\r\n\
+DataServiceVersion: 3.0;\r\n\
+ETag: W/\"0x5B168C7B6E589D2\"\r\n\
+\r\n\
+\r\n\
+--changesetresponse_f2e3\r\n\
+Content-Type: application/http\r\n\
+Content-Transfer-Encoding: binary\r\n\
+\r\n\
+HTTP/1.1 204 No Content\r\n\
+X-Content-Type-Options: nosniff\r\n\
+DataServiceVersion: 1.0;\r\n\
+\r\n\
+\r\n\
+--changesetresponse_f2e3--\r\n\
+--batchresponse_7ab1--\r\n";
+    let r = reply(202, "multipart/mixed; boundary=batchresponse_7ab1", body);
+    let out = read_batch(&r, 2).unwrap();
+    assert_eq!(out.etags, vec![Some(ETag::new("W/\"0x5B168C7B6E589D2\"")), None]);
+    assert!(matches!(read_batch(&r, 3).unwrap_err().kind(), ResponseErrorKind::Malformed { .. }));
+}
+
+#[test]
+fn failed_operation_is_named() {
+    let body = "--batchresponse_7ab1\r\n\
+Content-Type: multipart/mixed; boundary=changesetresponse_f2e3\r\n\
+\r\n\
+--changesetresponse_f2e3\r\n\
+Content-Type: application/http\r\n\
+Content-Transfer-Encoding: binary\r\n\
+\r\n\
+HTTP/1.1 409 Conflict\r\n\
+Content-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\
+\r\n\
+{\"odata.error\":{\"code\":\"EntityAlreadyExists\",\"message\":{\"lang\":\"en-US\",\"value\":\"2:The specified entity already exists.\\nRequestId:x\"}}}\r\n\
+--changesetresponse_f2e3--\r\n\
+--batchresponse_7ab1--\r\n";
+    let r = reply(202, "multipart/mixed; boundary=batchresponse_7ab1", body);
+    let err = read_batch(&r, 5).unwrap_err();
+    let e = err.service().unwrap();
+    assert_eq!((e.status(), e.code(), e.operation_index()), (409, Some("EntityAlreadyExists"), Some(2)));
+    // LF line ends are read too.
+    let r = reply(202, "multipart/mixed; boundary=batchresponse_7ab1", &body.replace("\r\n", "\n"));
+    assert_eq!(read_batch(&r, 5).unwrap_err().service().unwrap().operation_index(), Some(2));
+}
+
+#[test]
+fn whole_request_errors() {
+    let r = reply(403, "application/xml", "<Error><Code>AuthenticationFailed</Code><Message>no</Message></Error>");
+    assert_eq!(read_batch(&r, 1).unwrap_err().service().unwrap().code(), Some("AuthenticationFailed"));
+    let r = reply(202, "text/plain", "");
+    assert!(matches!(read_batch(&r, 1).unwrap_err().kind(), ResponseErrorKind::Malformed { .. }));
+}

@@ -1,0 +1,477 @@
+//! Where the Table service is and how to authorize with it: [`Endpoint`]s (Azure-style and the emulator's
+//! path-style), [`Credential`]s, and [`ConnectionString`]s.
+
+use crate::error::{ConnectionError, ConnectionErrorKind};
+use base64::Engine as _;
+use std::fmt;
+use std::str::FromStr;
+
+/// The emulator's account name (Azurite and the legacy Storage Emulator).
+pub const DEVELOPMENT_ACCOUNT: &str = "devstoreaccount1";
+/// The emulator's account key, published in Microsoft's documentation for local development (not a secret).
+pub const DEVELOPMENT_ACCOUNT_KEY: &str =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+/// The emulator's default Table endpoint, path-style: the account is the first path segment.
+pub const DEVELOPMENT_TABLE_ENDPOINT: &str = "http://127.0.0.1:10002/devstoreaccount1";
+
+/// The address of a Table service: a base URL and the storage account it serves.
+///
+/// Two shapes exist. Azure-style endpoints name the account in the host
+/// (`https://myaccount.table.core.windows.net`); the emulator's path-style endpoints name it in the first
+/// path segment (`http://127.0.0.1:10002/devstoreaccount1`). Requests go to the base URL plus the resource
+/// path, and Shared Key signs `/<account>` plus the whole request path, so on a path-style endpoint the
+/// account appears twice in the string to sign, as the service expects.
+///
+/// ```
+/// use table_model::Endpoint;
+/// let azure = Endpoint::parse("https://myaccount.table.core.windows.net/")?;
+/// assert_eq!((azure.url(), azure.account(), azure.is_path_style()),
+///            ("https://myaccount.table.core.windows.net", "myaccount", false));
+/// let local = Endpoint::parse("http://127.0.0.1:10002/devstoreaccount1")?;
+/// assert_eq!((local.account(), local.is_path_style()), ("devstoreaccount1", true));
+/// assert_eq!(Endpoint::azure("myaccount")?, azure);
+/// # Ok::<(), table_model::ConnectionError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Endpoint {
+    /// `scheme://authority[/path]`, without a trailing `/`.
+    url: String,
+    account: String,
+    /// Byte index in `url` where the path starts (`url.len()` when there is none).
+    path_start: usize,
+}
+
+impl Endpoint {
+    /// An endpoint from its URL, with the account taken from the first path segment when there is a path
+    /// (path-style), else from the first label of the host (Azure-style).
+    ///
+    /// # Errors
+    /// A URL that is not `http` or `https`, has a query or fragment, or names no account.
+    pub fn parse(url: &str) -> Result<Self, ConnectionError> {
+        let (base, path_start) = split_url(url)?;
+        let path = &base[path_start..];
+        let account = if path.is_empty() {
+            let host = base[..path_start].split_once("://").map_or("", |(_, a)| a);
+            let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+            let label = host.split(['.', ':']).next().unwrap_or("");
+            if host.starts_with('[') || label.bytes().all(|b| b.is_ascii_digit()) || label == "localhost" {
+                return Err(ConnectionError::new(ConnectionErrorKind::NoAccount { url: url.to_owned() }));
+            }
+            label
+        } else {
+            path[1..].split('/').next().unwrap_or("")
+        };
+        let account = check_account(account)?.to_owned();
+        Ok(Endpoint { url: base, account, path_start })
+    }
+
+    /// An endpoint from its URL and an explicit account name (for custom domains and proxies).
+    ///
+    /// # Errors
+    /// A URL that is not `http` or `https` or has a query or fragment; an account name that is not ASCII
+    /// letters, digits and `-`.
+    pub fn with_account(url: &str, account: &str) -> Result<Self, ConnectionError> {
+        let (base, path_start) = split_url(url)?;
+        let account = check_account(account)?.to_owned();
+        Ok(Endpoint { url: base, account, path_start })
+    }
+
+    /// The Azure Storage endpoint of an account: `https://<account>.table.core.windows.net`.
+    ///
+    /// # Errors
+    /// An account name that is not ASCII letters, digits and `-`.
+    pub fn azure(account: &str) -> Result<Self, ConnectionError> {
+        let account = check_account(account)?;
+        Endpoint::with_account(&format!("https://{account}.table.core.windows.net"), account)
+    }
+
+    /// The emulator's default endpoint, [`DEVELOPMENT_TABLE_ENDPOINT`].
+    pub fn development() -> Self {
+        Endpoint::parse(DEVELOPMENT_TABLE_ENDPOINT).expect("the development endpoint is valid")
+    }
+
+    /// The base URL, without a trailing `/`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The storage account name.
+    pub fn account(&self) -> &str {
+        &self.account
+    }
+
+    /// Whether the URL has a path (the emulator's `http://host:port/<account>` form).
+    pub fn is_path_style(&self) -> bool {
+        self.path_start < self.url.len()
+    }
+
+    /// The path of the base URL: `""` for Azure-style, `/devstoreaccount1` for path-style.
+    pub fn path(&self) -> &str {
+        &self.url[self.path_start..]
+    }
+}
+
+impl FromStr for Endpoint {
+    type Err = ConnectionError;
+    fn from_str(s: &str) -> Result<Self, ConnectionError> {
+        Endpoint::parse(s)
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.url)
+    }
+}
+
+/// Checks an `http(s)://authority[/path]` URL; returns it without a trailing `/` and where its path starts.
+fn split_url(url: &str) -> Result<(String, usize), ConnectionError> {
+    let invalid = || ConnectionError::new(ConnectionErrorKind::InvalidUrl { url: url.to_owned() });
+    let uri: http::Uri = url.parse().map_err(|_| invalid())?;
+    match uri.scheme_str() {
+        Some("http" | "https") => {}
+        _ => return Err(invalid()),
+    }
+    let authority = uri.authority().ok_or_else(invalid)?;
+    if uri.query().is_some() || url.contains('#') || authority.as_str().contains('@') {
+        return Err(invalid());
+    }
+    let path = uri.path().trim_end_matches('/');
+    let base = format!("{}://{}", uri.scheme_str().unwrap_or("https"), authority.as_str());
+    let path_start = base.len();
+    Ok((base + path, path_start))
+}
+
+fn check_account(account: &str) -> Result<&str, ConnectionError> {
+    if account.is_empty() || !account.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+        return Err(ConnectionError::new(ConnectionErrorKind::InvalidAccountName { account: account.to_owned() }));
+    }
+    Ok(account)
+}
+
+/// A storage account key: the bytes of the base64 key shown in the portal. Its `Debug` output hides it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AccountKey(Vec<u8>);
+
+impl AccountKey {
+    /// Decodes a key from its base64 form.
+    ///
+    /// # Errors
+    /// Text that is not standard padded base64, or an empty key.
+    pub fn from_base64(key: &str) -> Result<Self, ConnectionError> {
+        match base64::engine::general_purpose::STANDARD.decode(key.trim()) {
+            Ok(bytes) if !bytes.is_empty() => Ok(AccountKey(bytes)),
+            _ => Err(ConnectionError::new(ConnectionErrorKind::InvalidAccountKey)),
+        }
+    }
+
+    /// The emulator's well-known key, [`DEVELOPMENT_ACCOUNT_KEY`].
+    pub fn development() -> Self {
+        AccountKey::from_base64(DEVELOPMENT_ACCOUNT_KEY).expect("the development key is valid base64")
+    }
+
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl fmt::Debug for AccountKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AccountKey(<hidden>)")
+    }
+}
+
+/// A shared access signature: the query string the account owner issued (`sv=...&sig=...`), appended to
+/// every request as is. Its `Debug` output hides the signature.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SasToken(String);
+
+impl SasToken {
+    /// Takes a SAS token, with or without its leading `?`.
+    ///
+    /// # Errors
+    /// An empty token, or one with whitespace, `#` or `?` inside (it must be a URL query string).
+    pub fn new(token: &str) -> Result<Self, ConnectionError> {
+        let token = token.trim();
+        let token = token.strip_prefix('?').unwrap_or(token);
+        if token.is_empty()
+            || token.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control() || b"#?".contains(&b))
+        {
+            return Err(ConnectionError::new(ConnectionErrorKind::InvalidSas));
+        }
+        Ok(SasToken(token.to_owned()))
+    }
+
+    /// The token, without a leading `?`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SasToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SasToken(<hidden>)")
+    }
+}
+
+/// How requests are authorized.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Credential {
+    /// `Authorization: SharedKey <account>:<signature>` over verb, Content-MD5, Content-Type, date and
+    /// canonicalized resource.
+    SharedKey(AccountKey),
+    /// `Authorization: SharedKeyLite <account>:<signature>` over date and canonicalized resource.
+    SharedKeyLite(AccountKey),
+    /// A shared access signature appended to the query string.
+    Sas(SasToken),
+    /// No authorization (only for servers that need none).
+    Anonymous,
+}
+
+/// A parsed storage connection string: an [`Endpoint`] and a [`Credential`].
+///
+/// Keys are matched without regard to case; `Key=Value` segments are separated by `;`; values may contain `=`
+/// (base64 keys end with it). Recognised keys: `UseDevelopmentStorage`, `DefaultEndpointsProtocol`,
+/// `AccountName`, `AccountKey`, `EndpointSuffix`, `TableEndpoint`, `SharedAccessSignature`. Others (such as
+/// `BlobEndpoint`) are for other services and are ignored.
+///
+/// ```
+/// use table_model::{ConnectionString, Credential};
+/// let cs: ConnectionString = "UseDevelopmentStorage=true".parse()?;
+/// assert_eq!(cs.endpoint().url(), "http://127.0.0.1:10002/devstoreaccount1");
+/// assert!(matches!(cs.credential(), Credential::SharedKey(_)));
+///
+/// let cs: ConnectionString =
+///     "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=a2V5;EndpointSuffix=core.chinacloudapi.cn"
+///         .parse()?;
+/// assert_eq!(cs.endpoint().url(), "https://acme.table.core.chinacloudapi.cn");
+///
+/// let cs: ConnectionString = "TableEndpoint=https://acme.table.cosmos.azure.com:443/;SharedAccessSignature=sv=2019-02-02&sig=abc".parse()?;
+/// assert_eq!(cs.endpoint().account(), "acme");
+/// assert!(matches!(cs.credential(), Credential::Sas(s) if s.as_str() == "sv=2019-02-02&sig=abc"));
+/// # Ok::<(), table_model::ConnectionError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConnectionString {
+    endpoint: Endpoint,
+    credential: Credential,
+}
+
+impl ConnectionString {
+    /// Parses a connection string.
+    ///
+    /// # Errors
+    /// A segment without `=`, a key given twice, `UseDevelopmentStorage` with a value other than `true` or
+    /// combined with account settings, a missing `AccountName` (when there is no `TableEndpoint`), both
+    /// `AccountKey` and `SharedAccessSignature`, or an invalid value.
+    pub fn parse(text: &str) -> Result<Self, ConnectionError> {
+        let err = |kind| Err(ConnectionError::new(kind));
+        let mut settings: Vec<(&'static str, &str)> = Vec::new();
+        for segment in text.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+            let Some((key, value)) = segment.split_once('=') else {
+                return err(ConnectionErrorKind::Syntax { segment: redact(segment) });
+            };
+            let Some(known) = KNOWN_KEYS.iter().find(|k| k.eq_ignore_ascii_case(key.trim())) else {
+                continue;
+            };
+            if settings.iter().any(|(k, _)| k == known) {
+                return err(ConnectionErrorKind::Duplicate { key: known });
+            }
+            settings.push((known, value.trim()));
+        }
+        let get = |key: &str| settings.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
+
+        if let Some(value) = get("UseDevelopmentStorage") {
+            if !value.eq_ignore_ascii_case("true") {
+                return err(ConnectionErrorKind::InvalidValue { key: "UseDevelopmentStorage", expected: "`true`" });
+            }
+            if let Some((other, _)) = settings.iter().find(|(k, _)| *k != "UseDevelopmentStorage") {
+                return err(ConnectionErrorKind::Conflict { key: "UseDevelopmentStorage", other });
+            }
+            return Ok(ConnectionString {
+                endpoint: Endpoint::development(),
+                credential: Credential::SharedKey(AccountKey::development()),
+            });
+        }
+
+        let account = get("AccountName");
+        let endpoint = match (get("TableEndpoint"), account) {
+            (Some(url), Some(account)) => Endpoint::with_account(url, account)?,
+            (Some(url), None) => Endpoint::parse(url)?,
+            (None, Some(account)) => {
+                let protocol = get("DefaultEndpointsProtocol").unwrap_or("https");
+                if !matches!(protocol, "http" | "https") {
+                    return err(ConnectionErrorKind::InvalidValue {
+                        key: "DefaultEndpointsProtocol",
+                        expected: "`http` or `https`",
+                    });
+                }
+                let suffix = get("EndpointSuffix").unwrap_or("core.windows.net");
+                let account = check_account(account)?;
+                Endpoint::with_account(&format!("{protocol}://{account}.table.{suffix}"), account)?
+            }
+            (None, None) => return err(ConnectionErrorKind::Missing { key: "AccountName" }),
+        };
+        let credential = match (get("AccountKey"), get("SharedAccessSignature")) {
+            (Some(_), Some(_)) => {
+                return err(ConnectionErrorKind::Conflict { key: "AccountKey", other: "SharedAccessSignature" })
+            }
+            (Some(key), None) => Credential::SharedKey(AccountKey::from_base64(key)?),
+            (None, Some(sas)) => Credential::Sas(SasToken::new(sas)?),
+            (None, None) => Credential::Anonymous,
+        };
+        Ok(ConnectionString { endpoint, credential })
+    }
+
+    /// The endpoint.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// The credential.
+    pub fn credential(&self) -> &Credential {
+        &self.credential
+    }
+
+    /// The endpoint and the credential.
+    pub fn into_parts(self) -> (Endpoint, Credential) {
+        (self.endpoint, self.credential)
+    }
+}
+
+impl FromStr for ConnectionString {
+    type Err = ConnectionError;
+    fn from_str(s: &str) -> Result<Self, ConnectionError> {
+        ConnectionString::parse(s)
+    }
+}
+
+const KNOWN_KEYS: [&str; 7] = [
+    "UseDevelopmentStorage",
+    "DefaultEndpointsProtocol",
+    "AccountName",
+    "AccountKey",
+    "EndpointSuffix",
+    "TableEndpoint",
+    "SharedAccessSignature",
+];
+
+/// A segment for an error message, cut short so that a malformed secret is never echoed whole.
+fn redact(segment: &str) -> String {
+    let mut shown: String = segment.chars().take(12).collect();
+    if shown.len() < segment.len() {
+        shown.push_str("...");
+    }
+    shown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<ConnectionString, ConnectionError> {
+        s.parse()
+    }
+
+    #[test]
+    fn development_storage() {
+        for s in ["UseDevelopmentStorage=true", "usedevelopmentstorage=TRUE;", " UseDevelopmentStorage = true ; "] {
+            let cs = parse(s).unwrap();
+            assert_eq!(cs.endpoint().url(), DEVELOPMENT_TABLE_ENDPOINT);
+            assert_eq!(cs.endpoint().account(), DEVELOPMENT_ACCOUNT);
+            assert_eq!(cs.endpoint().path(), "/devstoreaccount1");
+            assert_eq!(cs.credential(), &Credential::SharedKey(AccountKey::development()));
+        }
+        assert_eq!(
+            parse("UseDevelopmentStorage=false").unwrap_err().to_string(),
+            "invalid connection string: `UseDevelopmentStorage` must be `true`"
+        );
+        assert_eq!(
+            parse("UseDevelopmentStorage=true;AccountName=x").unwrap_err().to_string(),
+            "invalid connection string: `UseDevelopmentStorage` cannot be combined with `AccountName`"
+        );
+        // The well-known key decodes to 64 bytes.
+        assert_eq!(AccountKey::development().as_bytes().len(), 64);
+    }
+
+    #[test]
+    fn account_forms() {
+        let cs = parse("AccountName=acme;AccountKey=a2V5").unwrap();
+        assert_eq!(cs.endpoint().url(), "https://acme.table.core.windows.net");
+        assert_eq!(cs.endpoint().path(), "");
+        assert!(!cs.endpoint().is_path_style());
+        assert_eq!(cs.credential(), &Credential::SharedKey(AccountKey(b"key".to_vec())));
+        let cs = parse("DefaultEndpointsProtocol=http;AccountName=acme;AccountKey=a2V5==;BlobEndpoint=x").unwrap_err();
+        assert_eq!(cs.to_string(), "invalid connection string: `AccountKey` is not valid base64");
+        let cs =
+            parse("DefaultEndpointsProtocol=http;AccountName=acme;AccountKey=a2V5;BlobEndpoint=https://x").unwrap();
+        assert_eq!(cs.endpoint().url(), "http://acme.table.core.windows.net");
+        let cs = parse(
+            "AccountName=devstoreaccount1;AccountKey=a2V5;TableEndpoint=http://127.0.0.1:10002/devstoreaccount1;",
+        )
+        .unwrap();
+        assert_eq!(cs.endpoint().account(), "devstoreaccount1");
+        assert!(cs.endpoint().is_path_style());
+        let cs = parse("AccountName=acme").unwrap();
+        assert_eq!(cs.credential(), &Credential::Anonymous);
+    }
+
+    #[test]
+    fn errors() {
+        let e = |s: &str| parse(s).unwrap_err().to_string();
+        assert_eq!(e(""), "invalid connection string: `AccountName` is missing");
+        assert_eq!(e("AccountKey=a2V5"), "invalid connection string: `AccountName` is missing");
+        assert_eq!(e("AccountName=a;accountname=b"), "invalid connection string: `AccountName` is given twice");
+        assert_eq!(
+            e("AccountName=a;SecretKeyWithoutEquals"),
+            "invalid connection string: segment `SecretKeyWit...` is not `Key=Value`"
+        );
+        assert_eq!(
+            e("AccountName=a;AccountKey=a2V5;SharedAccessSignature=sig=x"),
+            "invalid connection string: `AccountKey` cannot be combined with `SharedAccessSignature`"
+        );
+        assert_eq!(
+            e("AccountName=a b"),
+            "invalid connection string: account name `a b` must be ASCII letters, digits and `-`"
+        );
+        assert_eq!(
+            e("DefaultEndpointsProtocol=ftp;AccountName=a"),
+            "invalid connection string: `DefaultEndpointsProtocol` must be `http` or `https`"
+        );
+        assert_eq!(
+            e("TableEndpoint=ftp://x/y"),
+            "invalid connection string: endpoint `ftp://x/y` must be an http or https URL without query or fragment"
+        );
+        assert_eq!(e("TableEndpoint=http://127.0.0.1:10002"), "invalid connection string: cannot tell the account name from endpoint `http://127.0.0.1:10002`; set `AccountName`");
+        assert_eq!(
+            e("AccountName=a;SharedAccessSignature=a b"),
+            "invalid connection string: `SharedAccessSignature` must be a URL query string"
+        );
+    }
+
+    #[test]
+    fn endpoints() {
+        let e = Endpoint::parse("http://localhost:10002/devstoreaccount1/").unwrap();
+        assert_eq!(e.url(), "http://localhost:10002/devstoreaccount1");
+        assert_eq!(e.account(), "devstoreaccount1");
+        assert!(Endpoint::parse("http://localhost:10002").is_err());
+        assert!(Endpoint::parse("https://[::1]:10002").is_err());
+        assert!(Endpoint::parse("https://acct.table.core.windows.net?x=1").is_err());
+        assert!(Endpoint::parse("https://acct.table.core.windows.net#frag").is_err());
+        assert!(Endpoint::parse("https://user@acct.table.core.windows.net").is_err());
+        assert!(Endpoint::parse("acct.table.core.windows.net").is_err());
+        let e = Endpoint::with_account("https://tables.example.com", "acct").unwrap();
+        assert_eq!((e.url(), e.account(), e.path()), ("https://tables.example.com", "acct", ""));
+        assert_eq!(Endpoint::development().to_string(), DEVELOPMENT_TABLE_ENDPOINT);
+    }
+
+    #[test]
+    fn secrets_stay_hidden() {
+        let cs = parse("AccountName=a;AccountKey=c2VjcmV0").unwrap();
+        assert!(!format!("{cs:?}").contains("c2VjcmV0"));
+        let sas = SasToken::new("?sv=1&sig=secret").unwrap();
+        assert_eq!(sas.as_str(), "sv=1&sig=secret");
+        assert!(!format!("{sas:?}").contains("secret"));
+    }
+}

@@ -1,0 +1,391 @@
+//! Requests for every Table service operation as `http::Request<Vec<u8>>` values, independent of any HTTP
+//! client: [`TableService`] builds and signs them; any client sends them.
+
+mod address;
+mod write;
+
+use crate::auth;
+use crate::connection::{ConnectionString, Credential, Endpoint};
+use crate::entity::ETag;
+use crate::error::{ConnectionError, RequestError, RequestErrorKind};
+use crate::json::MetadataLevel;
+use crate::key::{PartitionKey, RowKey};
+use crate::name::TableName;
+use crate::query::Query;
+use crate::response::{Continuation, TableContinuation};
+use http::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, IF_MATCH};
+use http::{Method, Request};
+use std::time::SystemTime;
+
+pub(crate) use address::{encode_component, entity_path};
+pub use write::{EncodedEntity, WriteEntity};
+
+/// The service version this crate speaks, sent as `x-ms-version`: the version of the Table REST API's
+/// published specification (JSON payloads need 2013-08-15 or later).
+pub const X_MS_VERSION: &str = "2019-02-02";
+/// The OData version of request and response payloads, sent as `DataServiceVersion`.
+pub const DATA_SERVICE_VERSION: &str = "3.0";
+/// The highest OData version accepted, sent as `MaxDataServiceVersion`.
+pub const MAX_DATA_SERVICE_VERSION: &str = "3.0;NetFx";
+/// The `Content-Type` of entity and table bodies.
+pub const JSON_CONTENT_TYPE: &str = "application/json";
+
+/// The method of a merge (update or upsert that keeps the properties not sent).
+pub(crate) fn merge_method() -> Method {
+    Method::from_bytes(b"MERGE").expect("MERGE is a valid method token")
+}
+
+/// The precondition of an update or delete: the entity must still have the ETag read earlier, or any (the
+/// entity must exist, whatever its version).
+///
+/// There is deliberately no "none": an update without `If-Match` is an upsert, which is
+/// [`TableService::upsert`], a different operation with a different name.
+///
+/// ```
+/// use table_model::{ETag, IfMatch};
+/// let read = ETag::new("W/\"datetime'2024-01-02T03%3A04%3A05.1234567Z'\"");
+/// assert_eq!(IfMatch::from(read.clone()).header_value(), read.as_str());
+/// assert_eq!(IfMatch::Any.header_value(), "*");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IfMatch {
+    /// Only if the entity still has this ETag (optimistic concurrency): otherwise `412 Precondition Failed`.
+    ETag(ETag),
+    /// If the entity exists, whatever its ETag: otherwise `404 Not Found`.
+    Any,
+}
+
+impl IfMatch {
+    /// The `If-Match` header value.
+    pub fn header_value(&self) -> &str {
+        match self {
+            IfMatch::ETag(etag) => etag.as_str(),
+            IfMatch::Any => "*",
+        }
+    }
+}
+
+impl From<ETag> for IfMatch {
+    fn from(etag: ETag) -> Self {
+        IfMatch::ETag(etag)
+    }
+}
+
+impl From<&ETag> for IfMatch {
+    fn from(etag: &ETag) -> Self {
+        IfMatch::ETag(etag.clone())
+    }
+}
+
+/// How an update or upsert treats the properties the stored entity has and the request does not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UpdateMode {
+    /// Keep them (`MERGE`).
+    Merge,
+    /// Drop them: the entity becomes exactly what is sent (`PUT`).
+    Replace,
+}
+
+impl UpdateMode {
+    pub(crate) fn method(self) -> Method {
+        match self {
+            UpdateMode::Merge => merge_method(),
+            UpdateMode::Replace => Method::PUT,
+        }
+    }
+}
+
+/// A Table service endpoint and the credential to use with it: builds a signed `http::Request<Vec<u8>>` for
+/// every operation and sends nothing. Send the requests with any HTTP client, then read the responses with
+/// [`response`](crate::response).
+///
+/// Every request carries `x-ms-version` ([`X_MS_VERSION`]), `x-ms-date`, `DataServiceVersion: 3.0`,
+/// `MaxDataServiceVersion: 3.0;NetFx` and the `Accept` of the chosen [`MetadataLevel`] (minimal by
+/// default); requests with a body add `Content-Type: application/json`; inserts add
+/// `Prefer: return-no-content`. Every rule the SDK knows is checked before a request is made.
+///
+/// Write operations take a dynamic [`Entity`](crate::Entity) or a `#[derive(TableEntity)]` struct (see
+/// [`WriteEntity`]); read the answers into either with [`response::entity`](crate::response::entity) and
+/// [`response::entity_as`](crate::response::entity_as).
+///
+/// ```
+/// use table_model::{Entity, IfMatch, PartitionKey, RowKey, TableName, TableService, UpdateMode};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let service = TableService::from_connection_string("UseDevelopmentStorage=true")?;
+/// let table: TableName = "People".parse()?;
+/// let ada = Entity::new(PartitionKey::new("eu")?, RowKey::new("O'Brien")?).with("Age".parse()?, 36)?;
+///
+/// let insert = service.insert(&table, &ada)?;
+/// assert_eq!(insert.method(), "POST");
+/// assert_eq!(insert.uri(), "http://127.0.0.1:10002/devstoreaccount1/People");
+/// assert_eq!(insert.headers()["prefer"], "return-no-content");
+/// assert!(insert.headers()["authorization"].to_str()?.starts_with("SharedKey devstoreaccount1:"));
+///
+/// let update = service.update(&table, &ada, UpdateMode::Merge, IfMatch::Any)?;
+/// assert_eq!(update.method(), "MERGE");
+/// assert_eq!(
+///     update.uri(),
+///     "http://127.0.0.1:10002/devstoreaccount1/People(PartitionKey='eu',RowKey='O%27%27Brien')"
+/// );
+/// assert_eq!(update.headers()["if-match"], "*");
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct TableService {
+    endpoint: Endpoint,
+    credential: Credential,
+    metadata: MetadataLevel,
+    time: Option<SystemTime>,
+}
+
+impl TableService {
+    /// A service at this endpoint, authorized with this credential.
+    pub fn new(endpoint: Endpoint, credential: Credential) -> Self {
+        TableService { endpoint, credential, metadata: MetadataLevel::default(), time: None }
+    }
+
+    /// A service from a connection string (see [`ConnectionString`]).
+    ///
+    /// # Errors
+    /// An invalid connection string.
+    pub fn from_connection_string(connection_string: &str) -> Result<Self, ConnectionError> {
+        let (endpoint, credential) = ConnectionString::parse(connection_string)?.into_parts();
+        Ok(TableService::new(endpoint, credential))
+    }
+
+    /// Asks for responses at this metadata level (the `Accept` header). With [`MetadataLevel::None`], pass
+    /// type hints when reading entities.
+    #[must_use]
+    pub fn with_metadata(mut self, metadata: MetadataLevel) -> Self {
+        self.metadata = metadata;
+        self
+    }
+
+    /// Signs every request as of this instant instead of the current time (for reproducible requests).
+    #[must_use]
+    pub fn at_time(mut self, time: SystemTime) -> Self {
+        self.time = Some(time);
+        self
+    }
+
+    /// The endpoint.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// The metadata level asked for.
+    pub fn metadata(&self) -> MetadataLevel {
+        self.metadata
+    }
+
+    /// `POST /Tables`: creates a table. Success is `204 No Content`; `409 TableAlreadyExists` if it exists.
+    ///
+    /// # Errors
+    /// [`RequestErrorKind::ReadOnlyTable`] for a Storage Analytics table, which cannot be created.
+    pub fn create_table(&self, table: &TableName) -> Result<Request<Vec<u8>>, RequestError> {
+        if table.is_analytics() {
+            return Err(RequestError::new(RequestErrorKind::ReadOnlyTable { table: table.to_string() }));
+        }
+        let body = serde_json::to_vec(&serde_json::json!({ "TableName": table.as_str() }))
+            .expect("a JSON object of one string serializes");
+        let mut request = self.request(Method::POST, "/Tables", &[], Some(body))?;
+        request.headers_mut().insert("prefer", HeaderValue::from_static("return-no-content"));
+        Ok(self.signed(request))
+    }
+
+    /// `DELETE /Tables('<table>')`: deletes a table and every entity in it. Success is `204 No Content`.
+    ///
+    /// # Errors
+    /// None today; the `Result` keeps the signature of every other builder.
+    pub fn delete_table(&self, table: &TableName) -> Result<Request<Vec<u8>>, RequestError> {
+        let request = self.request(Method::DELETE, &format!("/Tables('{}')", table.as_str()), &[], None)?;
+        Ok(self.signed(request))
+    }
+
+    /// `GET /Tables`: one page of the table list, filtered on the `TableName` property if the query says so.
+    /// Pass the continuation of the previous page to get the next.
+    ///
+    /// # Errors
+    /// [`RequestErrorKind::Query`] when the query options break a rule.
+    pub fn list_tables(
+        &self,
+        query: &Query,
+        continuation: Option<&TableContinuation>,
+    ) -> Result<Request<Vec<u8>>, RequestError> {
+        let mut params = query.render()?;
+        if let Some(c) = continuation {
+            params.push(("NextTableName", c.next_table_name().to_owned()));
+        }
+        let request = self.request(Method::GET, "/Tables", &params, None)?;
+        Ok(self.signed(request))
+    }
+
+    /// `POST /<table>`: inserts an entity, which must not exist yet (`409 EntityAlreadyExists` if it does).
+    /// Success is `204 No Content` with the new `ETag`.
+    ///
+    /// # Errors
+    /// [`RequestErrorKind::Encode`] when the JSON body is over 1 MiB.
+    pub fn insert(&self, table: &TableName, entity: &impl WriteEntity) -> Result<Request<Vec<u8>>, RequestError> {
+        let body = entity.encode()?.into_body().into_bytes();
+        let mut request = self.request(Method::POST, &format!("/{}", table.as_str()), &[], Some(body))?;
+        request.headers_mut().insert("prefer", HeaderValue::from_static("return-no-content"));
+        Ok(self.signed(request))
+    }
+
+    /// Insert or merge (`MERGE`) / insert or replace (`PUT`), without `If-Match`: creates the entity, or
+    /// updates it whatever its version. Success is `204 No Content` with the new `ETag`.
+    ///
+    /// # Errors
+    /// [`RequestErrorKind::Encode`] when the JSON body is over 1 MiB.
+    pub fn upsert(
+        &self,
+        table: &TableName,
+        entity: &impl WriteEntity,
+        mode: UpdateMode,
+    ) -> Result<Request<Vec<u8>>, RequestError> {
+        let encoded = entity.encode()?;
+        let path = entity_path(table, encoded.partition_key(), encoded.row_key());
+        let body = encoded.into_body().into_bytes();
+        let request = self.request(mode.method(), &path, &[], Some(body))?;
+        Ok(self.signed(request))
+    }
+
+    /// Merge (`MERGE`) or replace (`PUT`) an existing entity, under a precondition: `412 Precondition Failed`
+    /// when its ETag is no longer the one given, `404 Not Found` when it does not exist. Success is
+    /// `204 No Content` with the new `ETag`.
+    ///
+    /// # Errors
+    /// [`RequestErrorKind::Encode`] when the JSON body is over 1 MiB; [`RequestErrorKind::InvalidETag`] for an
+    /// ETag that cannot be a header value.
+    pub fn update(
+        &self,
+        table: &TableName,
+        entity: &impl WriteEntity,
+        mode: UpdateMode,
+        if_match: IfMatch,
+    ) -> Result<Request<Vec<u8>>, RequestError> {
+        let encoded = entity.encode()?;
+        let path = entity_path(table, encoded.partition_key(), encoded.row_key());
+        let body = encoded.into_body().into_bytes();
+        let mut request = self.request(mode.method(), &path, &[], Some(body))?;
+        request.headers_mut().insert(IF_MATCH, if_match_header(&if_match)?);
+        Ok(self.signed(request))
+    }
+
+    /// `DELETE /<table>(PartitionKey='..',RowKey='..')` under a precondition (see [`IfMatch`]). Success is
+    /// `204 No Content`.
+    ///
+    /// # Errors
+    /// [`RequestErrorKind::InvalidETag`] for an ETag that cannot be a header value.
+    pub fn delete(
+        &self,
+        table: &TableName,
+        partition_key: &PartitionKey,
+        row_key: &RowKey,
+        if_match: IfMatch,
+    ) -> Result<Request<Vec<u8>>, RequestError> {
+        let path = entity_path(table, partition_key, row_key);
+        let mut request = self.request(Method::DELETE, &path, &[], None)?;
+        request.headers_mut().insert(IF_MATCH, if_match_header(&if_match)?);
+        Ok(self.signed(request))
+    }
+
+    /// `GET /<table>(PartitionKey='..',RowKey='..')`: one entity, `200 OK` with its ETag, or `404 Not Found`.
+    ///
+    /// # Errors
+    /// None today; the `Result` keeps the signature of every other builder.
+    pub fn get(
+        &self,
+        table: &TableName,
+        partition_key: &PartitionKey,
+        row_key: &RowKey,
+    ) -> Result<Request<Vec<u8>>, RequestError> {
+        let request = self.request(Method::GET, &entity_path(table, partition_key, row_key), &[], None)?;
+        Ok(self.signed(request))
+    }
+
+    /// `GET /<table>()?$filter=..&$select=..&$top=..`: one page of entities. Pass the continuation of the
+    /// previous page to get the next; a page may be empty and still have a continuation.
+    ///
+    /// # Errors
+    /// [`RequestErrorKind::Query`] when the query options break a rule.
+    pub fn query(
+        &self,
+        table: &TableName,
+        query: &Query,
+        continuation: Option<&Continuation>,
+    ) -> Result<Request<Vec<u8>>, RequestError> {
+        let mut params = query.render()?;
+        if let Some(c) = continuation {
+            params.push(("NextPartitionKey", c.next_partition_key().to_owned()));
+            if let Some(rk) = c.next_row_key() {
+                params.push(("NextRowKey", rk.to_owned()));
+            }
+        }
+        let request = self.request(Method::GET, &format!("/{}()", table.as_str()), &params, None)?;
+        Ok(self.signed(request))
+    }
+
+    /// Signs a request again (sets `x-ms-date` and `Authorization`, or appends the SAS), for example before a
+    /// retry: the service refuses a date more than 15 minutes old.
+    ///
+    /// A request built by this service is already signed; re-signing a SAS request would append the token twice.
+    pub fn sign<B>(&self, request: &mut Request<B>) {
+        auth::authorize(request, self.endpoint.account(), &self.credential, self.time.unwrap_or_else(SystemTime::now));
+    }
+
+    fn signed(&self, mut request: Request<Vec<u8>>) -> Request<Vec<u8>> {
+        self.sign(&mut request);
+        request
+    }
+
+    /// The absolute URL of a resource path (which starts with `/`), with query parameters encoded.
+    pub(crate) fn url(&self, path: &str, params: &[(&str, String)]) -> String {
+        let mut url = format!("{}{path}", self.endpoint.url());
+        for (i, (name, value)) in params.iter().enumerate() {
+            url.push(if i == 0 { '?' } else { '&' });
+            url.push_str(name);
+            url.push('=');
+            url.push_str(&encode_component(value));
+        }
+        url
+    }
+
+    /// A request with the headers every operation carries, unsigned.
+    pub(crate) fn request(
+        &self,
+        method: Method,
+        path: &str,
+        params: &[(&str, String)],
+        body: Option<Vec<u8>>,
+    ) -> Result<Request<Vec<u8>>, RequestError> {
+        let has_body = body.is_some();
+        // Every part is percent-encoded or a validated name, so the URI is valid.
+        let mut request = Request::builder()
+            .method(method)
+            .uri(self.url(path, params))
+            .body(body.unwrap_or_default())
+            .expect("a valid request");
+        let headers = request.headers_mut();
+        headers.insert(HeaderName::from_static("x-ms-version"), HeaderValue::from_static(X_MS_VERSION));
+        headers.insert(HeaderName::from_static("dataserviceversion"), HeaderValue::from_static(DATA_SERVICE_VERSION));
+        headers.insert(
+            HeaderName::from_static("maxdataserviceversion"),
+            HeaderValue::from_static(MAX_DATA_SERVICE_VERSION),
+        );
+        headers.insert(ACCEPT, HeaderValue::from_static(self.metadata.accept_header()));
+        if has_body {
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON_CONTENT_TYPE));
+        }
+        Ok(request)
+    }
+}
+
+pub(crate) fn if_match_header(if_match: &IfMatch) -> Result<HeaderValue, RequestError> {
+    HeaderValue::from_str(if_match.header_value())
+        .map_err(|_| RequestError::new(RequestErrorKind::InvalidETag { etag: if_match.header_value().to_owned() }))
+}
+
+#[cfg(test)]
+mod tests;

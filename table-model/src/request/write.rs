@@ -1,0 +1,131 @@
+//! What the write operations take: a dynamic [`Entity`] or a `#[derive(TableEntity)]` struct.
+
+use crate::entity::Entity;
+use crate::error::EncodeError;
+use crate::json::{encode_entity, EntityBody};
+use crate::table_entity::TableEntity;
+
+/// An entity that insert, upsert, update and batches can write: it encodes to its keys, for the address, and
+/// its JSON body.
+///
+/// Implemented for the dynamic [`Entity`] and for every `#[derive(TableEntity)]` struct, which is encoded
+/// straight from its fields ([`TableEntity::to_json`]) without building an `Entity`.
+pub trait WriteEntity {
+    /// Encodes the entity.
+    ///
+    /// # Errors
+    /// [`EncodeError`] when the entity breaks a rule or its body is over 1 MiB.
+    fn encode(&self) -> Result<EncodedEntity, EncodeError>;
+}
+
+/// An encoded entity: its keys and its JSON request body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncodedEntity {
+    partition_key: String,
+    row_key: String,
+    body: EntityBody,
+}
+
+impl EncodedEntity {
+    /// The `PartitionKey`.
+    pub fn partition_key(&self) -> &str {
+        &self.partition_key
+    }
+
+    /// The `RowKey`.
+    pub fn row_key(&self) -> &str {
+        &self.row_key
+    }
+
+    /// The JSON body.
+    pub fn body(&self) -> &EntityBody {
+        &self.body
+    }
+
+    /// The JSON body, owned.
+    pub fn into_body(self) -> EntityBody {
+        self.body
+    }
+}
+
+impl WriteEntity for Entity {
+    fn encode(&self) -> Result<EncodedEntity, EncodeError> {
+        Ok(EncodedEntity {
+            partition_key: self.partition_key().to_string(),
+            row_key: self.row_key().to_string(),
+            body: encode_entity(self)?,
+        })
+    }
+}
+
+impl<T: TableEntity> WriteEntity for T {
+    fn encode(&self) -> Result<EncodedEntity, EncodeError> {
+        let body = self.to_json()?;
+        let (partition_key, row_key) = keys_of(body.as_bytes())
+            .expect("a body starts with {\"PartitionKey\":<string>,\"RowKey\":<string>, as BodyWriter::new writes it");
+        Ok(EncodedEntity { partition_key, row_key, body })
+    }
+}
+
+/// The keys at the start of a body: `{"PartitionKey":"..","RowKey":".."`, the order every body is written in.
+fn keys_of(body: &[u8]) -> Option<(String, String)> {
+    let rest = body.strip_prefix(b"{\"PartitionKey\":")?;
+    let (partition_key, used) = json_string(rest)?;
+    let rest = rest[used..].strip_prefix(b",\"RowKey\":")?;
+    let (row_key, _) = json_string(rest)?;
+    Some((partition_key, row_key))
+}
+
+/// The JSON string at the start of `bytes`, and how many bytes it took.
+fn json_string(bytes: &[u8]) -> Option<(String, usize)> {
+    let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<String>();
+    let value = values.next()?.ok()?;
+    Some((value, values.byte_offset()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::BodyWriter;
+    use crate::key::{PartitionKey, RowKey};
+
+    #[test]
+    fn keys_are_read_from_any_body() {
+        for (pk, rk) in [("p", "r"), ("", ""), ("\"quoted\" é😀 \u{2028}x", "O'Brien,\"RowKey\":\"x\"")] {
+            let mut w = BodyWriter::new(pk, rk);
+            w.property_i32("N", 1);
+            let body = w.finish().unwrap();
+            assert_eq!(keys_of(body.as_bytes()), Some((pk.to_owned(), rk.to_owned())), "{}", body.as_str());
+        }
+        assert_eq!(keys_of(b"{\"RowKey\":\"r\"}"), None);
+    }
+
+    #[test]
+    fn entities_encode_with_their_keys() {
+        let e = Entity::new(PartitionKey::new("p'").unwrap(), RowKey::new("").unwrap());
+        let encoded = e.encode().unwrap();
+        assert_eq!((encoded.partition_key(), encoded.row_key()), ("p'", ""));
+        assert_eq!(encoded.body().as_str(), r#"{"PartitionKey":"p'","RowKey":""}"#);
+    }
+
+    #[cfg(feature = "derive")]
+    #[derive(crate::TableEntity)]
+    struct Row {
+        #[table(partition_key)]
+        pk: String,
+        #[table(row_key)]
+        rk: u32,
+        #[table(rename = "Note")]
+        note: String,
+    }
+
+    #[cfg(feature = "derive")]
+    #[test]
+    fn derived_structs_and_entities_encode_alike() {
+        let row = Row { pk: "a'b".into(), rk: 7, note: "n".into() };
+        let derived = row.encode().unwrap();
+        let dynamic = row.to_entity().unwrap().encode().unwrap();
+        assert_eq!(derived, dynamic);
+        assert_eq!((derived.partition_key(), derived.row_key()), ("a'b", "0000000007"));
+    }
+}

@@ -1,0 +1,423 @@
+//! Reading the service's responses, from any HTTP client that can hand over an `http::Response` with the
+//! body as bytes: entities with their ETag, query pages with their continuation, and service errors as a
+//! typed [`ServiceError`].
+//!
+//! Each function checks the status first: an error status becomes [`ResponseErrorKind::Service`] with the
+//! service's code and message, whatever the operation.
+
+use crate::entity::{ETag, Entity};
+use crate::error::{ResponseError, ResponseErrorKind, ServiceError};
+use crate::json::{decode_entity, decode_query, TypeHints};
+use crate::name::TableName;
+use crate::table_entity::TableEntity;
+use http::{HeaderMap, Response};
+
+pub use crate::batch::{read_batch as batch, BatchOutcome};
+
+/// Where the next page of a query of entities starts: the `x-ms-continuation-NextPartitionKey` and
+/// `x-ms-continuation-NextRowKey` headers of the previous page, opaque tokens sent back as they are.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Continuation {
+    next_partition_key: String,
+    next_row_key: Option<String>,
+}
+
+impl Continuation {
+    /// A continuation from its two tokens (for one persisted from an earlier page).
+    pub fn new(next_partition_key: impl Into<String>, next_row_key: Option<String>) -> Self {
+        Continuation { next_partition_key: next_partition_key.into(), next_row_key }
+    }
+
+    /// The continuation of a response, if it has one.
+    pub fn from_headers(headers: &HeaderMap) -> Option<Self> {
+        let pk = header(headers, "x-ms-continuation-NextPartitionKey")?;
+        Some(Continuation {
+            next_partition_key: pk.to_owned(),
+            next_row_key: header(headers, "x-ms-continuation-NextRowKey").map(str::to_owned),
+        })
+    }
+
+    /// The `NextPartitionKey` token.
+    pub fn next_partition_key(&self) -> &str {
+        &self.next_partition_key
+    }
+
+    /// The `NextRowKey` token, when there is one.
+    pub fn next_row_key(&self) -> Option<&str> {
+        self.next_row_key.as_deref()
+    }
+}
+
+/// Where the next page of a table listing starts: the `x-ms-continuation-NextTableName` header.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TableContinuation {
+    next_table_name: String,
+}
+
+impl TableContinuation {
+    /// A continuation from its token.
+    pub fn new(next_table_name: impl Into<String>) -> Self {
+        TableContinuation { next_table_name: next_table_name.into() }
+    }
+
+    /// The continuation of a response, if it has one.
+    pub fn from_headers(headers: &HeaderMap) -> Option<Self> {
+        header(headers, "x-ms-continuation-NextTableName").map(TableContinuation::new)
+    }
+
+    /// The `NextTableName` token.
+    pub fn next_table_name(&self) -> &str {
+        &self.next_table_name
+    }
+}
+
+/// One page of a query: dynamic [`Entity`]s ([`query`]) or derived structs ([`query_as`]).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct QueryPage<T = Entity> {
+    /// The entities of the page, each with its ETag when the metadata level carries one.
+    pub entities: Vec<T>,
+    /// Where the next page starts; `None` on the last page. A page may be empty and still continue.
+    pub continuation: Option<Continuation>,
+}
+
+/// One page of a table listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TablesPage {
+    /// The tables of the page.
+    pub tables: Vec<TableName>,
+    /// Where the next page starts; `None` on the last page.
+    pub continuation: Option<TableContinuation>,
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The service error of a response with a status of 300 or more; `None` for a success.
+///
+/// The code is the `x-ms-error-code` header, else the `odata.error` (JSON) or `<Code>` (XML, which
+/// authentication failures use) of the body; the message is the body's. A message starting with `N:`, as
+/// in the failed operation of a batch, gives the operation index.
+pub fn error<B: AsRef<[u8]>>(response: &Response<B>) -> Option<ServiceError> {
+    let status = response.status().as_u16();
+    if status < 300 {
+        return None;
+    }
+    Some(service_error(status, response.headers(), response.body().as_ref()))
+}
+
+pub(crate) fn service_error(status: u16, headers: &HeaderMap, body: &[u8]) -> ServiceError {
+    let (body_code, message) = error_body(body);
+    let code = header(headers, "x-ms-error-code").map(str::to_owned).or(body_code);
+    let operation_index = batch_index(&message);
+    ServiceError { status, code, message, operation_index }
+}
+
+/// The code and message of an error body: `{"odata.error":{"code":..,"message":{"value":..}}}`, or XML
+/// `<Code>..</Code><Message>..</Message>`.
+fn error_body(body: &[u8]) -> (Option<String>, String) {
+    if let Ok(json) = serde_json::from_slice::<serde_json::Value>(body) {
+        let error = &json["odata.error"];
+        let code = error["code"].as_str().map(str::to_owned);
+        let message = error["message"]["value"].as_str().or_else(|| error["message"].as_str()).unwrap_or("");
+        return (code, message.to_owned());
+    }
+    let text = String::from_utf8_lossy(body);
+    let tag = |name: &str| {
+        let open = format!("<{name}>");
+        let start = text.find(&open)? + open.len();
+        let end = text[start..].find(&format!("</{name}>"))? + start;
+        Some(text[start..end].to_owned())
+    };
+    (tag("Code"), tag("Message").unwrap_or_default())
+}
+
+/// The `N` of a message `N:...`.
+fn batch_index(message: &str) -> Option<usize> {
+    let (digits, _) = message.split_once(':')?;
+    if digits.is_empty() || digits.len() > 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+fn expect<B: AsRef<[u8]>>(response: &Response<B>, ok: &[u16], expected: &'static str) -> Result<(), ResponseError> {
+    if let Some(e) = error(response) {
+        return Err(e.into());
+    }
+    let status = response.status().as_u16();
+    if ok.contains(&status) {
+        Ok(())
+    } else {
+        Err(ResponseError::new(ResponseErrorKind::UnexpectedStatus { status, expected }))
+    }
+}
+
+/// The `ETag` header of a response.
+pub fn etag_header(headers: &HeaderMap) -> Option<ETag> {
+    header(headers, "etag").map(ETag::new)
+}
+
+/// Reads the answer to a get: `200 OK` with the entity, whose ETag is the `ETag` header.
+///
+/// With [`MetadataLevel::None`](crate::MetadataLevel::None), pass hints to read Int64, Guid, DateTime and
+/// Binary properties typed (they arrive as plain strings).
+///
+/// # Errors
+/// A service error (`404` when there is no such entity), another status, or a body that does not decode.
+pub fn entity<B: AsRef<[u8]>>(response: &Response<B>, hints: Option<&dyn TypeHints>) -> Result<Entity, ResponseError> {
+    expect(response, &[200], "200")?;
+    let mut entity = decode_entity(response.body().as_ref(), hints)?;
+    if let Some(etag) = etag_header(response.headers()) {
+        let timestamp = entity.timestamp();
+        entity.set_server_metadata(timestamp, Some(etag));
+    }
+    Ok(entity)
+}
+
+/// Reads the answer to an insert, upsert or update: `204 No Content` (or `201 Created`) with the entity's
+/// new `ETag`, which the next conditional update needs.
+///
+/// # Errors
+/// A service error (`409` for an insert of an existing entity, `412` for a stale ETag, `404` for an update
+/// of a missing entity), another status, or no `ETag` header.
+pub fn written<B: AsRef<[u8]>>(response: &Response<B>) -> Result<ETag, ResponseError> {
+    expect(response, &[201, 204], "201 or 204")?;
+    etag_header(response.headers()).ok_or_else(|| ResponseError::new(ResponseErrorKind::MissingETag))
+}
+
+/// Reads the answer to a delete, a table creation or a table deletion: `204 No Content` (or `201 Created`).
+///
+/// # Errors
+/// A service error or another status.
+pub fn empty<B: AsRef<[u8]>>(response: &Response<B>) -> Result<(), ResponseError> {
+    expect(response, &[201, 204], "201 or 204")
+}
+
+/// Reads a page of a query of entities: `200 OK` with `{"value": [...]}` and the continuation headers.
+///
+/// # Errors
+/// A service error, another status, or a body that does not decode.
+pub fn query<B: AsRef<[u8]>>(
+    response: &Response<B>,
+    hints: Option<&dyn TypeHints>,
+) -> Result<QueryPage, ResponseError> {
+    expect(response, &[200], "200")?;
+    let entities = decode_query(response.body().as_ref(), hints)?;
+    Ok(QueryPage { entities, continuation: Continuation::from_headers(response.headers()) })
+}
+
+/// Reads the answer to a get into a `#[derive(TableEntity)]` struct: as [`entity`], with the struct's schema
+/// as the type hints (so `nometadata` responses read typed too), its `#[table(etag)]` field set from the
+/// `ETag` header.
+///
+/// # Errors
+/// As [`entity`], and [`ResponseErrorKind::Entity`] when the entity does not fit the struct.
+pub fn entity_as<T: TableEntity, B: AsRef<[u8]>>(response: &Response<B>) -> Result<T, ResponseError> {
+    let entity = entity(response, Some(&T::SCHEMA))?;
+    T::from_entity(entity).map_err(|e| ResponseError::new(ResponseErrorKind::Entity(e)))
+}
+
+/// Reads a page of a query into `#[derive(TableEntity)]` structs, typed by the struct's schema at any
+/// metadata level.
+///
+/// # Errors
+/// As [`query`], and [`ResponseErrorKind::Entity`] when an entity does not fit the struct.
+pub fn query_as<T: TableEntity, B: AsRef<[u8]>>(response: &Response<B>) -> Result<QueryPage<T>, ResponseError> {
+    let page = query(response, Some(&T::SCHEMA))?;
+    let entities = page
+        .entities
+        .into_iter()
+        .map(T::from_entity)
+        .collect::<Result<_, _>>()
+        .map_err(|e| ResponseError::new(ResponseErrorKind::Entity(e)))?;
+    Ok(QueryPage { entities, continuation: page.continuation })
+}
+
+/// Reads a page of a table listing: `200 OK` with `{"value": [{"TableName": ...}, ...]}` and the
+/// continuation header.
+///
+/// # Errors
+/// A service error, another status, or a body that is not such a list of valid table names.
+pub fn tables<B: AsRef<[u8]>>(response: &Response<B>) -> Result<TablesPage, ResponseError> {
+    expect(response, &[200], "200")?;
+    let malformed = |reason: String| ResponseError::new(ResponseErrorKind::Malformed { reason });
+    let json: serde_json::Value =
+        serde_json::from_slice(response.body().as_ref()).map_err(|e| malformed(format!("not JSON: {e}")))?;
+    let values = json["value"].as_array().ok_or_else(|| malformed("no `value` array".to_owned()))?;
+    let mut tables = Vec::with_capacity(values.len());
+    for (i, v) in values.iter().enumerate() {
+        let name = v["TableName"].as_str().ok_or_else(|| malformed(format!("table {i} has no `TableName`")))?;
+        let parsed = if name.starts_with('$') { TableName::analytics(name) } else { TableName::new(name) };
+        tables.push(parsed.map_err(|e| malformed(format!("table {i}: {e}")))?);
+    }
+    Ok(TablesPage { tables, continuation: TableContinuation::from_headers(response.headers()) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ResponseErrorKind;
+
+    fn reply(status: u16, headers: &[(&str, &str)], body: &str) -> Response<Vec<u8>> {
+        let mut b = Response::builder().status(status);
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        b.body(body.as_bytes().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn json_errors() {
+        let r = reply(
+            409,
+            &[],
+            r#"{"odata.error":{"code":"EntityAlreadyExists","message":{"lang":"en-US","value":"The specified entity already exists.\nRequestId:abc\nTime:2024"}}}"#,
+        );
+        let e = error(&r).unwrap();
+        assert_eq!((e.status(), e.code()), (409, Some("EntityAlreadyExists")));
+        assert!(e.message().starts_with("The specified entity already exists.\nRequestId:abc"));
+        assert_eq!(e.operation_index(), None);
+        assert!(e.is_conflict() && !e.is_not_found());
+        assert_eq!(
+            e.to_string(),
+            "the service refused the request: 409 EntityAlreadyExists: The specified entity already exists."
+        );
+    }
+
+    #[test]
+    fn header_code_wins_and_xml_bodies_are_read() {
+        let r = reply(
+            403,
+            &[("x-ms-error-code", "AuthorizationFailure")],
+            "<?xml version=\"1.0\"?><Error><Code>Other</Code><Message>Server failed to authenticate the request.</Message></Error>",
+        );
+        let e = error(&r).unwrap();
+        assert_eq!(e.code(), Some("AuthorizationFailure"));
+        assert_eq!(e.message(), "Server failed to authenticate the request.");
+        let r = reply(500, &[], "not json");
+        let e = error(&r).unwrap();
+        assert_eq!((e.code(), e.message()), (None, ""));
+        assert_eq!(e.to_string(), "the service refused the request: 500");
+        assert!(error(&reply(204, &[], "")).is_none());
+    }
+
+    #[test]
+    fn batch_indices() {
+        assert_eq!(batch_index("3:The specified entity already exists."), Some(3));
+        assert_eq!(batch_index("0:x"), Some(0));
+        assert_eq!(batch_index("99:x"), Some(99));
+        assert_eq!(batch_index("The batch: failed"), None);
+        assert_eq!(batch_index(":x"), None);
+        assert_eq!(batch_index("12345:x"), None);
+        let r = reply(
+            400,
+            &[],
+            r#"{"odata.error":{"code":"InvalidInput","message":{"lang":"en-US","value":"1:Bad Request - Error in query syntax."}}}"#,
+        );
+        let e = error(&r).unwrap();
+        assert_eq!(e.operation_index(), Some(1));
+        assert_eq!(
+            e.to_string(),
+            "the service refused the request: 400 InvalidInput (batch operation 1): 1:Bad Request - Error in query syntax."
+        );
+    }
+
+    #[test]
+    fn entity_takes_the_etag_header() {
+        let body = r#"{"odata.metadata":"x","odata.etag":"W/\"old\"","PartitionKey":"p","RowKey":"r","Timestamp":"2024-01-02T03:04:05.1234567Z","N":1}"#;
+        let r = reply(200, &[("ETag", "W/\"new\"")], body);
+        let e = entity(&r, None).unwrap();
+        assert_eq!(e.etag().unwrap().as_str(), "W/\"new\"");
+        assert_eq!(e.get::<i32>("N").unwrap(), 1);
+        assert_eq!(e.timestamp().unwrap().to_string(), "2024-01-02T03:04:05.1234567Z");
+        let r = reply(200, &[], body);
+        assert_eq!(entity(&r, None).unwrap().etag().unwrap().as_str(), "W/\"old\"");
+        let r = reply(404, &[("x-ms-error-code", "ResourceNotFound")], "");
+        assert!(entity(&r, None).unwrap_err().service().unwrap().is_not_found());
+        let r = reply(200, &[], "{");
+        assert!(matches!(entity(&r, None).unwrap_err().kind(), ResponseErrorKind::Decode(_)));
+    }
+
+    #[test]
+    fn writes_need_an_etag() {
+        assert_eq!(written(&reply(204, &[("etag", "W/\"1\"")], "")).unwrap().as_str(), "W/\"1\"");
+        assert_eq!(written(&reply(204, &[], "")).unwrap_err().kind(), &ResponseErrorKind::MissingETag);
+        assert_eq!(
+            written(&reply(200, &[("etag", "x")], "")).unwrap_err().to_string(),
+            "unexpected response: status 200, expected 201 or 204"
+        );
+        assert!(empty(&reply(204, &[], "")).is_ok());
+        assert!(written(&reply(412, &[], "")).unwrap_err().service().unwrap().is_precondition_failed());
+    }
+
+    #[test]
+    fn query_pages_and_continuations() {
+        let body =
+            r#"{"odata.metadata":"m","value":[{"PartitionKey":"p","RowKey":"1"},{"PartitionKey":"p","RowKey":"2"}]}"#;
+        let r = reply(
+            200,
+            &[("x-ms-continuation-NextPartitionKey", "1!4!cA--"), ("x-ms-continuation-NextRowKey", "1!4!Mw--")],
+            body,
+        );
+        let page = query(&r, None).unwrap();
+        assert_eq!(page.entities.len(), 2);
+        assert_eq!(page.entities[1].row_key(), "2");
+        assert_eq!(page.continuation, Some(Continuation::new("1!4!cA--", Some("1!4!Mw--".to_owned()))));
+        let r = reply(200, &[("x-ms-continuation-NextPartitionKey", "1!4!cA--")], r#"{"value":[]}"#);
+        let page = query(&r, None).unwrap();
+        assert!(page.entities.is_empty());
+        assert_eq!(page.continuation.unwrap().next_row_key(), None);
+        assert_eq!(query(&reply(200, &[], r#"{"value":[]}"#), None).unwrap().continuation, None);
+    }
+
+    #[cfg(feature = "derive")]
+    #[derive(crate::TableEntity, Debug, PartialEq)]
+    #[table(rename_all = "PascalCase")]
+    struct Row {
+        #[table(partition_key)]
+        pk: String,
+        #[table(row_key)]
+        rk: String,
+        big: i64,
+        #[table(etag)]
+        etag: Option<ETag>,
+    }
+
+    #[cfg(feature = "derive")]
+    #[test]
+    fn typed_reads_use_the_schema_and_the_etag_header() {
+        // nometadata: the Int64 is a bare string; the schema types it.
+        let body = r#"{"PartitionKey":"p","RowKey":"r","Big":"9007199254740993"}"#;
+        let r = reply(200, &[("ETag", "W/\"7\"")], body);
+        let row: Row = entity_as(&r).unwrap();
+        assert_eq!(
+            row,
+            Row { pk: "p".into(), rk: "r".into(), big: 9_007_199_254_740_993, etag: Some(ETag::new("W/\"7\"")) }
+        );
+        let r = reply(200, &[("x-ms-continuation-NextPartitionKey", "x")], &format!(r#"{{"value":[{body}]}}"#));
+        let page: QueryPage<Row> = query_as(&r).unwrap();
+        assert_eq!((page.entities[0].big, page.continuation.is_some()), (9_007_199_254_740_993, true));
+        let r = reply(200, &[], r#"{"PartitionKey":"p","RowKey":"r"}"#);
+        let err = entity_as::<Row, _>(&r).unwrap_err();
+        assert!(matches!(err.kind(), ResponseErrorKind::Entity(_)), "{err}");
+        assert_eq!(err.to_string(), "the entity read does not fit: missing property `Big`");
+    }
+
+    #[test]
+    fn table_pages() {
+        let r = reply(
+            200,
+            &[("x-ms-continuation-NextTableName", "1!8!VGFibGU-")],
+            r#"{"odata.metadata":"m","value":[{"TableName":"Orders"},{"odata.type":"x","TableName":"$MetricsCapacityBlob"}]}"#,
+        );
+        let page = tables(&r).unwrap();
+        assert_eq!(page.tables[0].as_str(), "Orders");
+        assert!(page.tables[1].is_analytics());
+        assert_eq!(page.continuation.unwrap().next_table_name(), "1!8!VGFibGU-");
+        let r = reply(200, &[], r#"{"value":[{"TableName":"a-b"}]}"#);
+        assert!(tables(&r).unwrap_err().to_string().starts_with("invalid response body: table 0: invalid table name"));
+    }
+}

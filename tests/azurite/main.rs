@@ -1,0 +1,13 @@
+//! The SDK against a real Table service implementation: the Azurite emulator.
+//!
+//! Start it with `eval "$(scripts/azurite.sh start)"` (or run `scripts/azurite.sh run cargo test --workspace`):
+//! the tests read its endpoint from `TABLE_MODEL_AZURITE_ENDPOINT`. Without it they are skipped with a notice,
+//! except when `CI` is set, where they fail.
+
+mod support;
+
+mod auth;
+mod batches;
+mod entities;
+mod queries;
+mod spec_gaps;
