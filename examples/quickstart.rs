@@ -1,11 +1,18 @@
-//! A struct stored as a table entity: `cargo run --example quickstart`.
+//! A tour of table-model: `cargo run --example quickstart`.
 //!
-//! The derive checks every property name, both keys and the table name at compile time with the rules the
-//! service enforces; the struct then converts to and from `Entity` and straight to and from the JSON the
-//! service speaks.
+//! 1. A derived struct: the derive checks every property name, both keys and the table name at compile time
+//!    with the rules the service enforces; the struct converts to and from `Entity` and straight to and from
+//!    the JSON the service speaks.
+//! 2. A dynamic `Entity` and its JSON request body.
+//! 3. Reverse-chronological RowKeys (newest first) and the way back to their instants.
+//! 4. The error a bad table name, property name, key and value each get, before anything is sent.
 
 use table_model::json::MetadataLevel;
-use table_model::{DateTime, ETag, TableEntity, TableEnum, TableProperties};
+use table_model::key;
+use table_model::{
+    DateTime, ETag, EdmValue, Entity, PartitionKey, PropertyName, RowKey, TableEntity, TableEnum, TableName,
+    TableProperties,
+};
 
 #[derive(TableEnum, Debug, Clone, Copy, PartialEq)]
 enum Status {
@@ -65,7 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         cache: Vec::new(),
     };
 
-    // To and from a dynamic entity.
+    // 1. To and from a dynamic entity.
     let entity = order.to_entity()?;
     println!("PartitionKey={} RowKey={}", entity.partition_key(), entity.row_key());
     for (name, value) in &entity {
@@ -82,5 +89,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The static schema and typed property handles.
     println!("table {:?}, $select={}", Order::SCHEMA.table_name(), Order::SCHEMA.select());
     println!("the total is stored as {}", Order::PROPERTIES.total.name());
+
+    // 2. A dynamic entity, for data whose shape is known only at run time.
+    let now = DateTime::try_from(chrono::Utc::now())?;
+    let mut reading = Entity::new(PartitionKey::new("sensor-7")?, key::reverse_chronological(now));
+    reading.insert(PropertyName::new("Celsius")?, 21.5)?;
+    reading.insert(PropertyName::new("Samples")?, 1_000_000_000_000i64)?;
+    reading.insert(PropertyName::new("Raw")?, vec![1u8, 2, 3, 4])?;
+    reading.insert(PropertyName::new("TakenAt")?, now)?;
+    let body = table_model::encode_entity(&reading)?;
+    println!("\ndynamic entity, {} bytes by the size formula, body of {} bytes:", reading.size(), body.len());
+    println!("{}", body.as_str());
+    assert_eq!(table_model::decode_entity(body.as_bytes(), None)?, reading);
+
+    // 3. Reverse-chronological keys: the service returns rows in key order, so the newest comes first.
+    let times: Vec<DateTime> = ["2024-05-06T07:08:09.1234567Z", "2025-01-01T00:00:00Z", "1999-12-31T23:59:59Z"]
+        .map(str::parse)
+        .into_iter()
+        .collect::<Result<_, _>>()?;
+    let mut keys: Vec<RowKey> = times.iter().map(|&t| key::reverse_chronological(t)).collect();
+    keys.sort();
+    println!("\nreverse-chronological row keys, in the order the service returns them:");
+    for row_key in &keys {
+        println!("  {row_key} -> {}", key::parse_reverse_chronological(row_key)?);
+    }
+
+    // 4. What invalid input gets: a typed error naming the rule, the character and its position.
+    println!("\nrefused before sending:");
+    println!("  {}", "my-orders".parse::<TableName>().unwrap_err());
+    println!("  {}", PropertyName::new("unit price").unwrap_err());
+    println!("  {}", RowKey::new("2024/05/06").unwrap_err());
+    println!("  {}", EdmValue::try_from("x".repeat(40_000)).unwrap_err());
+    let early = chrono::DateTime::from_timestamp(-11_700_000_000, 0).ok_or("timestamp")?;
+    println!("  {}", reading.insert(PropertyName::new("Installed")?, early).unwrap_err());
     Ok(())
 }
