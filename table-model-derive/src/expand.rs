@@ -234,7 +234,7 @@ fn read_expr(cx: &Ctx, field: &Field) -> TokenStream {
 
             let absent = match default_fn(field) {
                 Some(f) => quote!(|| ::core::option::Option::Some(#f())),
-                None => quote!(|| ::core::option::Option::None),
+                None => quote!(#private::json_absent),
             };
             quote_spanned!(span=> #private::read_json::<#ty>(__entity, #name, #absent)?)
         }

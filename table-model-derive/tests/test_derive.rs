@@ -581,3 +581,39 @@ fn analytics_table_names() {
     assert_eq!(name.as_str(), "$MetricsCapacityBlob");
     assert_eq!(Metrics { capacity: None }.to_entity().unwrap().len(), 0);
 }
+
+#[derive(TableEntity, Debug, PartialEq)]
+struct JsonFields {
+    #[table(partition_key)]
+    pk: String,
+    #[table(row_key)]
+    rk: String,
+    #[table(json)]
+    maybe: Option<Vec<u32>>,
+    #[table(json)]
+    always: Vec<u32>,
+}
+
+#[test]
+fn json_none_is_not_stored_and_absent_reads_as_none() {
+    let value = JsonFields { pk: "p".into(), rk: "r".into(), maybe: None, always: vec![1, 2] };
+    // Through Entity: `None` writes no property (a null is not stored), and reads back as `None`.
+    let entity = value.to_entity().unwrap();
+    assert_eq!(entity.value("maybe"), None);
+    assert_eq!(entity.get::<String>("always").unwrap(), "[1,2]");
+    assert_eq!(JsonFields::from_entity(entity.clone()).unwrap(), value);
+    // Through JSON: the body has no `maybe` member at all.
+    let body = value.to_json().unwrap();
+    assert_eq!(body.as_str(), r#"{"PartitionKey":"p","RowKey":"r","always":"[1,2]"}"#);
+    assert_eq!(JsonFields::from_json(body.as_bytes()).unwrap(), value);
+    // `Some` is stored as its JSON text.
+    let some = JsonFields { maybe: Some(vec![3]), ..value };
+    assert_eq!(some.to_entity().unwrap().get::<String>("maybe").unwrap(), "[3]");
+    assert_eq!(JsonFields::from_json(some.to_json().unwrap().as_bytes()).unwrap(), some);
+    // A non-Option JSON field that is absent is still a missing property, on both paths.
+    let mut without = entity;
+    without.remove("always");
+    assert_eq!(JsonFields::from_entity(without).unwrap_err().to_string(), "missing property `always`");
+    let err = JsonFields::from_json(br#"{"PartitionKey":"p","RowKey":"r"}"#).unwrap_err();
+    assert!(err.to_string().contains("`always`"), "{err}");
+}

@@ -207,7 +207,8 @@ pub use table_entity::{
 /// - `#[table(skip)]`: not stored; read as `Default::default()` (or `default = "path"`).
 /// - `#[table(default)]` or `#[table(default = "path::to::fn")]`: an absent property reads as the default
 ///   instead of being an error (for properties added after rows were written).
-/// - `#[table(json)]`: any `serde` type, stored as a JSON string property.
+/// - `#[table(json)]`: any `serde` type, stored as a JSON string property. A value that serializes to JSON
+///   `null` (`None`) is not stored, and an absent property reads as `None` for a type that accepts `null`.
 /// - `#[table(flatten)]`, `#[table(flatten, prefix = "Ship")]`: the fields of a struct deriving
 ///   [`TableProperties`](trait@TableProperties) stored as properties of this entity, each name prefixed (by
 ///   default, with the field name in PascalCase). The joined names are checked at compile time too.

@@ -214,6 +214,10 @@ pub fn write_json<T: serde::Serialize + ?Sized>(entity: &mut Entity, name: Prope
     let text = serde_json::to_string(value).map_err(|e| {
         EntityError::from(ValueError::custom(format_args!("cannot encode as JSON: {e}")).in_property(name.as_str()))
     })?;
+    // A null is not stored (SPEC.md section 3): `None` in a JSON field is an absent property.
+    if text == "null" {
+        return Ok(());
+    }
     entity.insert(name, text).map(drop)
 }
 
@@ -290,7 +294,10 @@ pub fn write_json_serde<T: serde::Serialize + ?Sized>(
     let text = serde_json::to_string(value).map_err(|e| {
         EncodeError::from(ValueError::custom(format_args!("cannot encode as JSON: {e}")).in_property(name))
     })?;
-    writer.property_str(name, &text);
+    // A null is not stored (SPEC.md section 3): `None` in a JSON field is an absent property.
+    if text != "null" {
+        writer.property_str(name, &text);
+    }
     Ok(())
 }
 
@@ -383,9 +390,10 @@ pub fn buffered(slot: Option<Entity>) -> Entity {
     slot.unwrap_or_else(|| Entity::new(PartitionKey::empty(), RowKey::empty()))
 }
 
-/// `absent` for a `#[table(json)]` field without a default.
-pub fn required<T>() -> Option<T> {
-    None
+/// `absent` for a `#[table(json)]` field without a default: a type that reads JSON `null` (an `Option`) reads
+/// an absent property as that value, the way `None` is written (not at all); any other type reports it missing.
+pub fn json_absent<T: serde::de::DeserializeOwned>() -> Option<T> {
+    serde_json::from_str("null").ok()
 }
 
 // ---------------------------------------------------------------------------------------------------------

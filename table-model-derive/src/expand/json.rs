@@ -106,7 +106,7 @@ pub(super) fn finish_expr(cx: &Ctx, field: &Field, slot: Option<&Ident>) -> Toke
     let absent = match default_fn(field) {
         Some(f) => quote!(|| ::core::option::Option::Some(#f())),
         None => match field.role() {
-            Role::Json => quote!(#private::required),
+            Role::Json => quote!(#private::json_absent),
             _ => quote_spanned!(span=> <#ty as #private::EdmField>::absent),
         },
     };
