@@ -264,6 +264,8 @@ fn constant_keys_and_deny_unknown() {
     assert_eq!(Setting::from_entity(e.clone()).unwrap(), s);
     e.insert("extra".parse().unwrap(), 1).unwrap();
     let err = Setting::from_entity(e).unwrap_err();
+    assert_eq!(err.kind(), &EntityErrorKind::UnknownProperty { property: "extra".into() });
+    assert_eq!(err.property(), Some("extra"));
     assert_eq!(err.to_string(), "property `extra`: unknown property; the struct has #[table(deny_unknown_properties)]");
     let other = Entity::new(PartitionKey::new("other").unwrap(), RowKey::new("retries").unwrap())
         .with("value".parse().unwrap(), "3")
@@ -420,6 +422,7 @@ fn enums_as_values() {
 // JSON straight from and into the struct
 
 use table_model::json::{decode_entity, encode_entity, MetadataLevel};
+use table_model::DecodeErrorKind;
 
 /// A response body for `entity` at a metadata level, built from the wire rules of SPEC.md section 5 with
 /// `serde_json::Value`, independently of the crate's decoder: `none` drops every annotation; `full` annotates
@@ -549,6 +552,8 @@ fn from_json_errors_name_the_property() {
     assert_eq!(Order::from_json(&with("Extra", EdmValue::Int32(1))).unwrap().total, 99.5);
     let setting = br#"{"PartitionKey":"config","RowKey":"n","value":"v","Extra":1}"#;
     let err = Setting::from_json(setting).unwrap_err();
+    let unknown = EntityErrorKind::UnknownProperty { property: "Extra".into() };
+    assert!(matches!(err.kind(), DecodeErrorKind::Entity(e) if e.kind() == &unknown), "{err:?}");
     assert_eq!(err.to_string(), "property `Extra`: unknown property; the struct has #[table(deny_unknown_properties)]");
     let err = Setting::from_json(br#"{"PartitionKey":"other","RowKey":"n","value":"v"}"#).unwrap_err();
     assert_eq!(err.to_string(), "property `PartitionKey`: expected the constant key `config`, found `other`");

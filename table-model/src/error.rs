@@ -151,6 +151,11 @@ pub enum EntityErrorKind {
     },
     /// A property value that was refused.
     Value(ValueError),
+    /// A property the struct does not have, read under `#[table(deny_unknown_properties)]`.
+    UnknownProperty {
+        /// Its name.
+        property: String,
+    },
 }
 
 /// The error for an entity that breaks a limit, or a typed read that fails.
@@ -215,6 +220,9 @@ impl fmt::Display for EntityError {
                 adding(f)
             }
             EntityErrorKind::MissingProperty { property } => write!(f, "missing property `{property}`"),
+            EntityErrorKind::UnknownProperty { property } => {
+                write!(f, "property `{property}`: unknown property; the struct has #[table(deny_unknown_properties)]")
+            }
             EntityErrorKind::Value(e) => fmt::Display::fmt(e, f),
         }
     }

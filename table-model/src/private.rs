@@ -246,7 +246,7 @@ pub fn read_json<T: serde::de::DeserializeOwned>(
 
 /// The error for a property the struct does not have, under `deny_unknown_properties`.
 pub fn unknown_property(name: &str) -> EntityError {
-    ValueError::custom("unknown property; the struct has #[table(deny_unknown_properties)]").in_property(name).into()
+    EntityError::new(EntityErrorKind::UnknownProperty { property: name.to_owned() }, Some(name))
 }
 
 /// Refuses the properties left over after reading every field, under `deny_unknown_properties`.
@@ -362,8 +362,8 @@ pub fn finish<T>(
 }
 
 /// The error for a property the struct does not have, under `deny_unknown_properties`.
-pub fn unknown_property_json() -> DecodeError {
-    DecodeError::custom("unknown property; the struct has #[table(deny_unknown_properties)]")
+pub fn unknown_property_json(name: &str) -> DecodeError {
+    DecodeError::from(unknown_property(name))
 }
 
 /// Whether a flattened group has the property `name` (without the group's prefix).

@@ -248,7 +248,7 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
     let entity_visitor = if cx.derive == Derive::Entity {
         let begin = begin_stmts(cx, fields, &slots);
         let deny = if cx.cont.attrs.deny_unknown_properties.is_set() {
-            quote!(::core::result::Result::Err(#private::unknown_property_json()))
+            quote!(::core::result::Result::Err(#private::unknown_property_json(__name)))
         } else {
             quote!(::core::result::Result::Ok(()))
         };
