@@ -10,7 +10,8 @@ use core::marker::PhantomData;
 /// a `$select` list) is checked by the compiler: a renamed field changes the name everywhere, and comparing a
 /// `Property<f64>` with a string does not compile.
 ///
-/// ```
+#[cfg_attr(feature = "derive", doc = "```")]
+#[cfg_attr(not(feature = "derive"), doc = "```ignore")]
 /// use table_model::{Property, TableEntity};
 ///
 /// #[derive(TableEntity)]

@@ -22,7 +22,8 @@ use crate::json::{decode_entity_with, decode_query_with, BodyWriter, EntityBody,
 /// checks property names, keys and the table name at compile time with the same rules the rest of the crate
 /// checks at run time, and generates the conversions below.
 ///
-/// ```
+#[cfg_attr(feature = "derive", doc = "```")]
+#[cfg_attr(not(feature = "derive"), doc = "```ignore")]
 /// use table_model::{EdmType, Entity, TableEntity};
 ///
 /// #[derive(TableEntity, Debug, PartialEq)]
@@ -124,7 +125,8 @@ pub trait TableEntity: Sized {
 /// Derive it with `#[derive(TableProperties)]`, which takes the same field attributes as `TableEntity` except
 /// the keys and the server metadata (a flattened struct has none of its own).
 ///
-/// ```
+#[cfg_attr(feature = "derive", doc = "```")]
+#[cfg_attr(not(feature = "derive"), doc = "```ignore")]
 /// use table_model::{TableEntity, TableProperties};
 ///
 /// #[derive(TableProperties, Debug, PartialEq)]
@@ -341,7 +343,8 @@ pub trait ReverseChronologicalKey: Sized {
 /// "...")]` on the enum choose the stored names. Reading a name that is not a variant is an error naming the
 /// property and the value.
 ///
-/// ```
+#[cfg_attr(feature = "derive", doc = "```")]
+#[cfg_attr(not(feature = "derive"), doc = "```ignore")]
 /// use table_model::{EdmField, EdmValue, TableEnum};
 ///
 /// #[derive(TableEnum, Debug, PartialEq)]

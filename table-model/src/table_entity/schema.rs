@@ -9,7 +9,8 @@ use std::borrow::Cow;
 
 /// The schema of a [`TableEntity`](crate::TableEntity), built by the derive as a constant.
 ///
-/// ```
+#[cfg_attr(feature = "derive", doc = "```")]
+#[cfg_attr(not(feature = "derive"), doc = "```ignore")]
 /// use table_model::{EdmType, KeyEncoding, KeySource, TableEntity};
 ///
 /// #[derive(TableEntity)]
@@ -154,7 +155,8 @@ impl Schema {
 
 /// The schema types the values of a `nometadata` response: the EDM type of each property the struct has.
 ///
-/// ```
+#[cfg_attr(feature = "derive", doc = "```")]
+#[cfg_attr(not(feature = "derive"), doc = "```ignore")]
 /// use table_model::json::decode_entity;
 /// use table_model::{EdmValue, TableEntity};
 ///
