@@ -73,6 +73,7 @@ impl EdmType {
     }
 
     /// Parses a short name such as `Int64` (case-sensitive); `None` for anything else.
+    #[inline]
     pub fn from_short_name(name: &str) -> Option<EdmType> {
         // A `match` dispatches on the length first, faster than comparing against each of `ALL` (the decoder
         // parses every annotation); `names_round_trip` checks it against `short_name`.
@@ -110,6 +111,13 @@ pub struct UnknownEdmType {
 }
 
 impl UnknownEdmType {
+    /// Off the hot path of [`EdmType::from_str`], which decoders inline.
+    #[cold]
+    #[inline(never)]
+    fn new(name: &str) -> Self {
+        UnknownEdmType { name: name.to_owned() }
+    }
+
     /// The name that was not recognised.
     pub fn name(&self) -> &str {
         &self.name
@@ -132,8 +140,12 @@ impl FromStr for EdmType {
     type Err = UnknownEdmType;
 
     /// Parses a full name such as `Edm.Int64` (case-sensitive, as the service writes it).
+    #[inline]
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        s.strip_prefix("Edm.").and_then(EdmType::from_short_name).ok_or_else(|| UnknownEdmType { name: s.to_owned() })
+        match s.strip_prefix("Edm.").and_then(EdmType::from_short_name) {
+            Some(t) => Ok(t),
+            None => Err(UnknownEdmType::new(s)),
+        }
     }
 }
 

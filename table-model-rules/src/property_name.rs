@@ -137,6 +137,7 @@ const fn err<T>(kind: PropertyNameErrorKind) -> Result<T, PropertyNameError> {
 ///
 /// # Errors
 /// The first rule the name breaks, with the offending character and its byte index.
+#[inline]
 pub fn check(name: &str) -> Result<(), PropertyNameError> {
     // ASCII names, the common case, need one pass; the first non-ASCII byte sends the name to the Unicode
     // rules below, which check it again from the start (the ASCII prefix passed the same rules).
@@ -147,6 +148,8 @@ pub fn check(name: &str) -> Result<(), PropertyNameError> {
 }
 
 /// [`check`] for a name with a non-ASCII character.
+#[cold]
+#[inline(never)]
 fn check_unicode(name: &str) -> Result<(), PropertyNameError> {
     for (index, ch) in name.char_indices() {
         check_char(ch, index)?;
