@@ -1,8 +1,9 @@
 //! Property names (SPEC.md section 1): C# identifier rules intersected with XML 1.0 (fifth edition) name rules,
 //! at most 255 UTF-16 code units, and not a system property name in any case.
 //!
-//! ASCII names, the overwhelming majority, are checked by a `const fn` with one table lookup per byte. Other characters are
-//! checked against the Unicode general categories of the `regex` crate and the XML name ranges below.
+//! ASCII names, the overwhelming majority, are checked by a `const fn` with one table lookup per byte. Other
+//! characters are checked against the Unicode general categories of the `regex` crate and the XML name ranges
+//! below.
 
 use crate::display::DisplayChar;
 use crate::limits::{PROPERTY_NAME_MAX_UTF16, SYSTEM_PROPERTIES};
