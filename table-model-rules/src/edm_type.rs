@@ -73,8 +73,21 @@ impl EdmType {
     }
 
     /// Parses a short name such as `Int64` (case-sensitive); `None` for anything else.
+    #[inline]
     pub fn from_short_name(name: &str) -> Option<EdmType> {
-        EdmType::ALL.into_iter().find(|t| t.short_name() == name)
+        // A `match` dispatches on the length first, faster than comparing against each of `ALL` (the decoder
+        // parses every annotation); `names_round_trip` checks it against `short_name`.
+        match name {
+            "Binary" => Some(EdmType::Binary),
+            "Boolean" => Some(EdmType::Boolean),
+            "DateTime" => Some(EdmType::DateTime),
+            "Double" => Some(EdmType::Double),
+            "Guid" => Some(EdmType::Guid),
+            "Int32" => Some(EdmType::Int32),
+            "Int64" => Some(EdmType::Int64),
+            "String" => Some(EdmType::String),
+            _ => None,
+        }
     }
 
     /// Whether a written value of this type needs an `@odata.type` annotation for the service to store it with
@@ -98,6 +111,13 @@ pub struct UnknownEdmType {
 }
 
 impl UnknownEdmType {
+    /// Off the hot path of [`EdmType::from_str`], which decoders inline.
+    #[cold]
+    #[inline(never)]
+    fn new(name: &str) -> Self {
+        UnknownEdmType { name: name.to_owned() }
+    }
+
     /// The name that was not recognised.
     pub fn name(&self) -> &str {
         &self.name
@@ -120,8 +140,12 @@ impl FromStr for EdmType {
     type Err = UnknownEdmType;
 
     /// Parses a full name such as `Edm.Int64` (case-sensitive, as the service writes it).
+    #[inline]
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        EdmType::ALL.into_iter().find(|t| t.as_str() == s).ok_or_else(|| UnknownEdmType { name: s.to_owned() })
+        match s.strip_prefix("Edm.").and_then(EdmType::from_short_name) {
+            Some(t) => Ok(t),
+            None => Err(UnknownEdmType::new(s)),
+        }
     }
 }
 
@@ -138,6 +162,12 @@ mod tests {
         }
         assert!("edm.int32".parse::<EdmType>().is_err());
         assert!("Emd.Boolean".parse::<EdmType>().is_err());
+        for bad in ["", "Edm.", "Int64", "Edm.int64", "Edm.Int64 ", "Edm.Edm.Int64", "Edm.Single"] {
+            assert_eq!(bad.parse::<EdmType>().unwrap_err().name(), bad);
+        }
+        for bad in ["", "Edm.Int64", "int64", "Int64 ", "Single", "Guid2"] {
+            assert_eq!(EdmType::from_short_name(bad), None, "{bad}");
+        }
         assert_eq!(
             "Edm.Decimal".parse::<EdmType>().unwrap_err().to_string(),
             "unknown EDM type `Edm.Decimal`: expected one of Edm.Binary, Edm.Boolean, Edm.DateTime, Edm.Double, Edm.Guid, Edm.Int32, Edm.Int64, Edm.String"

@@ -1,8 +1,9 @@
 //! Property names (SPEC.md section 1): C# identifier rules intersected with XML 1.0 (fifth edition) name rules,
 //! at most 255 UTF-16 code units, and not a system property name in any case.
 //!
-//! ASCII names, the overwhelming majority, are checked by a `const fn` without tables. Other characters are
-//! checked against the Unicode general categories of the `regex` crate and the XML name ranges below.
+//! ASCII names, the overwhelming majority, are checked by a `const fn` with one table lookup per byte. Other
+//! characters are checked against the Unicode general categories of the `regex` crate and the XML name ranges
+//! below.
 
 use crate::display::DisplayChar;
 use crate::limits::{PROPERTY_NAME_MAX_UTF16, SYSTEM_PROPERTIES};
@@ -137,18 +138,46 @@ const fn err<T>(kind: PropertyNameErrorKind) -> Result<T, PropertyNameError> {
 ///
 /// # Errors
 /// The first rule the name breaks, with the offending character and its byte index.
+#[inline]
 pub fn check(name: &str) -> Result<(), PropertyNameError> {
-    if name.is_ascii() {
-        return check_const(name);
+    // ASCII names, the common case, need one pass; the first non-ASCII byte sends the name to the Unicode
+    // rules below, which check it again from the start (the ASCII prefix passed the same rules).
+    match check_const(name) {
+        Err(PropertyNameError { kind: PropertyNameErrorKind::NonAsciiInConst { .. } }) => check_unicode(name),
+        result => result,
     }
-    if name.is_empty() {
-        return err(PropertyNameErrorKind::Empty);
-    }
+}
+
+/// [`check`] for a name with a non-ASCII character.
+#[cold]
+#[inline(never)]
+fn check_unicode(name: &str) -> Result<(), PropertyNameError> {
     for (index, ch) in name.char_indices() {
         check_char(ch, index)?;
     }
     check_length_and_reserved(name.as_bytes())
 }
+
+/// Classes of the bytes of an ASCII name, one lookup per byte: [`START`] for letters and `_`, [`PART`] for
+/// those and digits. Non-ASCII bytes and every other ASCII character have no class.
+const CLASSES: [u8; 256] = {
+    let mut classes = [0u8; 256];
+    let mut b = 0;
+    while b < 128 {
+        let ch = b as u8;
+        if ch.is_ascii_alphabetic() || ch == b'_' {
+            classes[b] = START | PART;
+        } else if ch.is_ascii_digit() {
+            classes[b] = PART;
+        }
+        b += 1;
+    }
+    classes
+};
+/// May start a name: an ASCII letter or `_`.
+const START: u8 = 1;
+/// May follow the first character: an ASCII letter, digit or `_`.
+const PART: u8 = 2;
 
 /// Checks an ASCII property name in `const` context, for `PropertyName::from_static`.
 ///
@@ -159,18 +188,30 @@ pub const fn check_const(name: &str) -> Result<(), PropertyNameError> {
     if bytes.is_empty() {
         return err(PropertyNameErrorKind::Empty);
     }
-    let mut i = 0;
+    if CLASSES[bytes[0] as usize] & START == 0 {
+        return refused(bytes[0], 0);
+    }
+    let mut i = 1;
     while i < bytes.len() {
-        let b = bytes[i];
-        if !b.is_ascii() {
-            return err(PropertyNameErrorKind::NonAsciiInConst { index: i });
-        }
-        if let Err(e) = check_ascii_char(b, i) {
-            return Err(e);
+        if CLASSES[bytes[i] as usize] & PART == 0 {
+            return refused(bytes[i], i);
         }
         i += 1;
     }
-    check_length_and_reserved(bytes)
+    // Every byte is ASCII: one UTF-16 code unit each.
+    if bytes.len() > PROPERTY_NAME_MAX_UTF16 {
+        return err(PropertyNameErrorKind::TooLong { utf16_len: bytes.len() });
+    }
+    check_reserved(bytes)
+}
+
+/// The error for a byte of a name that the table refused, off the hot path.
+#[cold]
+const fn refused(b: u8, index: usize) -> Result<(), PropertyNameError> {
+    if !b.is_ascii() {
+        return err(PropertyNameErrorKind::NonAsciiInConst { index });
+    }
+    check_ascii_char(b, index)
 }
 
 const fn check_ascii_char(b: u8, index: usize) -> Result<(), PropertyNameError> {
@@ -190,6 +231,10 @@ const fn check_length_and_reserved(bytes: &[u8]) -> Result<(), PropertyNameError
     if utf16_len > PROPERTY_NAME_MAX_UTF16 {
         return err(PropertyNameErrorKind::TooLong { utf16_len });
     }
+    check_reserved(bytes)
+}
+
+const fn check_reserved(bytes: &[u8]) -> Result<(), PropertyNameError> {
     let mut i = 0;
     while i < SYSTEM_PROPERTIES.len() {
         if utf8::eq_ignore_ascii_case(bytes, SYSTEM_PROPERTIES[i].as_bytes()) {
@@ -331,6 +376,30 @@ mod tests {
             check("rowkey").unwrap_err().to_string(),
             "invalid property name: `RowKey` is a system property; a custom property cannot take that name in any case"
         );
+    }
+
+    #[test]
+    fn ascii_start_characters() {
+        for b in 0u8..=127 {
+            let s = format!("{}a", b as char);
+            let allowed = b.is_ascii_alphabetic() || b == b'_';
+            assert_eq!(check(&s).is_ok(), allowed, "{b}");
+            assert_eq!(check_const(&s).is_ok(), allowed, "{b}");
+            if !allowed {
+                assert_eq!(kind(&s), Some(PropertyNameErrorKind::InvalidStart { ch: b as char }), "{b}");
+            }
+        }
+    }
+
+    #[test]
+    fn first_error_in_order_across_ascii_and_unicode() {
+        assert_eq!(kind("-é"), Some(PropertyNameErrorKind::InvalidStart { ch: '-' }));
+        assert_eq!(kind("a-é"), Some(PropertyNameErrorKind::InvalidChar { ch: '-', index: 1 }));
+        assert_eq!(kind("aé-"), Some(PropertyNameErrorKind::InvalidChar { ch: '-', index: 3 }));
+        assert_eq!(kind("é-"), Some(PropertyNameErrorKind::InvalidChar { ch: '-', index: 2 }));
+        assert_eq!(kind("rowkeyé"), None);
+        assert_eq!(check_const("a-é").unwrap_err().kind(), PropertyNameErrorKind::InvalidChar { ch: '-', index: 1 });
+        assert_eq!(check_const("aé-").unwrap_err().kind(), PropertyNameErrorKind::NonAsciiInConst { index: 1 });
     }
 
     #[test]

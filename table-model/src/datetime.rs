@@ -188,7 +188,15 @@ fn days_in_month(y: i64, m: i64) -> i64 {
 
 fn digits(bytes: &[u8], at: usize, width: usize) -> Option<i64> {
     let slice = bytes.get(at..at + width)?;
-    slice.iter().try_fold(0i64, |acc, &b| b.is_ascii_digit().then(|| acc * 10 + i64::from(b - b'0')))
+    let mut value = 0;
+    for &b in slice {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        value = value * 10 + i64::from(digit);
+    }
+    Some(value)
 }
 
 /// Parses the accepted ISO 8601 forms into ticks; `None` for malformed text.

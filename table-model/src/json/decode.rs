@@ -389,6 +389,7 @@ enum MemberKind<'k> {
 
 /// What a member is, by its name. A name with another `@` annotation is told apart from an invalid
 /// property name only when the property name check fails, off the hot path.
+#[inline]
 fn classify(name: &str) -> MemberKind<'_> {
     if let Some(target) = name.strip_suffix("@odata.type") {
         return MemberKind::TypeAnnotation(target);
@@ -627,6 +628,7 @@ fn etag(raw: Raw<'_>) -> Result<Option<ETag>, DecodeError> {
 }
 
 /// The EDM type an `@odata.type` value names.
+#[inline]
 fn annotation_type(raw: Raw<'_>) -> Result<EdmType, DecodeError> {
     match raw {
         Raw::Str(s) => s.parse().map_err(|e| DecodeError::new(DecodeErrorKind::UnknownEdmType(e))),
@@ -639,6 +641,7 @@ fn invalid(expected: EdmType, raw: &Raw<'_>) -> DecodeError {
 }
 
 /// Types a non-null property value by its annotation, else the hint, else its JSON form (module docs).
+#[inline]
 fn typed_value(raw: Raw<'_>, annotation: Option<EdmType>, hint: Option<EdmType>) -> Result<EdmValue, DecodeError> {
     match (annotation, hint) {
         (Some(annotated), Some(expected)) if annotated != expected => {
@@ -682,6 +685,7 @@ fn string(s: Cow<'_, str>) -> Result<EdmValue, DecodeError> {
 }
 
 /// Parses a value as the given type, strictly: only the JSON forms the service writes for it.
+#[inline]
 fn typed(t: EdmType, raw: Raw<'_>) -> Result<EdmValue, DecodeError> {
     let raw = match (t, raw) {
         (EdmType::String, Raw::Str(s)) => return string(s),
@@ -710,11 +714,40 @@ fn typed(t: EdmType, raw: Raw<'_>) -> Result<EdmValue, DecodeError> {
 
 /// An Int64 as the service writes it: an optional `-` and decimal digits.
 fn parse_i64(s: &str) -> Option<i64> {
-    let digits = s.strip_prefix('-').unwrap_or(s);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    let (negative, digits) = match s.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, s),
+    };
+    if digits.is_empty() {
         return None;
     }
-    s.parse().ok()
+    // Up to 18 digits cannot overflow: no checked arithmetic.
+    if digits.len() <= 18 {
+        let mut value: i64 = 0;
+        for b in digits.bytes() {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
+                return None;
+            }
+            value = value * 10 + i64::from(digit);
+        }
+        return Some(if negative { -value } else { value });
+    }
+    // Accumulated as a negative number, so that `i64::MIN` fits; one pass, no UTF-8 or sign handling left
+    // for `str::parse`.
+    let mut value: i64 = 0;
+    for b in digits.bytes() {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_sub(i64::from(digit))?;
+    }
+    if negative {
+        Some(value)
+    } else {
+        value.checked_neg()
+    }
 }
 
 /// The string forms of the special doubles: `NaN`, `Infinity`, `-Infinity`, and OData's `INF`, `-INF`.
@@ -908,6 +941,70 @@ impl<'de, V: EntityVisitor, F: FnMut() -> V> Visitor<'de> for PageSeed<'_, F> {
                 Some(entity) => entities.push(entity),
                 None => return Ok(entities),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_i64;
+
+    /// The definition: an optional `-`, then only ASCII digits, then `str::parse`.
+    fn reference(s: &str) -> Option<i64> {
+        let digits = s.strip_prefix('-').unwrap_or(s);
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        s.parse().ok()
+    }
+
+    #[test]
+    fn parse_i64_matches_the_definition() {
+        let mut cases: Vec<String> = [
+            "",
+            "-",
+            "+1",
+            "--1",
+            "0",
+            "-0",
+            "00",
+            "007",
+            "1",
+            "-1",
+            "12a",
+            "a12",
+            " 1",
+            "1 ",
+            "1.0",
+            "1e3",
+            "٣",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "00000000000000000000009223372036854775807",
+            "99999999999999999999",
+            "-99999999999999999999",
+            "9007199254740993",
+            "999999999999999999",
+            "-999999999999999999",
+            "1000000000000000000",
+            "-1000000000000000000",
+            "99999999999999999x",
+            "000000000000000000",
+            "-000000000000000000",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for v in [i64::MIN, i64::MIN + 1, -1_000_000_007, -10, 10, 1 << 53, i64::MAX - 1, i64::MAX] {
+            cases.push(v.to_string());
+            cases.push(format!("{v}0"));
+            cases.push(format!("{v}/"));
+            cases.push(format!("{v}:"));
+        }
+        for s in &cases {
+            assert_eq!(parse_i64(s), reference(s), "{s:?}");
         }
     }
 }
