@@ -247,6 +247,11 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
     let finishes: Vec<TokenStream> = fields.iter().zip(&slots).map(|(f, s)| finish_expr(cx, f, s.as_ref())).collect();
     let entity_visitor = if cx.derive == Derive::Entity {
         let begin = begin_stmts(cx, fields, &slots);
+        // The names of `__edm_type`'s arms, which the derive has checked (check.rs, `check_names`).
+        let known_names: Vec<&str> =
+            fields.iter().filter(|f| edm_type_arm(cx, f).is_some()).map(|f| f.name.as_str()).collect();
+        let known =
+            if known_names.is_empty() { quote!(false) } else { quote!(::core::matches!(__name, #(#known_names)|*)) };
         let deny = if cx.cont.attrs.deny_unknown_properties.is_set() {
             quote!(::core::result::Result::Err(#private::unknown_property_json(__name)))
         } else {
@@ -259,6 +264,10 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
 
                 fn edm_type(&self, __name: &str) -> ::core::option::Option<#private::EdmType> {
                     Self::__edm_type(__name)
+                }
+
+                fn is_known_property(&self, __name: &str) -> bool {
+                    #known
                 }
 
                 #[allow(unused_mut, unused_variables)]

@@ -87,6 +87,16 @@ pub trait EntityVisitor {
         None
     }
 
+    /// Whether `property` is one of the visitor's own property names and known to be a valid one, as the
+    /// derive checks its names at compile time. The decoder skips checking such a name again; it checks every
+    /// other name as always. The default knows none.
+    ///
+    /// Returning `true` for a name that is not a valid property name lets that name through unchecked.
+    fn is_known_property(&self, property: &str) -> bool {
+        let _ = property;
+        false
+    }
+
     /// Receives the keys, `Timestamp` and ETag, before any property.
     ///
     /// # Errors
@@ -508,7 +518,9 @@ impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
                     }
                 }
                 MemberKind::Property => {
-                    if let Err(e) = property_name::check(&name) {
+                    // A name the visitor knows was checked when it was compiled.
+                    let checked = if visitor.is_known_property(&name) { Ok(()) } else { property_name::check(&name) };
+                    if let Err(e) = checked {
                         // `@` is never in a property name: this is an annotation other than `@odata.type`.
                         let e = if name.contains('@') {
                             DecodeError::new(DecodeErrorKind::UnsupportedAnnotation { name: name.to_string() })
@@ -721,10 +733,15 @@ fn parse_i64(s: &str) -> Option<i64> {
     if digits.is_empty() {
         return None;
     }
-    // Up to 18 digits cannot overflow: no checked arithmetic.
+    // Up to 18 digits cannot overflow: no checked arithmetic, and eight digits at a time.
     if digits.len() <= 18 {
+        let mut chunks = digits.as_bytes().chunks_exact(8);
         let mut value: i64 = 0;
-        for b in digits.bytes() {
+        for chunk in &mut chunks {
+            let chunk: [u8; 8] = chunk.try_into().ok()?;
+            value = value * 100_000_000 + eight_digits(chunk)?;
+        }
+        for &b in chunks.remainder() {
             let digit = b.wrapping_sub(b'0');
             if digit > 9 {
                 return None;
@@ -748,6 +765,25 @@ fn parse_i64(s: &str) -> Option<i64> {
     } else {
         value.checked_neg()
     }
+}
+
+/// Eight ASCII digits as a number, `None` if any byte is not a digit: all eight bytes in one `u64` at once.
+#[inline]
+fn eight_digits(chunk: [u8; 8]) -> Option<i64> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let v = u64::from_le_bytes(chunk);
+    // A byte is a digit when subtracting `0` leaves it below 0x80 and adding 0x46 (0x7f - `9`) too. A borrow or
+    // carry across bytes starts at a byte that already fails one of the two.
+    let d = v.wrapping_sub(ONES * u64::from(b'0'));
+    if (d | v.wrapping_add(ONES * 0x46)) & (ONES * 0x80) != 0 {
+        return None;
+    }
+    // The first digit is the lowest byte: pairs, then fours, then all eight.
+    let d = (d.wrapping_mul(10) + (d >> 8)) & 0x00ff_00ff_00ff_00ff;
+    let d = (d.wrapping_mul(100) + (d >> 16)) & 0x0000_ffff_0000_ffff;
+    let d = (d.wrapping_mul(10_000) + (d >> 32)) & 0xffff_ffff;
+    // At most 99,999,999.
+    Some(d as i64)
 }
 
 /// The string forms of the special doubles: `NaN`, `Infinity`, `-Infinity`, and OData's `INF`, `-INF`.
@@ -1002,6 +1038,21 @@ mod tests {
             cases.push(format!("{v}0"));
             cases.push(format!("{v}/"));
             cases.push(format!("{v}:"));
+        }
+        // Every byte that is not a digit, at every position of a number read eight digits at a time.
+        for bad in (0..=u8::MAX).filter(|b| !b.is_ascii_digit()) {
+            for at in 0..18 {
+                let mut bytes = b"123456789012345678".to_vec();
+                bytes[at] = bad;
+                if let Ok(s) = String::from_utf8(bytes) {
+                    cases.push(s);
+                }
+            }
+        }
+        for at in 0..=16 {
+            for ch in ["é", "٣", "\u{10ffff}"] {
+                cases.push(format!("{}{ch}{}", &"1234567890123456"[..at], &"1234567890123456"[at..]));
+            }
         }
         for s in &cases {
             assert_eq!(parse_i64(s), reference(s), "{s:?}");
