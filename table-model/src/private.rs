@@ -306,11 +306,11 @@ pub fn key_str<K: AsRef<str>>(key: &Option<K>) -> Option<&str> {
     key.as_ref().map(AsRef::as_ref)
 }
 
-/// A key field decoded from the entity's key.
-pub fn decode_key<K>(
+/// A key field decoded from the entity's key (`S` is `&str` or an owned `String`).
+pub fn decode_key<S, K>(
     kind: KeyKind,
-    key: Option<&str>,
-    decode: fn(&str) -> core::result::Result<K, ValueError>,
+    key: Option<S>,
+    decode: fn(S) -> core::result::Result<K, ValueError>,
 ) -> core::result::Result<K, DecodeError> {
     let key = key.ok_or_else(|| DecodeError::missing_key(kind))?;
     decode(key).map_err(|e| e.in_property(kind.property_name()).into())

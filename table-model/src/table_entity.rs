@@ -306,6 +306,15 @@ pub trait KeyField: Sized {
     /// # Errors
     /// When the key is not in this type's form.
     fn decode_key(key: &str) -> Result<Self, ValueError>;
+
+    /// [`KeyField::decode_key`] from an owned key string, which a `String` key takes without copying. The
+    /// default borrows it for [`KeyField::decode_key`].
+    ///
+    /// # Errors
+    /// When the key is not in this type's form.
+    fn decode_key_string(key: String) -> Result<Self, ValueError> {
+        Self::decode_key(&key)
+    }
 }
 
 /// An instant stored as a RowKey that sorts newest first: `DateTime.MaxValue.Ticks - ticks` in 19 digits

@@ -157,25 +157,29 @@ pub(super) fn begin_stmts(cx: &Ctx, fields: &[Field], slots: &[Option<Ident>]) -
         let ty = field.ty;
         let span = ty.span();
         let p = respan(private.clone(), span);
-        let key = |kind: TokenStream, member: TokenStream, decode: TokenStream| {
+        let key = |kind: TokenStream, key: TokenStream, decode: TokenStream| {
             quote_spanned!(span=> self.#slot = ::core::option::Option::Some(#p::decode_key(
                 #p::KeyKind::#kind,
-                #p::key_str(&__system.#member),
+                #key,
                 #decode,
             )?);)
         };
+        // A `KeyField` takes the key string, which a `String` field keeps without copying.
+        let owned = |member: TokenStream, key_type: TokenStream| quote!(::core::option::Option::map(::core::option::Option::take(&mut __system.#member), #p::#key_type::into_string));
         match field.role() {
             Role::PartitionKey => out.push(key(
                 quote!(Partition),
-                quote!(partition_key),
-                quote_spanned!(span=> <#ty as #p::KeyField>::decode_key),
+                owned(quote!(partition_key), quote!(PartitionKey)),
+                quote_spanned!(span=> <#ty as #p::KeyField>::decode_key_string),
             )),
-            Role::RowKey { reverse: false } => {
-                out.push(key(quote!(Row), quote!(row_key), quote_spanned!(span=> <#ty as #p::KeyField>::decode_key)))
-            }
+            Role::RowKey { reverse: false } => out.push(key(
+                quote!(Row),
+                owned(quote!(row_key), quote!(RowKey)),
+                quote_spanned!(span=> <#ty as #p::KeyField>::decode_key_string),
+            )),
             Role::RowKey { reverse: true } => out.push(key(
                 quote!(Row),
-                quote!(row_key),
+                quote!(#p::key_str(&__system.row_key)),
                 quote_spanned!(span=> <#ty as #p::ReverseChronologicalKey>::decode_reverse_key),
             )),
             Role::Timestamp => out.push(quote!(self.#slot = __system.timestamp;)),

@@ -100,6 +100,9 @@ impl KeyField for String {
     fn decode_key(key: &str) -> Result<Self, ValueError> {
         Ok(key.to_owned())
     }
+    fn decode_key_string(key: String) -> Result<Self, ValueError> {
+        Ok(key)
+    }
 }
 
 macro_rules! key_text {
