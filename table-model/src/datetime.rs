@@ -199,6 +199,26 @@ fn digits(bytes: &[u8], at: usize, width: usize) -> Option<i64> {
     Some(value)
 }
 
+/// Eight ASCII digits as a number, `None` if any byte is not a digit: all eight bytes in one `u64` at once
+/// (also the JSON reader's Int64 digits).
+#[inline]
+pub(crate) fn eight_digits(chunk: [u8; 8]) -> Option<i64> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let v = u64::from_le_bytes(chunk);
+    // A byte is a digit when subtracting `0` leaves it below 0x80 and adding 0x46 (0x7f - `9`) too. A borrow or
+    // carry across bytes starts at a byte that already fails one of the two.
+    let d = v.wrapping_sub(ONES * u64::from(b'0'));
+    if (d | v.wrapping_add(ONES * 0x46)) & (ONES * 0x80) != 0 {
+        return None;
+    }
+    // The first digit is the lowest byte: pairs, then fours, then all eight.
+    let d = (d.wrapping_mul(10) + (d >> 8)) & 0x00ff_00ff_00ff_00ff;
+    let d = (d.wrapping_mul(100) + (d >> 16)) & 0x0000_ffff_0000_ffff;
+    let d = (d.wrapping_mul(10_000) + (d >> 32)) & 0xffff_ffff;
+    // At most 99,999,999.
+    Some(d as i64)
+}
+
 /// Parses the accepted ISO 8601 forms into ticks; `None` for malformed text.
 fn parse_ticks(b: &[u8]) -> Option<i64> {
     if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') || b[13] != b':' || b[16] != b':' {
@@ -211,7 +231,15 @@ fn parse_ticks(b: &[u8]) -> Option<i64> {
     }
     let mut i = 19;
     let mut frac = 0i64;
-    if b.get(i) == Some(&b'.') {
+    // The service's form, seven digits and `Z`, at once: the seven digits and a `0` make eight.
+    let seven = match &b[19..] {
+        [b'.', f @ .., b'Z' | b'z'] if f.len() == 7 => eight_digits([f[0], f[1], f[2], f[3], f[4], f[5], f[6], b'0']),
+        _ => None,
+    };
+    if let Some(v) = seven {
+        frac = v / 10;
+        i = 27;
+    } else if b.get(i) == Some(&b'.') {
         i += 1;
         let start = i;
         while i < b.len() && b[i].is_ascii_digit() {
@@ -343,6 +371,18 @@ mod tests {
         assert_eq!(t("2024-01-02T03:04:05+02:00").unwrap(), "2024-01-02T01:04:05.0000000Z");
         assert_eq!(t("2024-01-02T23:04:05-02:30").unwrap(), "2024-01-03T01:34:05.0000000Z");
         assert_eq!(t("2024-02-29T00:00:00Z").unwrap(), "2024-02-29T00:00:00.0000000Z");
+        // The service's form, read seven digits at once.
+        assert_eq!(t("2024-01-02T03:04:05.1234567Z").unwrap(), "2024-01-02T03:04:05.1234567Z");
+        assert_eq!(t("2024-01-02T03:04:05.0000001z").unwrap(), "2024-01-02T03:04:05.0000001Z");
+        assert_eq!(t("9999-12-31T23:59:59.9999999Z").unwrap(), "9999-12-31T23:59:59.9999999Z");
+        for at in 20..27 {
+            for bad in [b'/', b':', b'a', b' ', b'.'] {
+                let mut s = *b"2024-01-02T03:04:05.1234567Z";
+                s[at] = bad;
+                let s = std::str::from_utf8(&s).unwrap();
+                assert!(matches!(DateTime::parse(s).unwrap_err().kind(), ValueErrorKind::DateTimeSyntax { .. }), "{s}");
+            }
+        }
         for bad in [
             "",
             "2024-01-02",

@@ -3,7 +3,7 @@
 //! [`decode_query`] are that core with the visitor that builds an [`Entity`].
 
 use super::{NameFilter, TypeHints};
-use crate::datetime::DateTime;
+use crate::datetime::{eight_digits, DateTime};
 use crate::edm::{EdmBinary, EdmString, EdmType, EdmValue};
 use crate::entity::{ETag, Entity};
 use crate::error::{DecodeError, DecodeErrorKind, ValueErrorKind};
@@ -765,25 +765,6 @@ fn parse_i64(s: &str) -> Option<i64> {
     } else {
         value.checked_neg()
     }
-}
-
-/// Eight ASCII digits as a number, `None` if any byte is not a digit: all eight bytes in one `u64` at once.
-#[inline]
-fn eight_digits(chunk: [u8; 8]) -> Option<i64> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    let v = u64::from_le_bytes(chunk);
-    // A byte is a digit when subtracting `0` leaves it below 0x80 and adding 0x46 (0x7f - `9`) too. A borrow or
-    // carry across bytes starts at a byte that already fails one of the two.
-    let d = v.wrapping_sub(ONES * u64::from(b'0'));
-    if (d | v.wrapping_add(ONES * 0x46)) & (ONES * 0x80) != 0 {
-        return None;
-    }
-    // The first digit is the lowest byte: pairs, then fours, then all eight.
-    let d = (d.wrapping_mul(10) + (d >> 8)) & 0x00ff_00ff_00ff_00ff;
-    let d = (d.wrapping_mul(100) + (d >> 16)) & 0x0000_ffff_0000_ffff;
-    let d = (d.wrapping_mul(10_000) + (d >> 32)) & 0xffff_ffff;
-    // At most 99,999,999.
-    Some(d as i64)
 }
 
 /// The string forms of the special doubles: `NaN`, `Infinity`, `-Infinity`, and OData's `INF`, `-INF`.
