@@ -555,6 +555,20 @@ fn from_json_errors_name_the_property() {
     let unknown = EntityErrorKind::UnknownProperty { property: "Extra".into() };
     assert!(matches!(err.kind(), DecodeErrorKind::Entity(e) if e.kind() == &unknown), "{err:?}");
     assert_eq!(err.to_string(), "property `Extra`: unknown property; the struct has #[table(deny_unknown_properties)]");
+    // The derive's own names skip the decoder's name check; any other name is still checked, whether or not
+    // the struct would ignore it.
+    assert!(Setting::from_json(br#"{"PartitionKey":"config","RowKey":"n","value":"v"}"#).is_ok());
+    for (bad, annotation) in
+        [(r#""bad name":1"#, false), (r#""value1-":1"#, false), (r#""value@odata.etag":"x""#, true)]
+    {
+        let json = format!(r#"{{"PartitionKey":"config","RowKey":"n","value":"v",{bad}}}"#);
+        let err = Setting::from_json(json.as_bytes()).unwrap_err();
+        if annotation {
+            assert!(matches!(err.kind(), DecodeErrorKind::UnsupportedAnnotation { .. }), "{bad}: {err:?}");
+        } else {
+            assert!(matches!(err.kind(), DecodeErrorKind::InvalidPropertyName(_)), "{bad}: {err:?}");
+        }
+    }
     let err = Setting::from_json(br#"{"PartitionKey":"other","RowKey":"n","value":"v"}"#).unwrap_err();
     assert_eq!(err.to_string(), "property `PartitionKey`: expected the constant key `config`, found `other`");
     let err =
