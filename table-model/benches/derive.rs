@@ -9,6 +9,8 @@
 //! Run: `cargo bench -p table-model --bench derive`. On a busy machine, count instructions instead (see
 //! `main`): `scripts/bench-derive-instructions.sh`.
 
+mod support;
+
 use criterion::{black_box, criterion_group, Criterion};
 use serde::{Deserialize, Serialize};
 use table_model::json::{decode_entity_with, EntityVisitor, SystemProperties};
@@ -135,9 +137,7 @@ const OPERATIONS: [&str; 8] = [
 
 fn bench(c: &mut Criterion) {
     let fixture = Fixture::new();
-    for op in OPERATIONS {
-        c.bench_function(op, |b| b.iter(|| fixture.run(op)));
-    }
+    support::bench_operations(c, &OPERATIONS, |op| fixture.run(op));
 }
 
 criterion_group!(benches, bench);
@@ -146,12 +146,8 @@ criterion_group!(benches, bench);
 /// run, for counting instructions under `valgrind --tool=callgrind`, which a busy machine does not disturb:
 /// the difference between two counts divided by the difference of iterations is the cost of one.
 fn main() {
-    if let Ok(spec) = std::env::var("DERIVE_BENCH_LOOP") {
-        let (op, count) = spec.split_once(':').expect("DERIVE_BENCH_LOOP=<operation>:<count>");
-        let fixture = Fixture::new();
-        for _ in 0..count.parse::<usize>().expect("a count") {
-            fixture.run(op);
-        }
+    let fixture = Fixture::new();
+    if support::loop_mode("DERIVE_BENCH_LOOP", |op| fixture.run(op)) {
         return;
     }
     benches();

@@ -7,6 +7,8 @@
 //! - `struct_streaming`: a typed struct through [`BodyWriter`] / an [`EntityVisitor`], what the derive generates;
 //! - `serde_json_struct`: the baseline.
 
+mod support;
+
 use criterion::{black_box, criterion_group, Criterion};
 use serde::{Deserialize, Serialize};
 use table_model::json::{
@@ -369,9 +371,7 @@ const OPERATIONS: [&str; 7] = [
 
 fn bench(c: &mut Criterion) {
     let fixture = Fixture::new();
-    for op in OPERATIONS {
-        c.bench_function(op, |b| b.iter(|| fixture.run(op)));
-    }
+    support::bench_operations(c, &OPERATIONS, |op| fixture.run(op));
 }
 
 criterion_group!(benches, bench);
@@ -414,12 +414,8 @@ fn main() {
         compare(rounds.parse().expect("a number of rounds"));
         return;
     }
-    if let Ok(spec) = std::env::var("JSON_BENCH_LOOP") {
-        let (op, count) = spec.split_once(':').expect("JSON_BENCH_LOOP=<operation>:<count>");
-        let fixture = Fixture::new();
-        for _ in 0..count.parse::<usize>().expect("a count") {
-            fixture.run(op);
-        }
+    let fixture = Fixture::new();
+    if support::loop_mode("JSON_BENCH_LOOP", |op| fixture.run(op)) {
         return;
     }
     benches();
