@@ -70,8 +70,13 @@ pub fn rfc1123(time: SystemTime) -> String {
 /// # Ok::<(), http::uri::InvalidUri>(())
 /// ```
 pub fn canonicalized_resource(account: &str, uri: &Uri) -> String {
-    let mut out = format!("/{account}{}", uri.path());
-    let comp = uri.query().and_then(|q| {
+    canonicalized_resource_of(account, uri.path(), uri.query())
+}
+
+/// [`canonicalized_resource`] from the request's path (as sent, percent-encoded) and query.
+pub(crate) fn canonicalized_resource_of(account: &str, path: &str, query: Option<&str>) -> String {
+    let mut out = format!("/{account}{path}");
+    let comp = query.and_then(|q| {
         q.split('&').find_map(|pair| {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
             k.eq_ignore_ascii_case("comp").then_some(v)
@@ -84,23 +89,68 @@ pub fn canonicalized_resource(account: &str, uri: &Uri) -> String {
     out
 }
 
+/// What Shared Key and Shared Key Lite sign of a request, whichever HTTP types carry it: the request
+/// layer signs `http::Request`s with it, and the client's pipeline signs each try of its requests.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SignedParts<'a> {
+    pub method: &'a str,
+    pub content_md5: &'a str,
+    pub content_type: &'a str,
+    /// The `x-ms-date` header.
+    pub date: &'a str,
+    /// The path as sent (percent-encoded).
+    pub path: &'a str,
+    pub query: Option<&'a str>,
+}
+
+/// Which Shared Key scheme signs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SharedKeyScheme {
+    Full,
+    Lite,
+}
+
+/// The `Authorization` header value of a request signed with an account key.
+pub(crate) fn shared_key_authorization(
+    scheme: SharedKeyScheme,
+    account: &str,
+    key: &AccountKey,
+    parts: &SignedParts<'_>,
+) -> String {
+    let resource = canonicalized_resource_of(account, parts.path, parts.query);
+    let (name, to_sign) = match scheme {
+        SharedKeyScheme::Full => (
+            "SharedKey",
+            format!("{}\n{}\n{}\n{}\n{resource}", parts.method, parts.content_md5, parts.content_type, parts.date),
+        ),
+        SharedKeyScheme::Lite => ("SharedKeyLite", format!("{}\n{resource}", parts.date)),
+    };
+    format!("{name} {account}:{}", signature(key, &to_sign))
+}
+
+fn parts_of<B>(request: &Request<B>) -> SignedParts<'_> {
+    let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("");
+    SignedParts {
+        method: request.method().as_str(),
+        content_md5: header("content-md5"),
+        content_type: header(CONTENT_TYPE.as_str()),
+        date: header(X_MS_DATE),
+        path: request.uri().path(),
+        query: request.uri().query(),
+    }
+}
+
 /// The Shared Key string to sign of a request whose `x-ms-date` is set.
 pub fn string_to_sign<B>(request: &Request<B>, account: &str) -> String {
-    let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("");
-    format!(
-        "{}\n{}\n{}\n{}\n{}",
-        request.method().as_str(),
-        header("content-md5"),
-        header(CONTENT_TYPE.as_str()),
-        header(X_MS_DATE),
-        canonicalized_resource(account, request.uri())
-    )
+    let p = parts_of(request);
+    let resource = canonicalized_resource_of(account, p.path, p.query);
+    format!("{}\n{}\n{}\n{}\n{resource}", p.method, p.content_md5, p.content_type, p.date)
 }
 
 /// The Shared Key Lite string to sign of a request whose `x-ms-date` is set.
 pub fn string_to_sign_lite<B>(request: &Request<B>, account: &str) -> String {
-    let date = request.headers().get(X_MS_DATE).and_then(|v| v.to_str().ok()).unwrap_or("");
-    format!("{date}\n{}", canonicalized_resource(account, request.uri()))
+    let p = parts_of(request);
+    format!("{}\n{}", p.date, canonicalized_resource_of(account, p.path, p.query))
 }
 
 /// Base64 of HMAC-SHA256 of `string_to_sign`, keyed with the account key.
@@ -132,19 +182,20 @@ pub fn signature(key: &AccountKey, string_to_sign: &str) -> String {
 pub fn authorize<B>(request: &mut Request<B>, account: &str, credential: &Credential, now: SystemTime) {
     let date = HeaderValue::from_str(&rfc1123(now)).expect("an RFC 1123 date is a valid header value");
     request.headers_mut().insert(X_MS_DATE, date);
-    let (scheme, key, to_sign) = match credential {
-        Credential::SharedKey(key) => ("SharedKey", key, string_to_sign(request, account)),
-        Credential::SharedKeyLite(key) => ("SharedKeyLite", key, string_to_sign_lite(request, account)),
+    let (scheme, key) = match credential {
+        Credential::SharedKey(key) => (SharedKeyScheme::Full, key),
+        Credential::SharedKeyLite(key) => (SharedKeyScheme::Lite, key),
         Credential::Sas(sas) => {
             let uri = request.uri().to_string();
             let separator = if request.uri().query().is_some() { '&' } else { '?' };
-            // The token was checked to be a query string, and the URI was valid: so is their concatenation.
+            // `SasToken::new` admits only characters a URI query carries, and the URI was valid: so is their
+            // concatenation (property-tested in connection.rs).
             *request.uri_mut() = format!("{uri}{separator}{}", sas.as_str()).parse().expect("a valid URI");
             return;
         }
         Credential::Anonymous => return,
     };
-    let value = format!("{scheme} {account}:{}", signature(key, &to_sign));
+    let value = shared_key_authorization(scheme, account, key, &parts_of(request));
     request.headers_mut().insert(AUTHORIZATION, HeaderValue::from_str(&value).expect("base64 is a valid header"));
 }
 

@@ -109,6 +109,68 @@ impl Endpoint {
     pub fn path(&self) -> &str {
         &self.url[self.path_start..]
     }
+
+    /// The host, without port.
+    fn host(&self) -> &str {
+        let authority = self.url[..self.path_start].split_once("://").map_or("", |(_, a)| a);
+        match authority.strip_prefix('[') {
+            Some(v6) => v6.split(']').next().unwrap_or(""),
+            None => authority.split(':').next().unwrap_or(""),
+        }
+    }
+
+    /// Which implementation of the Table service this endpoint reaches, told from the URL
+    /// (`docs/rules.md` §13): a host with a `.table.cosmos.` or `.table.cosmosdb.` label pair is the Cosmos DB
+    /// Table API; a path-style URL (the account in the path) is the Azurite emulator; anything else is Azure
+    /// Table Storage. The client's options can override it (for a proxy or a custom domain).
+    ///
+    /// ```
+    /// use table_model::{Endpoint, ServiceKind};
+    /// assert_eq!(Endpoint::parse("https://acme.table.core.windows.net")?.kind(), ServiceKind::Storage);
+    /// assert_eq!(Endpoint::parse("https://acme.table.cosmos.azure.com:443/")?.kind(), ServiceKind::CosmosDb);
+    /// assert_eq!(Endpoint::parse("http://127.0.0.1:10002/devstoreaccount1")?.kind(), ServiceKind::Azurite);
+    /// # Ok::<(), table_model::ConnectionError>(())
+    /// ```
+    pub fn kind(&self) -> ServiceKind {
+        let host = self.host().to_ascii_lowercase();
+        if host.contains(".table.cosmos.") || host.contains(".table.cosmosdb.") {
+            ServiceKind::CosmosDb
+        } else if self.is_path_style() {
+            ServiceKind::Azurite
+        } else {
+            ServiceKind::Storage
+        }
+    }
+}
+
+/// The implementations of the Table service: one data model, with differences in limits, authentication and
+/// wire details (`docs/rules.md` §13).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ServiceKind {
+    /// Azure Table Storage (`https://<account>.table.core.windows.net`).
+    Storage,
+    /// The Azure Cosmos DB for Table API (`https://<account>.table.cosmos.azure.com`).
+    CosmosDb,
+    /// The Azurite emulator (`http://127.0.0.1:10002/devstoreaccount1`), which speaks as Storage does.
+    Azurite,
+}
+
+impl ServiceKind {
+    /// The Microsoft Entra ID scope a token for this service must be issued for: the Cosmos DB Table API
+    /// refuses a Storage token (`docs/rules.md` §13).
+    ///
+    /// ```
+    /// use table_model::ServiceKind;
+    /// assert_eq!(ServiceKind::Storage.entra_scope(), "https://storage.azure.com/.default");
+    /// assert_eq!(ServiceKind::CosmosDb.entra_scope(), "https://cosmos.azure.com/.default");
+    /// ```
+    pub fn entra_scope(self) -> &'static str {
+        match self {
+            ServiceKind::Storage | ServiceKind::Azurite => "https://storage.azure.com/.default",
+            ServiceKind::CosmosDb => "https://cosmos.azure.com/.default",
+        }
+    }
 }
 
 impl FromStr for Endpoint {
@@ -189,15 +251,33 @@ pub struct SasToken(String);
 impl SasToken {
     /// Takes a SAS token, with or without its leading `?`.
     ///
+    /// The token must be a URL query string that can be appended to a request as it is: RFC 3986 query
+    /// characters only (letters, digits, `-._~!$&'()*+,;=:@/`, and `%` followed by two hex digits).
+    ///
+    /// ```
+    /// use table_model::SasToken;
+    /// let sas = SasToken::new("?sv=2019-02-02&tn=orders&sp=r&sig=a%2Bb%3D")?;
+    /// assert_eq!(sas.as_str(), "sv=2019-02-02&tn=orders&sp=r&sig=a%2Bb%3D");
+    /// let err = SasToken::new("sv=2019-02-02&sig=<script>").unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "invalid connection string: `SharedAccessSignature` must be a URL query string \
+    ///      (character `<` at index 18 cannot be in a URL)"
+    /// );
+    /// # Ok::<(), table_model::ConnectionError>(())
+    /// ```
+    ///
     /// # Errors
-    /// An empty token, or one with whitespace, `#` or `?` inside (it must be a URL query string).
+    /// An empty token, or one with a character a URL query cannot carry: whitespace, controls, `#`, `?`, `"`,
+    /// `<`, `>`, `\`, `^`, `` ` ``, `{`, `|`, `}`, non-ASCII, or a `%` not followed by two hex digits.
     pub fn new(token: &str) -> Result<Self, ConnectionError> {
         let token = token.trim();
         let token = token.strip_prefix('?').unwrap_or(token);
-        if token.is_empty()
-            || token.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control() || b"#?".contains(&b))
-        {
-            return Err(ConnectionError::new(ConnectionErrorKind::InvalidSas));
+        if token.is_empty() {
+            return Err(ConnectionError::new(ConnectionErrorKind::InvalidSas { invalid: None }));
+        }
+        if let Some((index, ch)) = first_non_query_char(token) {
+            return Err(ConnectionError::new(ConnectionErrorKind::InvalidSas { invalid: Some((ch, index)) }));
         }
         Ok(SasToken(token.to_owned()))
     }
@@ -206,6 +286,20 @@ impl SasToken {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// The first character of `token` (with its byte index) that an RFC 3986 query cannot carry.
+fn first_non_query_char(token: &str) -> Option<(usize, char)> {
+    let bytes = token.as_bytes();
+    let hex = |i: usize| bytes.get(i).is_some_and(u8::is_ascii_hexdigit);
+    token.char_indices().find(|&(i, c)| match c {
+        'A'..='Z' | 'a'..='z' | '0'..='9' => false,
+        '-' | '.' | '_' | '~' | '!' | '$' | '&' | '\'' | '(' | ')' | '*' | '+' | ',' | ';' | '=' | ':' | '@' | '/' => {
+            false
+        }
+        '%' => !(hex(i + 1) && hex(i + 2)),
+        _ => true,
+    })
 }
 
 impl fmt::Debug for SasToken {
@@ -446,7 +540,12 @@ mod tests {
         assert_eq!(e("TableEndpoint=http://127.0.0.1:10002"), "invalid connection string: cannot tell the account name from endpoint `http://127.0.0.1:10002`; set `AccountName`");
         assert_eq!(
             e("AccountName=a;SharedAccessSignature=a b"),
-            "invalid connection string: `SharedAccessSignature` must be a URL query string"
+            "invalid connection string: `SharedAccessSignature` must be a URL query string (character U+0020 at \
+             index 1 cannot be in a URL)"
+        );
+        assert_eq!(
+            e("AccountName=a;SharedAccessSignature=?"),
+            "invalid connection string: `SharedAccessSignature` must be a URL query string (it is empty)"
         );
     }
 
@@ -464,6 +563,57 @@ mod tests {
         let e = Endpoint::with_account("https://tables.example.com", "acct").unwrap();
         assert_eq!((e.url(), e.account(), e.path()), ("https://tables.example.com", "acct", ""));
         assert_eq!(Endpoint::development().to_string(), DEVELOPMENT_TABLE_ENDPOINT);
+    }
+
+    #[test]
+    fn sas_tokens_refuse_what_a_uri_cannot_carry() {
+        for bad in
+            ["sig=\"x\"", "sig=<x>", "a=b#c", "a=b?c", "a=%zz", "a=%2", "a=\u{e9}", "a=b\\c", "a={}", "a=`", "a=|"]
+        {
+            let err = SasToken::new(bad).unwrap_err();
+            assert!(matches!(err.kind(), ConnectionErrorKind::InvalidSas { invalid: Some(_) }), "{bad}: {err}");
+        }
+        for good in ["sv=2019-02-02&sig=a%2Bb%3D", "se=2026-01-01T00:00:00Z&sp=raud&tn=T", "a='(x)'!*$,;:@/~"] {
+            assert_eq!(SasToken::new(good).unwrap().as_str(), good);
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever `SasToken::new` accepts, appended to a request URI, still makes a valid URI: requests built
+        /// with it cannot panic.
+        #[test]
+        fn accepted_sas_tokens_make_valid_uris(token in "\\PC{0,40}") {
+            if let Ok(sas) = SasToken::new(&token) {
+                let uri = format!("https://a.table.core.windows.net/T()?$top=1&{}", sas.as_str());
+                proptest::prop_assert!(uri.parse::<http::Uri>().is_ok(), "{uri}");
+                let mut request = http::Request::get("https://a.table.core.windows.net/T").body(()).unwrap();
+                crate::auth::authorize(&mut request, "a", &Credential::Sas(sas), std::time::SystemTime::now());
+            }
+        }
+
+        /// The same with only URI-ish bytes, so that acceptance is exercised often.
+        #[test]
+        fn accepted_uri_ish_tokens_make_valid_uris(token in "[a-z0-9%&=+/:;@!$'()*,~._\\-]{1,40}") {
+            if let Ok(sas) = SasToken::new(&token) {
+                let uri = format!("https://a.table.core.windows.net/T?{}", sas.as_str());
+                proptest::prop_assert!(uri.parse::<http::Uri>().is_ok(), "{uri}");
+            }
+        }
+    }
+
+    #[test]
+    fn service_kinds() {
+        let kind = |url: &str| Endpoint::parse(url).unwrap().kind();
+        assert_eq!(kind("https://acme.table.core.windows.net"), ServiceKind::Storage);
+        assert_eq!(kind("https://acme.table.core.chinacloudapi.cn"), ServiceKind::Storage);
+        assert_eq!(kind("https://ACME.TABLE.COSMOS.AZURE.COM"), ServiceKind::CosmosDb);
+        assert_eq!(kind("https://acme.table.cosmosdb.azure.com:443"), ServiceKind::CosmosDb);
+        assert_eq!(kind("http://localhost:10002/devstoreaccount1"), ServiceKind::Azurite);
+        assert_eq!(Endpoint::with_account("https://tables.example.com", "a").unwrap().kind(), ServiceKind::Storage);
+        assert_eq!(
+            ConnectionString::parse("UseDevelopmentStorage=true").unwrap().endpoint().kind(),
+            ServiceKind::Azurite
+        );
     }
 
     #[test]

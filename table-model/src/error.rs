@@ -989,8 +989,12 @@ pub enum ConnectionErrorKind {
     },
     /// An account key that is not standard base64 (not shown: it is a secret).
     InvalidAccountKey,
-    /// A shared access signature that is not a URL query string (not shown: it is a secret).
-    InvalidSas,
+    /// A shared access signature that is not a URL query string (not shown: it is a secret): empty, or with
+    /// this character at this byte index, which a URL cannot carry.
+    InvalidSas {
+        /// The first character a URL query cannot carry and its byte index; `None` for an empty token.
+        invalid: Option<(char, usize)>,
+    },
 }
 
 /// The error for an invalid connection string, endpoint URL, account name or key.
@@ -1037,7 +1041,17 @@ impl fmt::Display for ConnectionError {
                 write!(f, "account name `{account}` must be ASCII letters, digits and `-`")
             }
             ConnectionErrorKind::InvalidAccountKey => f.write_str("`AccountKey` is not valid base64"),
-            ConnectionErrorKind::InvalidSas => f.write_str("`SharedAccessSignature` must be a URL query string"),
+            ConnectionErrorKind::InvalidSas { invalid: None } => {
+                f.write_str("`SharedAccessSignature` must be a URL query string (it is empty)")
+            }
+            ConnectionErrorKind::InvalidSas { invalid: Some((ch, index)) } => {
+                let shown = table_model_rules::DisplayChar(*ch);
+                write!(
+                    f,
+                    "`SharedAccessSignature` must be a URL query string (character {shown} at index {index} cannot \
+                     be in a URL)"
+                )
+            }
         }
     }
 }
@@ -1172,10 +1186,35 @@ pub struct ServiceError {
     pub(crate) code: Option<String>,
     pub(crate) message: String,
     pub(crate) operation_index: Option<usize>,
+    pub(crate) request_id: Option<String>,
 }
 
 #[cfg(feature = "http")]
 impl ServiceError {
+    /// The error code as an [`ErrorCode`](crate::ErrorCode), for one `match` arm per case; `None` when the
+    /// service sent no code.
+    ///
+    /// ```
+    /// use table_model::{response, ErrorCode};
+    /// let reply = http::Response::builder()
+    ///     .status(412)
+    ///     .header("x-ms-error-code", "UpdateConditionNotSatisfied")
+    ///     .body(Vec::new())?;
+    /// match response::error(&reply).and_then(|e| e.error_code()) {
+    ///     Some(ErrorCode::UpdateConditionNotSatisfied) => { /* read it again, merge, retry */ }
+    ///     other => panic!("unexpected {other:?}"),
+    /// }
+    /// # Ok::<(), http::Error>(())
+    /// ```
+    pub fn error_code(&self) -> Option<crate::ErrorCode> {
+        self.code.as_deref().map(crate::ErrorCode::from)
+    }
+
+    /// The service's `x-ms-request-id` for this request, which Azure support asks for.
+    pub fn request_id(&self) -> Option<&str> {
+        self.request_id.as_deref()
+    }
+
     /// The HTTP status code.
     pub fn status(&self) -> u16 {
         self.status

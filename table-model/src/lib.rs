@@ -79,6 +79,8 @@ mod datetime;
 mod edm;
 mod entity;
 mod error;
+#[cfg(feature = "http")]
+mod error_code;
 pub mod filter;
 pub mod json;
 pub mod key;
@@ -101,8 +103,8 @@ pub mod __private;
 pub use batch::Batch;
 #[cfg(feature = "http")]
 pub use connection::{
-    AccountKey, ConnectionString, Credential, Endpoint, SasToken, DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY,
-    DEVELOPMENT_TABLE_ENDPOINT,
+    AccountKey, ConnectionString, Credential, Endpoint, SasToken, ServiceKind, DEVELOPMENT_ACCOUNT,
+    DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_TABLE_ENDPOINT,
 };
 pub use datetime::DateTime;
 pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
@@ -118,6 +120,8 @@ pub use error::{
     ValueErrorKind,
 };
 pub use error::{KeyDecodeError, KeyDecodeErrorKind};
+#[cfg(feature = "http")]
+pub use error_code::ErrorCode;
 pub use json::{decode_entity, decode_query, encode_entity, MetadataLevel, TypeHints};
 pub use key::{PartitionKey, RowKey};
 pub use name::{PropertyName, TableName};
@@ -125,7 +129,7 @@ pub use property::Property;
 pub use query::Query;
 #[cfg(feature = "http")]
 pub use request::{
-    EncodedEntity, IfMatch, TableService, UpdateMode, WriteEntity, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE,
+    EncodedEntity, IfMatch, MergeVerb, TableService, UpdateMode, WriteEntity, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE,
     MAX_DATA_SERVICE_VERSION, X_MS_VERSION,
 };
 pub use table_entity::{

@@ -95,6 +95,34 @@ impl UpdateMode {
     }
 }
 
+/// How a merge (an update or upsert in [`UpdateMode::Merge`]) is sent: the REST API names the verb `MERGE`,
+/// which not every HTTP stack can send; the service also takes `PATCH`, and the Cosmos DB Table API needs
+/// `POST` with `X-HTTP-Method: MERGE` (`docs/rules.md` §9).
+///
+/// ```
+/// use table_model::{Entity, MergeVerb, PartitionKey, RowKey, TableService, UpdateMode};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let entity = Entity::new(PartitionKey::new("p")?, RowKey::new("r")?);
+/// let service = TableService::from_connection_string("UseDevelopmentStorage=true")?;
+/// let table = "T".parse()?;
+/// assert_eq!(service.upsert(&table, &entity, UpdateMode::Merge)?.method(), "MERGE");
+/// let tunneled = service.with_merge_verb(MergeVerb::PostTunnel).upsert(&table, &entity, UpdateMode::Merge)?;
+/// assert_eq!((tunneled.method().as_str(), &tunneled.headers()["x-http-method"]), ("POST", &"MERGE"));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum MergeVerb {
+    /// `MERGE`, the verb of the REST API's reference (the default).
+    #[default]
+    Merge,
+    /// `PATCH`, which Azure Table Storage and Azurite take for a merge.
+    Patch,
+    /// `POST` with `X-HTTP-Method: MERGE`, which every implementation takes (the Cosmos DB Table API needs it).
+    PostTunnel,
+}
+
 /// A Table service endpoint and the credential to use with it: builds a signed `http::Request<Vec<u8>>` for
 /// every operation and sends nothing. Send the requests with any HTTP client, then read the responses with
 /// [`response`](crate::response).
@@ -136,13 +164,20 @@ pub struct TableService {
     endpoint: Endpoint,
     credential: Credential,
     metadata: MetadataLevel,
+    merge_verb: MergeVerb,
     time: Option<SystemTime>,
 }
 
 impl TableService {
     /// A service at this endpoint, authorized with this credential.
     pub fn new(endpoint: Endpoint, credential: Credential) -> Self {
-        TableService { endpoint, credential, metadata: MetadataLevel::default(), time: None }
+        TableService {
+            endpoint,
+            credential,
+            metadata: MetadataLevel::default(),
+            merge_verb: MergeVerb::Merge,
+            time: None,
+        }
     }
 
     /// A service from a connection string (see [`ConnectionString`]).
@@ -160,6 +195,18 @@ impl TableService {
     pub fn with_metadata(mut self, metadata: MetadataLevel) -> Self {
         self.metadata = metadata;
         self
+    }
+
+    /// Sends merges with this verb (see [`MergeVerb`]).
+    #[must_use]
+    pub fn with_merge_verb(mut self, verb: MergeVerb) -> Self {
+        self.merge_verb = verb;
+        self
+    }
+
+    /// The credential requests are signed with.
+    pub fn credential(&self) -> &Credential {
+        &self.credential
     }
 
     /// Signs every request as of this instant instead of the current time (for reproducible requests).
@@ -247,7 +294,7 @@ impl TableService {
         let encoded = entity.encode()?;
         let path = entity_path(table, encoded.partition_key(), encoded.row_key());
         let body = encoded.into_body().into_bytes();
-        let request = self.request(mode.method(), &path, &[], Some(body))?;
+        let request = self.write_request(mode, &path, body)?;
         Ok(self.signed(request))
     }
 
@@ -268,7 +315,7 @@ impl TableService {
         let encoded = entity.encode()?;
         let path = entity_path(table, encoded.partition_key(), encoded.row_key());
         let body = encoded.into_body().into_bytes();
-        let mut request = self.request(mode.method(), &path, &[], Some(body))?;
+        let mut request = self.write_request(mode, &path, body)?;
         request.headers_mut().insert(IF_MATCH, if_match_header(&if_match)?);
         Ok(self.signed(request))
     }
@@ -350,6 +397,21 @@ impl TableService {
             url.push_str(&encode_component(value));
         }
         url
+    }
+
+    /// An update or upsert request in this mode, with the merge verb chosen, unsigned.
+    fn write_request(&self, mode: UpdateMode, path: &str, body: Vec<u8>) -> Result<Request<Vec<u8>>, RequestError> {
+        let method = match (mode, self.merge_verb) {
+            (UpdateMode::Replace, _) => Method::PUT,
+            (UpdateMode::Merge, MergeVerb::Merge) => merge_method(),
+            (UpdateMode::Merge, MergeVerb::Patch) => Method::PATCH,
+            (UpdateMode::Merge, MergeVerb::PostTunnel) => Method::POST,
+        };
+        let mut request = self.request(method, path, &[], Some(body))?;
+        if mode == UpdateMode::Merge && self.merge_verb == MergeVerb::PostTunnel {
+            request.headers_mut().insert(HeaderName::from_static("x-http-method"), HeaderValue::from_static("MERGE"));
+        }
+        Ok(request)
     }
 
     /// A request with the headers every operation carries, unsigned.

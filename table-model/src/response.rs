@@ -112,7 +112,8 @@ pub(crate) fn service_error(status: u16, headers: &HeaderMap, body: &[u8]) -> Se
     let (body_code, message) = error_body(body);
     let code = header(headers, "x-ms-error-code").map(str::to_owned).or(body_code);
     let operation_index = batch_index(&message);
-    ServiceError { status, code, message, operation_index }
+    let request_id = header(headers, "x-ms-request-id").map(str::to_owned);
+    ServiceError { status, code, message, operation_index, request_id }
 }
 
 /// The code and message of an error body: `{"odata.error":{"code":..,"message":{"value":..}}}`, or XML
