@@ -424,7 +424,7 @@ fn enums_as_values() {
 use table_model::json::{decode_entity, encode_entity, MetadataLevel};
 use table_model::DecodeErrorKind;
 
-/// A response body for `entity` at a metadata level, built from the wire rules of SPEC.md section 5 with
+/// A response body for `entity` at a metadata level, built from the wire rules of `docs/rules.md` §5 with
 /// `serde_json::Value`, independently of the crate's decoder: `none` drops every annotation; `full` annotates
 /// every property and adds the full metadata members.
 fn response(entity: &Entity, level: MetadataLevel) -> Vec<u8> {

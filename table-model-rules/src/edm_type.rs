@@ -1,4 +1,4 @@
-//! The eight EDM property types of the Table service (SPEC.md section 3).
+//! The eight EDM property types of the Table service (`docs/rules.md` §3.1).
 
 use core::fmt;
 use core::str::FromStr;
@@ -92,7 +92,7 @@ impl EdmType {
 
     /// Whether a written value of this type needs an `@odata.type` annotation for the service to store it with
     /// this type. `Double` is always annotated by this crate although the service could infer it from a
-    /// decimal point (SPEC.md section 5).
+    /// decimal point (`docs/rules.md` §5.1).
     pub const fn needs_annotation(self) -> bool {
         !matches!(self, EdmType::Boolean | EdmType::Int32 | EdmType::String)
     }

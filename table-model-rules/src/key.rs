@@ -1,4 +1,4 @@
-//! PartitionKey and RowKey values (SPEC.md section 2): no `/ \ # ?`, no control characters U+0000 to U+001F
+//! PartitionKey and RowKey values (`docs/rules.md` §2): no `/ \ # ?`, no control characters U+0000 to U+001F
 //! and U+007F to U+009F, at most 512 UTF-16 code units; the empty key is valid.
 
 use crate::display::DisplayChar;
@@ -280,7 +280,7 @@ mod tests {
         assert_eq!(err.to_string(), "invalid row key: must be at most 512 UTF-16 code units, found 600");
     }
 
-    /// The rule of SPEC.md section 2 character by character: the oracle for the block fast path.
+    /// The rule of `docs/rules.md` §2.1 character by character: the oracle for the block fast path.
     fn oracle(s: &str) -> Option<KeyErrorKind> {
         let bad = |c: char| matches!(c, '/' | '\\' | '#' | '?' | '\u{0}'..='\u{1F}' | '\u{7F}'..='\u{9F}');
         if let Some((index, ch)) = s.char_indices().find(|&(_, c)| bad(c)) {

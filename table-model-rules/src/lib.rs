@@ -5,7 +5,7 @@
 //! can never be checked one way at compile time and another way at run time. Depend on `table-model`, which
 //! re-exports everything public here.
 //!
-//! Every rule is taken from the project's `SPEC.md`; each validator documents the section it enforces.
+//! Every rule is stated in `docs/rules.md`; each validator documents the section it enforces.
 #![deny(missing_docs, missing_debug_implementations)]
 
 pub mod display;

@@ -1,37 +1,37 @@
-//! The service's numeric limits, each named once (SPEC.md sections 1 to 8).
+//! The service's numeric limits, each named once (`docs/rules.md` §1 to §8).
 
-/// Minimum length of a table name, in ASCII characters (SPEC.md section 1).
+/// Minimum length of a table name, in ASCII characters (`docs/rules.md` §1.1).
 pub const TABLE_NAME_MIN_LEN: usize = 3;
-/// Maximum length of a table name, in ASCII characters (SPEC.md section 1).
+/// Maximum length of a table name, in ASCII characters (`docs/rules.md` §1.1).
 pub const TABLE_NAME_MAX_LEN: usize = 63;
-/// Maximum length of a property name, in UTF-16 code units (SPEC.md section 1).
+/// Maximum length of a property name, in UTF-16 code units (`docs/rules.md` §1.2).
 pub const PROPERTY_NAME_MAX_UTF16: usize = 255;
-/// Maximum length of a PartitionKey or RowKey, in UTF-16 code units (SPEC.md section 2, our decision).
+/// Maximum length of a PartitionKey or RowKey, in UTF-16 code units (`docs/rules.md` §2.2, our decision).
 pub const KEY_MAX_UTF16: usize = 512;
-/// Maximum length of an `Edm.String` value, in UTF-16 code units (64 KiB as UTF-16, SPEC.md section 3).
+/// Maximum length of an `Edm.String` value, in UTF-16 code units (64 KiB as UTF-16, `docs/rules.md` §3.1).
 pub const STRING_MAX_UTF16: usize = 32 * 1024;
-/// Maximum size of an `Edm.Binary` value, in decoded bytes (SPEC.md section 3).
+/// Maximum size of an `Edm.Binary` value, in decoded bytes (`docs/rules.md` §3.1).
 pub const BINARY_MAX_BYTES: usize = 64 * 1024;
-/// Maximum number of custom properties of one entity: 255 minus the 3 system properties (SPEC.md section 4).
+/// Maximum number of custom properties of one entity: 255 minus the 3 system properties (`docs/rules.md` §4.1).
 pub const MAX_CUSTOM_PROPERTIES: usize = 252;
-/// Maximum size of one entity, by the published size formula and as an encoded request body (SPEC.md section 4).
+/// Maximum size of one entity, by the published size formula and as an encoded request body (`docs/rules.md` §4.2).
 pub const ENTITY_MAX_BYTES: usize = 1024 * 1024;
-/// Maximum number of operations in one entity group transaction (SPEC.md section 8).
+/// Maximum number of operations in one entity group transaction (`docs/rules.md` §8.1).
 pub const BATCH_MAX_OPERATIONS: usize = 100;
-/// A batch request body must stay under this many bytes (SPEC.md section 8: "under 4 MiB").
+/// A batch request body must stay under this many bytes (`docs/rules.md` §8.1: "under 4 MiB").
 pub const BATCH_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
-/// Maximum number of discrete comparisons in one `$filter` (SPEC.md section 7).
+/// Maximum number of discrete comparisons in one `$filter` (`docs/rules.md` §7.1).
 pub const FILTER_MAX_COMPARISONS: usize = 15;
-/// Maximum value of `$top`, and the largest page the service returns (SPEC.md sections 5 and 7).
+/// Maximum value of `$top`, and the largest page the service returns (`docs/rules.md` §7.3 and §10).
 pub const QUERY_MAX_TOP: usize = 1000;
-/// Earliest `Edm.DateTime` the service accepts, 1601-01-01T00:00:00Z, in .NET ticks (SPEC.md sections 3 and 6).
+/// Earliest `Edm.DateTime` the service accepts, 1601-01-01T00:00:00Z, in .NET ticks (`docs/rules.md` §3.3 and §6.2).
 pub const DATETIME_MIN_TICKS: i64 = 504_911_232_000_000_000;
-/// Latest `Edm.DateTime`, 9999-12-31T23:59:59.9999999Z, in .NET ticks: `DateTime.MaxValue.Ticks` (SPEC.md section 6).
+/// Latest `Edm.DateTime`, 9999-12-31T23:59:59.9999999Z, in .NET ticks: `DateTime.MaxValue.Ticks` (`docs/rules.md` §6).
 pub const DATETIME_MAX_TICKS: i64 = 3_155_378_975_999_999_999;
-/// The Unix epoch, 1970-01-01T00:00:00Z, in .NET ticks (SPEC.md section 6).
+/// The Unix epoch, 1970-01-01T00:00:00Z, in .NET ticks (`docs/rules.md` §6.2).
 pub const UNIX_EPOCH_TICKS: i64 = 621_355_968_000_000_000;
 /// .NET ticks (100 ns) per second.
 pub const TICKS_PER_SECOND: i64 = 10_000_000;
 
-/// The system property names, which a custom property may not take in any case (SPEC.md section 1).
+/// The system property names, which a custom property may not take in any case (`docs/rules.md` §1.3).
 pub const SYSTEM_PROPERTIES: [&str; 3] = ["PartitionKey", "RowKey", "Timestamp"];

@@ -1,4 +1,4 @@
-//! Property names (SPEC.md section 1): C# identifier rules intersected with XML 1.0 (fifth edition) name rules,
+//! Property names (`docs/rules.md` §1.2): C# identifier rules intersected with XML 1.0 (fifth edition) name rules,
 //! at most 255 UTF-16 code units, and not a system property name in any case.
 //!
 //! ASCII names, the overwhelming majority, are checked by a `const fn` with one table lookup per byte. Other

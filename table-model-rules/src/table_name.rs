@@ -1,4 +1,4 @@
-//! Table names (SPEC.md section 1): `^[A-Za-z][A-Za-z0-9]{2,62}$`, `tables` reserved, plus the read-only
+//! Table names (`docs/rules.md` §1.1): `^[A-Za-z][A-Za-z0-9]{2,62}$`, `tables` reserved, plus the read-only
 //! Storage Analytics tables (`$MetricsHourPrimaryTransactionsBlob`, ...).
 
 use crate::display::DisplayChar;

@@ -3,7 +3,7 @@
 //!
 //! The two sides do not write the same bytes: the Table service's wire format annotates Int64, Double,
 //! DateTime and Guid (`"Total@odata.type":"Edm.Double"`), writes Int64 as a string, and is checked against
-//! every rule of SPEC.md as it is written or read (names, keys, limits, 1 MiB). The ratio is the price of
+//! every rule of `docs/rules.md` as it is written or read (names, keys, limits, 1 MiB). The ratio is the price of
 //! the real format and the checks, against the fastest generic JSON a Rust user would otherwise write.
 //!
 //! Run: `cargo bench -p table-model --bench derive`. On a busy machine, count instructions instead (see

@@ -16,7 +16,7 @@ fn ascii_key(len: usize) -> String {
 }
 
 fn validation(c: &mut Criterion) {
-    // The rule of SPEC.md section 2 as a regex over the whole string, plus the UTF-16 length check (which only
+    // The rule of `docs/rules.md` §2.1 as a regex over the whole string, plus the UTF-16 length check (which only
     // needs counting when the UTF-8 length is over the limit, the same shortcut the validator takes).
     let re = Regex::new(r"^[^/\\#?\x00-\x1F\x7F-\x9F]*$").unwrap();
     let regex_check =

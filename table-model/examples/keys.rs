@@ -1,4 +1,4 @@
-//! Keys that sort the way you mean: time, numbers and several parts in one key (SPEC.md section 6).
+//! Keys that sort the way you mean: time, numbers and several parts in one key (`docs/rules.md` §6).
 //!
 //! Run with `cargo run -p table-model --example keys`.
 

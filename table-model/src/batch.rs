@@ -1,4 +1,4 @@
-//! Entity group transactions (SPEC.md section 8): up to 100 operations on the entities of one PartitionKey
+//! Entity group transactions (`docs/rules.md` §8): up to 100 operations on the entities of one PartitionKey
 //! of one table, applied atomically.
 //!
 //! [`Batch`] checks each operation as it is added: the PartitionKey, a RowKey not yet in the batch, at

@@ -1,4 +1,4 @@
-//! EDM property values (SPEC.md section 3): [`EdmValue`], its bounded [`EdmString`] and [`EdmBinary`], and the
+//! EDM property values (`docs/rules.md` §3): [`EdmValue`], its bounded [`EdmString`] and [`EdmBinary`], and the
 //! conversions from and to the Rust types users hold.
 
 use crate::datetime::DateTime;
@@ -194,7 +194,7 @@ impl EdmValue {
         }
     }
 
-    /// The value's share of the entity size formula (SPEC.md section 4): String `2 * utf16_len + 4`, Binary
+    /// The value's share of the entity size formula (`docs/rules.md` §4.2): String `2 * utf16_len + 4`, Binary
     /// `len + 4`, Boolean 1, DateTime 8, Double 8, Guid 16, Int32 4, Int64 8.
     pub fn stored_size(&self) -> usize {
         match self {

@@ -1,4 +1,4 @@
-//! The dynamic [`Entity`] (SPEC.md section 4) and the opaque [`ETag`].
+//! The dynamic [`Entity`] (`docs/rules.md` §4) and the opaque [`ETag`].
 
 use crate::datetime::DateTime;
 use crate::edm::{EdmValue, FromEdm, IntoEdm};
@@ -38,7 +38,7 @@ impl fmt::Display for ETag {
 }
 
 /// A dynamic entity: its keys, the server-set `Timestamp` and `ETag` when it was read, and up to 252 custom
-/// properties in insertion order, within the 1 MiB size of SPEC.md section 4.
+/// properties in insertion order, within the 1 MiB size of `docs/rules.md` §4.2.
 ///
 /// Every mutation checks the limits before it changes anything, so an `Entity` is always valid to send.
 ///
@@ -236,7 +236,7 @@ impl Entity {
         self.properties.is_empty()
     }
 
-    /// The entity's size by the formula of SPEC.md section 4, in bytes; always at most 1 MiB:
+    /// The entity's size by the formula of `docs/rules.md` §4.2, in bytes; always at most 1 MiB:
     /// `4 + 2*len(PartitionKey) + 2*len(RowKey) + sum of (8 + 2*len(name) + size(value))`, lengths in UTF-16 units.
     pub fn size(&self) -> usize {
         self.size

@@ -139,7 +139,7 @@ pub enum EntityErrorKind {
         /// The number the entity would have.
         count: usize,
     },
-    /// Over 1 MiB by the size formula of SPEC.md section 4.
+    /// Over 1 MiB by the size formula of `docs/rules.md` §4.2.
     TooLarge {
         /// The size the entity would have, in bytes.
         size: usize,
@@ -413,12 +413,12 @@ pub enum EncodeErrorKind {
     },
     /// A property value over its EDM limit, or a conversion that failed.
     Value(ValueError),
-    /// Over 1 MiB by the size formula of SPEC.md section 4.
+    /// Over 1 MiB by the size formula of `docs/rules.md` §4.2.
     EntityTooLarge {
         /// The size by the formula, in bytes.
         size: usize,
     },
-    /// An encoded body over 1 MiB of UTF-8 JSON (the check the emulator makes, SPEC.md section 4).
+    /// An encoded body over 1 MiB of UTF-8 JSON (the check the emulator makes, `docs/rules.md` §4.2).
     BodyTooLarge {
         /// The encoded size, in bytes.
         size: usize,
@@ -788,7 +788,7 @@ impl std::error::Error for DecodeError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FilterErrorKind {
-    /// More than 15 discrete comparisons (SPEC.md section 7).
+    /// More than 15 discrete comparisons (`docs/rules.md` §7.1).
     TooManyComparisons {
         /// The number of comparisons found.
         count: usize,
@@ -873,7 +873,7 @@ impl std::error::Error for FilterError {
 pub enum QueryErrorKind {
     /// The filter was refused.
     Filter(FilterError),
-    /// `$top` outside 1 to 1000 (SPEC.md section 7).
+    /// `$top` outside 1 to 1000 (`docs/rules.md` §7.3).
     TopOutOfRange {
         /// The value found.
         top: usize,
@@ -1368,7 +1368,7 @@ impl std::error::Error for ResponseError {
     }
 }
 
-/// Why a batch operation was refused before sending (SPEC.md section 8).
+/// Why a batch operation was refused before sending (`docs/rules.md` §8.1).
 #[cfg(feature = "http")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -1,4 +1,4 @@
-//! `$filter` expressions (SPEC.md section 7), built from typed [`Property`] handles or from property names,
+//! `$filter` expressions (`docs/rules.md` §7.1), built from typed [`Property`] handles or from property names,
 //! rendered with every literal in its exact OData form and checked against the service's rules.
 //!
 //! A [`Filter`] is a tree of comparisons joined by `and`, `or` and `not`. It is rendered once, by
@@ -421,7 +421,7 @@ impl FilterProperty {
 
 impl<T: StringLiteral> Property<T> {
     /// Any value that starts with `prefix`, as [`FilterProperty::starts_with`]: the key prefix range of
-    /// SPEC.md section 7, exact for any last character.
+    /// `docs/rules.md` §7.5, exact for any last character.
     ///
     /// ```
     /// use table_model::filter;

@@ -1,4 +1,4 @@
-//! The service's JSON wire format (OData v3 JSON, SPEC.md section 5): entity request bodies and the
+//! The service's JSON wire format (OData v3 JSON, `docs/rules.md` §5): entity request bodies and the
 //! entities of responses at every metadata level.
 //!
 //! - [`encode_entity`] writes the body of an insert or update: `PartitionKey`, `RowKey`, then each property,
@@ -76,7 +76,7 @@ use crate::edm::EdmType;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasher;
 
-/// How much OData metadata a response carries, chosen by the request's `Accept` header (SPEC.md section 5).
+/// How much OData metadata a response carries, chosen by the request's `Accept` header (`docs/rules.md` §5.3).
 ///
 /// ```
 /// use table_model::json::MetadataLevel;

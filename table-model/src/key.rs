@@ -1,5 +1,5 @@
-//! PartitionKey and RowKey (SPEC.md section 2), and helpers that build keys which sort the way users mean
-//! (SPEC.md section 6).
+//! PartitionKey and RowKey (`docs/rules.md` §2), and helpers that build keys which sort the way users mean
+//! (`docs/rules.md` §6).
 //!
 //! Keys sort as strings, by UTF-16 code unit, never as numbers. The helpers below return keys that are
 //! already valid and whose string order is the order of the values they encode; each has a decoder that reads

@@ -3,7 +3,7 @@
 //! The Azure Table service data model for Rust, checked before anything is sent. Table names, property
 //! names, PartitionKeys and RowKeys are validated newtypes; property values are [`EdmValue`]s whose limits are
 //! part of their types; an [`Entity`] refuses a 253rd property or a byte past 1 MiB. The rules are those of
-//! Azure Table Storage, the Cosmos DB Table API and the Azurite emulator, as the project's `SPEC.md` states them.
+//! Azure Table Storage, the Cosmos DB Table API and the Azurite emulator, as `docs/rules.md` states them.
 //!
 //! No other SDK checks these rules on the client: their users learn them from `400 Bad Request` in
 //! production. With `table-model`, an invalid name or key is an error where it is made, naming the rule,
@@ -222,7 +222,7 @@ pub use table_entity::{
 /// - `#[table(etag)]`: an `Option<ETag>` that receives the entity's ETag; never written.
 ///
 /// # Field types
-/// As SPEC.md section 3: `i32`, `i16`, `i8`, `u16`, `u8` as `Edm.Int32`; `i64`, `u32` as `Edm.Int64`; `f64`,
+/// As `docs/rules.md` §3.1: `i32`, `i16`, `i8`, `u16`, `u8` as `Edm.Int32`; `i64`, `u32` as `Edm.Int64`; `f64`,
 /// `f32` as `Edm.Double`; `bool`; `String`; `Vec<u8>`; `uuid::Uuid`; `chrono::DateTime<Utc>`; [`DateTime`];
 /// [`EdmValue`] for a property of any type; enums deriving [`TableEnum`](trait@TableEnum); `Option` of these
 /// (`None` is not stored; an absent property reads as `None`). Anything else, such as `u64`, `usize`, `i128` or

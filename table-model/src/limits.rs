@@ -1,2 +1,2 @@
-//! The service's limits, as named constants (SPEC.md). Every check in this crate and in the derive uses these.
+//! The service's limits, as named constants (`docs/rules.md`). Every check in this crate and in the derive uses these.
 pub use table_model_rules::limits::*;

@@ -1,4 +1,4 @@
-//! Table names and property names (SPEC.md section 1).
+//! Table names and property names (`docs/rules.md` §1).
 
 use crate::error::{PropertyNameError, TableNameError};
 use crate::validated::validated_string;
@@ -11,7 +11,7 @@ use table_model_rules::{property_name, table_name};
 
 /// A validated table name: 3 to 63 ASCII letters and digits, starting with a letter, not `tables`.
 ///
-/// Table names are case-preserving and case-insensitive (SPEC.md section 1): `Orders` and `orders` name the
+/// Table names are case-preserving and case-insensitive (`docs/rules.md` §1.1): `Orders` and `orders` name the
 /// same table, so equality, ordering and hashing ignore ASCII case while [`Display`](fmt::Display) keeps the
 /// case given. For that reason `TableName` does not implement `Borrow<str>`.
 ///
@@ -211,7 +211,7 @@ impl<'de> serde::Deserialize<'de> for TableName {
 }
 
 /// A validated custom property name: a C# identifier that is also an XML name, at most 255 UTF-16 code units,
-/// and not `PartitionKey`, `RowKey` or `Timestamp` in any case (SPEC.md section 1). Case-sensitive.
+/// and not `PartitionKey`, `RowKey` or `Timestamp` in any case (`docs/rules.md` §1.2, §1.3). Case-sensitive.
 ///
 /// ```
 /// use table_model::PropertyName;

@@ -214,7 +214,7 @@ pub fn write_json<T: serde::Serialize + ?Sized>(entity: &mut Entity, name: Prope
     let text = serde_json::to_string(value).map_err(|e| {
         EntityError::from(ValueError::custom(format_args!("cannot encode as JSON: {e}")).in_property(name.as_str()))
     })?;
-    // A null is not stored (SPEC.md section 3): `None` in a JSON field is an absent property.
+    // A null is not stored (`docs/rules.md` §3.2): `None` in a JSON field is an absent property.
     if text == "null" {
         return Ok(());
     }
@@ -294,7 +294,7 @@ pub fn write_json_serde<T: serde::Serialize + ?Sized>(
     let text = serde_json::to_string(value).map_err(|e| {
         EncodeError::from(ValueError::custom(format_args!("cannot encode as JSON: {e}")).in_property(name))
     })?;
-    // A null is not stored (SPEC.md section 3): `None` in a JSON field is an absent property.
+    // A null is not stored (`docs/rules.md` §3.2): `None` in a JSON field is an absent property.
     if text != "null" {
         writer.property_str(name, &text);
     }

@@ -1,4 +1,4 @@
-//! Query options (SPEC.md section 7): `$filter`, `$select` and `$top`, checked and rendered independently of
+//! Query options (`docs/rules.md` §7): `$filter`, `$select` and `$top`, checked and rendered independently of
 //! any HTTP client.
 
 use crate::error::{QueryError, QueryErrorKind};

@@ -87,7 +87,7 @@ pub trait TableEntity: Sized {
     /// a property the struct does not have; each error names the property.
     fn from_entity(entity: Entity) -> Result<Self, EntityError>;
 
-    /// Encodes the struct as the JSON body of an insert or update request (SPEC.md section 5), straight from
+    /// Encodes the struct as the JSON body of an insert or update request (`docs/rules.md` §5), straight from
     /// the fields through a [`BodyWriter`]: no [`Entity`] is built. The body is the one
     /// [`encode_entity`](crate::json::encode_entity) writes for [`to_entity`](TableEntity::to_entity)'s result.
     ///
@@ -196,7 +196,7 @@ pub trait TableProperties: Sized {
 
 /// A Rust type stored as one property: the field types `#[derive(TableEntity)]` accepts.
 ///
-/// Implemented for the types of SPEC.md section 3: `i32`, `i16`, `i8`, `u16`, `u8` (`Edm.Int32`), `i64`, `u32`
+/// Implemented for the types of `docs/rules.md` §3.1: `i32`, `i16`, `i8`, `u16`, `u8` (`Edm.Int32`), `i64`, `u32`
 /// (`Edm.Int64`), `f64`, `f32` (`Edm.Double`), `bool`, `String`, `Vec<u8>`, `uuid::Uuid`,
 /// `chrono::DateTime<Utc>`, [`DateTime`](crate::DateTime), [`EdmString`](crate::EdmString),
 /// [`EdmBinary`](crate::EdmBinary), [`EdmValue`] (a property of any type), `Option` of these, and enums deriving
@@ -318,7 +318,7 @@ pub trait KeyField: Sized {
 }
 
 /// An instant stored as a RowKey that sorts newest first: `DateTime.MaxValue.Ticks - ticks` in 19 digits
-/// (SPEC.md section 6), for `#[table(row_key, reverse_chronological)]`.
+/// (`docs/rules.md` §6.2), for `#[table(row_key, reverse_chronological)]`.
 ///
 /// ```
 /// use table_model::{DateTime, ReverseChronologicalKey};

@@ -1,4 +1,4 @@
-//! The JSON wire format (SPEC.md section 5): golden bodies and responses built from the documented payloads,
+//! The JSON wire format (`docs/rules.md` §5): golden bodies and responses built from the documented payloads,
 //! and every refusal with its typed error and message.
 //!
 //! The response payloads follow the shapes of the service documentation ("Payload format for Table service
@@ -34,8 +34,8 @@ fn decode_err(json: &str) -> DecodeError {
 // Encoding
 // ---------------------------------------------------------------------------------------------------------
 
-/// One entity with every EDM type and the edge values of each, against a body written by hand from SPEC.md
-/// section 5: keys first; annotations exactly for Binary, DateTime, Guid, Int64 and always Double; Double with
+/// One entity with every EDM type and the edge values of each, against a body written by hand from `docs/rules.md`
+/// §5: keys first; annotations exactly for Binary, DateTime, Guid, Int64 and always Double; Double with
 /// a decimal point and its special values as strings; Int64 as a string; Guid lowercase; DateTime with 7
 /// fractional digits and `Z`; Binary as padded base64; no Timestamp or ETag.
 #[test]
@@ -133,7 +133,7 @@ fn body_writer_writes_the_documented_insert() -> TestResult {
             r#""Photo@odata.type":"Edm.Binary","Photo":"AQIDBA==","Score":7,"Small":200}"#,
         )
     );
-    // The size formula of SPEC.md section 4, by hand: 4 + 2*14 + 2*8, then 8 + 2*len(name) + size(value) each.
+    // The size formula of `docs/rules.md` §4.2, by hand: 4 + 2*14 + 2*8, then 8 + 2*len(name) + size(value) each.
     let expected_size = (4 + 28 + 16)
         + (8 + 14 + (2 * 13 + 4))
         + (8 + 6 + 4)
@@ -249,7 +249,7 @@ fn body_writer_duplicate_check_is_exact() {
     assert_eq!(w.finish().unwrap_err().property(), Some("N137"));
 }
 
-/// SPEC.md section 4: both the size formula and the encoded body are held to 1 MiB.
+/// `docs/rules.md` §4.2: both the size formula and the encoded body are held to 1 MiB.
 #[test]
 fn both_one_mib_limits_are_enforced() -> TestResult {
     // Formula: 4 + 2 + 2 for the keys, then 8 + 2*3 + 65,540 per binary: 15 fit (983,318), the 16th does not.

@@ -1,5 +1,5 @@
 //! The public key API: validated keys, and the helpers that build keys which sort the way users mean
-//! (SPEC.md sections 2 and 6).
+//! (`docs/rules.md` §2 and §6).
 
 use chrono::{TimeZone, Utc};
 use std::cmp::Reverse;
@@ -14,7 +14,7 @@ fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime {
 
 #[test]
 fn spec_section_6_values() {
-    // `DateTime.MaxValue.Ticks`, the Unix epoch and 1601-01-01, as SPEC.md section 6 gives them.
+    // `DateTime.MaxValue.Ticks`, the Unix epoch and 1601-01-01, as `docs/rules.md` §6.2 gives them.
     assert_eq!(key::chronological::<RowKey>(DateTime::MAX), "3155378975999999999");
     assert_eq!(key::chronological::<RowKey>(utc(1970, 1, 1, 0, 0, 0)), "0621355968000000000");
     assert_eq!(key::chronological::<RowKey>(utc(1601, 1, 1, 0, 0, 0)), "0504911232000000000");
@@ -112,7 +112,7 @@ fn integer_keys_sort_numerically_as_row_keys() {
     let keys: BTreeSet<RowKey> = values.iter().map(SortableKey::to_key).collect();
     let read: Vec<i64> = keys.iter().map(|k| i64::from_key(k).unwrap()).collect();
     assert_eq!(read, values);
-    // Naive keys sort as strings: SPEC.md section 2's `1, 10, 11, 2`.
+    // Naive keys sort as strings: the `1, 10, 11, 2` of `docs/rules.md` §2.3.
     let naive: BTreeSet<RowKey> = [1, 2, 10, 11].iter().map(|n| RowKey::new(n.to_string()).unwrap()).collect();
     assert_eq!(naive.iter().map(RowKey::as_str).collect::<Vec<_>>(), ["1", "10", "11", "2"]);
 }

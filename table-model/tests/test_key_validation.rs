@@ -1,4 +1,4 @@
-//! PartitionKey and RowKey checked against an independent model of SPEC.md section 2, on arbitrary input.
+//! PartitionKey and RowKey checked against an independent model of `docs/rules.md` §2, on arbitrary input.
 
 use proptest::prelude::*;
 use regex::Regex;

@@ -1,11 +1,11 @@
-//! Table and property names checked against independent models of SPEC.md section 1, on arbitrary input.
+//! Table and property names checked against independent models of `docs/rules.md` §1, on arbitrary input.
 
 use proptest::prelude::*;
 use regex::Regex;
 use std::sync::LazyLock;
 use table_model::{PropertyName, PropertyNameErrorKind, TableName, TableNameErrorKind};
 
-/// SPEC.md section 1, written as the regex it states.
+/// `docs/rules.md` §1.1, written as the regex it states.
 static TABLE_NAME_MODEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z][A-Za-z0-9]{2,62}$").unwrap());
 
 /// C# identifier classes intersected with XML 1.0 fifth-edition name classes, as one regex: an independent

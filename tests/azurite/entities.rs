@@ -358,7 +358,7 @@ fn merge_keeps_and_replace_drops_other_properties() {
     assert_eq!((replaced.get::<i32>("A").unwrap(), replaced.value("B")), (10, None));
 }
 
-/// SPEC.md section 7: a quote in a key must be doubled, then percent-encoded. Percent-encoding alone is read as
+/// `docs/rules.md` §9.4: a quote in a key must be doubled, then percent-encoded. Percent-encoding alone is read as
 /// the end of the key literal (Azurite 3.35.0 answers 404, the service 400); the SDK's address reaches the
 /// entity.
 #[test]

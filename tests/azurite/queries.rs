@@ -58,7 +58,7 @@ fn a_query_spans_pages_through_continuations() {
     assert!(pages >= 3);
 }
 
-/// A log entry keyed newest first, the "log tail" pattern of SPEC.md section 6.
+/// A log entry keyed newest first, the "log tail" pattern of `docs/rules.md` §6.2.
 #[derive(TableEntity, Debug, Clone, PartialEq)]
 #[table(rename_all = "PascalCase")]
 struct LogEntry {

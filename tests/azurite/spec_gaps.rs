@@ -1,4 +1,4 @@
-//! Where Azurite accepts what SPEC.md forbids, the SDK still refuses it before sending.
+//! Where Azurite accepts what `docs/rules.md` forbids, the SDK still refuses it before sending.
 //!
 //! Each test sends the forbidden request by hand (raw JSON, signed with `table_model::auth`) and shows that
 //! Azurite 3.35.0 takes it, then shows that the SDK refuses to build it, with an error that names the rule.
@@ -137,7 +137,7 @@ fn an_entity_over_1_mib_by_the_size_formula() {
     let azurite = azurite!();
     let table = azurite.table("GapSize");
     // 16 strings of 32,768 ASCII characters: 512 KiB of JSON, which Azurite measures, but 1,048,864 bytes by
-    // the service's formula, which counts UTF-16 (SPEC.md section 4).
+    // the service's formula, which counts UTF-16 (`docs/rules.md` §4.2).
     let text = "x".repeat(32 * 1024);
     let mut json = serde_json::json!({"PartitionKey": "p", "RowKey": "r"});
     for i in 0..16 {

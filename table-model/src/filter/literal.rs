@@ -1,4 +1,4 @@
-//! Literals of `$filter` (SPEC.md section 7), one form per EDM type.
+//! Literals of `$filter` (`docs/rules.md` §7.2), one form per EDM type.
 
 use crate::edm::EdmValue;
 use std::fmt::Write;

@@ -1,5 +1,5 @@
-//! Range helpers: key prefixes (SPEC.md section 7) and key ranges, among them the time ranges of
-//! chronological and reverse-chronological keys (SPEC.md section 6, [`crate::key`]).
+//! Range helpers: key prefixes (`docs/rules.md` §7.5) and key ranges, among them the time ranges of
+//! chronological and reverse-chronological keys (`docs/rules.md` §6.2, [`crate::key`]).
 
 use super::{ComparisonOperator, Filter, FilterProperty, Name, StringLiteral};
 use crate::datetime::DateTime;

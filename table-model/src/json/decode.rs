@@ -675,7 +675,7 @@ fn typed_value(raw: Raw<'_>, annotation: Option<EdmType>, hint: Option<EdmType>)
     }
 }
 
-/// The type the service infers for a value without an annotation (SPEC.md section 5).
+/// The type the service infers for a value without an annotation (`docs/rules.md` §5.1).
 fn inferred(raw: Raw<'_>) -> Result<EdmValue, DecodeError> {
     match raw {
         Raw::Bool(b) => Ok(EdmValue::Boolean(b)),

@@ -14,7 +14,7 @@ use std::fmt;
 use table_model_rules::{key, property_name, EdmType, KeyKind};
 use uuid::Uuid;
 
-/// Writes the JSON request body of an insert or update (SPEC.md section 5), property by property, straight
+/// Writes the JSON request body of an insert or update (`docs/rules.md` §5), property by property, straight
 /// into one buffer: the streaming core of [`encode_entity`], for encoding a struct without building an
 /// [`Entity`] (what `#[derive(TableEntity)]` generates).
 ///
@@ -51,7 +51,7 @@ use uuid::Uuid;
 /// ```
 pub struct BodyWriter {
     buf: Vec<u8>,
-    /// The entity's size by the formula of SPEC.md section 4.
+    /// The entity's size by the formula of `docs/rules.md` §4.2.
     size: usize,
     /// The number of custom properties written.
     count: usize,
@@ -234,7 +234,7 @@ impl BodyWriter {
         self
     }
 
-    /// The entity's size so far by the formula of SPEC.md section 4, in bytes.
+    /// The entity's size so far by the formula of `docs/rules.md` §4.2, in bytes.
     pub fn entity_size(&self) -> usize {
         self.size
     }
@@ -455,7 +455,7 @@ impl EntityBody {
         self.bytes.is_empty()
     }
 
-    /// The entity's size by the formula of SPEC.md section 4, in bytes.
+    /// The entity's size by the formula of `docs/rules.md` §4.2, in bytes.
     pub fn entity_size(&self) -> usize {
         self.entity_size
     }
@@ -497,7 +497,7 @@ impl fmt::Debug for EntityBody {
     }
 }
 
-/// Encodes an entity as the JSON body of an insert or update request (SPEC.md section 5).
+/// Encodes an entity as the JSON body of an insert or update request (`docs/rules.md` §5).
 ///
 /// `PartitionKey` and `RowKey` come first, then the properties in the entity's order. `Timestamp` and the
 /// ETag are never written: the service sets them. See [`BodyWriter`] for the form of each type.

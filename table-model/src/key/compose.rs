@@ -84,8 +84,8 @@ fn push_escaped(out: &mut String, part: &str) {
 ///
 /// # Format
 /// Parts are joined with [`COMPOSITE_SEPARATOR`], a space. Inside a part, the space, [`COMPOSITE_ESCAPE`]
-/// (`~`) and every character a key may not hold (`/ \ # ?`, U+0000 to U+001F, U+007F to U+009F; SPEC.md
-/// section 2) are written as `~` and the two uppercase hexadecimal digits of the character: `/` is `~2F`, a
+/// (`~`) and every character a key may not hold (`/ \ # ?`, U+0000 to U+001F, U+007F to U+009F; `docs/rules.md`
+/// §2.1) are written as `~` and the two uppercase hexadecimal digits of the character: `/` is `~2F`, a
 /// space `~20`, `~` itself `~7E`, a tab `~09`. Every character to escape is below U+0100, so two digits always
 /// suffice. Every other character is kept as it is, so the key stays readable: `["tenant-7", "user/7"]` is
 /// `tenant-7 user~2F7`.

@@ -1,4 +1,4 @@
-//! Integer keys (SPEC.md section 6): fixed-width decimal strings whose string order is numeric order, negative
+//! Integer keys (`docs/rules.md` §6.1): fixed-width decimal strings whose string order is numeric order, negative
 //! numbers included.
 //!
 //! The width comes from the type's maximum: every `u32` key has 10 digits, every `u64` key 20. A signed value

@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 /// A value that is written as a key whose string order is the value's order, and read back exactly.
 ///
-/// Keys sort as strings, never as numbers (SPEC.md sections 2 and 6), so every implementation writes a
+/// Keys sort as strings, never as numbers (`docs/rules.md` §2.3 and §6), so every implementation writes a
 /// fixed-width string of ASCII digits, lowercase hexadecimal digits and `-`: string order, the service's
 /// UTF-16 order ([`service_order`](crate::key::service_order)) and value order agree, and the key is always
 /// valid. [`std::cmp::Reverse`] of a value writes a key that sorts the other way, newest or largest first.
@@ -21,7 +21,7 @@ use uuid::Uuid;
 /// | [`Uuid`] | lowercase hyphenated, in byte order | 36 |
 /// | `Reverse<T>` for each of those | the complement, so the order is reversed | as `T` |
 ///
-/// `Reverse<DateTime>` is the reverse-chronological key of SPEC.md section 6,
+/// `Reverse<DateTime>` is the reverse-chronological key of `docs/rules.md` §6.2,
 /// `3155378975999999999 - ticks`. For an unsigned type `Reverse(v)` writes `MAX - v`; for a signed type,
 /// `MAX - (v - MIN)` of the unsigned type of the same size; for a UUID, its bitwise complement.
 /// `usize` and `isize` are left out on purpose: their width, and so their keys, would depend on the platform.

@@ -1,4 +1,4 @@
-//! Time keys (SPEC.md section 6): .NET ticks as 19 digits, oldest first or newest first, with an optional
+//! Time keys (`docs/rules.md` §6.2): .NET ticks as 19 digits, oldest first or newest first, with an optional
 //! tie-breaker for events in the same tick, and the key bounds of a time range. The formats are listed in the
 //! docs of the `key` module.
 //!
@@ -337,7 +337,7 @@ mod tests {
 
     #[test]
     fn spec_values() {
-        // SPEC.md section 6: DateTime.MaxValue.Ticks, the Unix epoch and 1601-01-01.
+        // `docs/rules.md` §6.2: DateTime.MaxValue.Ticks, the Unix epoch and 1601-01-01.
         assert_eq!(chronological::<RowKey>(DateTime::MAX), "3155378975999999999");
         assert_eq!(chronological::<RowKey>(DateTime::UNIX_EPOCH), "0621355968000000000");
         assert_eq!(chronological::<RowKey>(DateTime::MIN), "0504911232000000000");

@@ -1,4 +1,4 @@
-//! Entity addresses and query values (SPEC.md section 7).
+//! Entity addresses and query values (`docs/rules.md` §9.4 and §7.4).
 
 use crate::name::TableName;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};

@@ -1,4 +1,4 @@
-//! [`EdmField`], [`KeyField`] and the metadata field traits for the types of SPEC.md sections 3 and 6.
+//! [`EdmField`], [`KeyField`] and the metadata field traits for the types of `docs/rules.md` §3 and §6.
 
 use super::{ETagField, EdmField, KeyEncoding, KeyField, ReverseChronologicalKey, TimestampField};
 use crate::datetime::DateTime;
@@ -131,7 +131,7 @@ const fn digits(mut n: u128) -> usize {
     d
 }
 
-// The sortable encodings are those of `key::SortableKey` (SPEC.md section 6); this only adapts them to the
+// The sortable encodings are those of `key::SortableKey` (`docs/rules.md` §6); this only adapts them to the
 // open `KeyField` trait the derive calls, which user types can implement too.
 macro_rules! key_sortable {
     ($($ty:ty => $encoding:expr),* $(,)?) => {$(

@@ -106,7 +106,7 @@ impl Schema {
         find(self.fields, name).and_then(|p| p.edm_type)
     }
 
-    /// The `$select` list: `PartitionKey`, `RowKey`, then every property, comma-separated (SPEC.md section 7).
+    /// The `$select` list: `PartitionKey`, `RowKey`, then every property, comma-separated (`docs/rules.md` §7.3).
     /// Add `Timestamp` yourself when a field wants it.
     pub fn select(&self) -> String {
         let mut out = String::from("PartitionKey,RowKey");
