@@ -565,6 +565,14 @@ fn expand_struct(cont: &Container) -> TokenStream {
             };
             let json_pk = json_key(a.partition_key.get(), pk_field, quote!(Partition));
             let json_rk = json_key(a.row_key.get(), rk_field, quote!(Row));
+            let etag_fn = fields.iter().find(|f| f.attrs.etag.is_set()).map(|f| {
+                let (ty, member) = (f.ty, f.ident);
+                quote_spanned!(ty.span()=>
+                    fn etag(&self) -> ::core::option::Option<&#private::ETag> {
+                        <#ty as #private::ETagField>::etag(&self.#member)
+                    }
+                )
+            });
             let pk = make_key(a.partition_key.get(), pk_field, "partition");
             let rk = make_key(a.row_key.get(), rk_field, "row");
             let constant_checks: Vec<TokenStream> =
@@ -651,6 +659,18 @@ fn expand_struct(cont: &Container) -> TokenStream {
                         #deny
                         ::core::result::Result::Ok(Self { #(#members: #vars),* })
                     }
+
+                    #[allow(clippy::needless_question_mark)]
+                    fn partition_key(&self) -> #private::Result<#private::PartitionKey> {
+                        ::core::result::Result::Ok(#pk)
+                    }
+
+                    #[allow(clippy::needless_question_mark)]
+                    fn row_key(&self) -> #private::Result<#private::RowKey> {
+                        ::core::result::Result::Ok(#rk)
+                    }
+
+                    #etag_fn
 
                     fn to_json(&self) -> ::core::result::Result<#private::EntityBody, #private::EncodeError> {
                         #force

@@ -1079,6 +1079,15 @@ pub enum RequestErrorKind {
     },
     /// A batch that breaks a rule (checked again when the request is built).
     Batch(BatchError),
+    /// An entity whose keys cannot be written (a key field that is not a valid key).
+    Entity(EntityError),
+    /// A batch sent through the client of another table.
+    TableMismatch {
+        /// The batch's table.
+        batch: String,
+        /// The client's table.
+        client: String,
+    },
 }
 
 /// The error for a request that cannot be built: nothing is sent.
@@ -1143,7 +1152,18 @@ impl fmt::Display for RequestError {
                 write!(f, "invalid table name: `{table}` is a Storage Analytics table, which cannot be created")
             }
             RequestErrorKind::Batch(e) => fmt::Display::fmt(e, f),
+            RequestErrorKind::Entity(e) => fmt::Display::fmt(e, f),
+            RequestErrorKind::TableMismatch { batch, client } => {
+                write!(f, "invalid batch: its table is `{batch}`, but it was given to the client of table `{client}`")
+            }
         }
+    }
+}
+
+#[cfg(feature = "http")]
+impl From<EntityError> for RequestError {
+    fn from(e: EntityError) -> Self {
+        RequestError::new(RequestErrorKind::Entity(e))
     }
 }
 
@@ -1154,6 +1174,7 @@ impl std::error::Error for RequestError {
             RequestErrorKind::Encode(e) => Some(e),
             RequestErrorKind::Query(e) => Some(e),
             RequestErrorKind::Batch(e) => Some(e),
+            RequestErrorKind::Entity(e) => Some(e),
             _ => None,
         }
     }

@@ -73,8 +73,12 @@ extern crate self as table_model;
 pub mod auth;
 #[cfg(feature = "http")]
 mod batch;
+#[cfg(feature = "client")]
+pub mod client;
 #[cfg(feature = "http")]
 mod connection;
+#[cfg(feature = "http")]
+mod continuation;
 mod datetime;
 mod edm;
 mod entity;

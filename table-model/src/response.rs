@@ -13,63 +13,7 @@ use crate::table_entity::TableEntity;
 use http::{HeaderMap, Response};
 
 pub use crate::batch::{read_batch as batch, BatchOutcome};
-
-/// Where the next page of a query of entities starts: the `x-ms-continuation-NextPartitionKey` and
-/// `x-ms-continuation-NextRowKey` headers of the previous page, opaque tokens sent back as they are.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Continuation {
-    next_partition_key: String,
-    next_row_key: Option<String>,
-}
-
-impl Continuation {
-    /// A continuation from its two tokens (for one persisted from an earlier page).
-    pub fn new(next_partition_key: impl Into<String>, next_row_key: Option<String>) -> Self {
-        Continuation { next_partition_key: next_partition_key.into(), next_row_key }
-    }
-
-    /// The continuation of a response, if it has one.
-    pub fn from_headers(headers: &HeaderMap) -> Option<Self> {
-        let pk = header(headers, "x-ms-continuation-NextPartitionKey")?;
-        Some(Continuation {
-            next_partition_key: pk.to_owned(),
-            next_row_key: header(headers, "x-ms-continuation-NextRowKey").map(str::to_owned),
-        })
-    }
-
-    /// The `NextPartitionKey` token.
-    pub fn next_partition_key(&self) -> &str {
-        &self.next_partition_key
-    }
-
-    /// The `NextRowKey` token, when there is one.
-    pub fn next_row_key(&self) -> Option<&str> {
-        self.next_row_key.as_deref()
-    }
-}
-
-/// Where the next page of a table listing starts: the `x-ms-continuation-NextTableName` header.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct TableContinuation {
-    next_table_name: String,
-}
-
-impl TableContinuation {
-    /// A continuation from its token.
-    pub fn new(next_table_name: impl Into<String>) -> Self {
-        TableContinuation { next_table_name: next_table_name.into() }
-    }
-
-    /// The continuation of a response, if it has one.
-    pub fn from_headers(headers: &HeaderMap) -> Option<Self> {
-        header(headers, "x-ms-continuation-NextTableName").map(TableContinuation::new)
-    }
-
-    /// The `NextTableName` token.
-    pub fn next_table_name(&self) -> &str {
-        &self.next_table_name
-    }
-}
+pub use crate::continuation::{Continuation, ContinuationError, TableContinuation};
 
 /// One page of a query: dynamic [`Entity`]s ([`query`]) or derived structs ([`query_as`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -91,7 +35,7 @@ pub struct TablesPage {
     pub continuation: Option<TableContinuation>,
 }
 
-fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -235,6 +179,54 @@ pub fn query_as<T: TableEntity, B: AsRef<[u8]>>(response: &Response<B>) -> Resul
         .collect::<Result<_, _>>()
         .map_err(|e| ResponseError::new(ResponseErrorKind::Entity(e)))?;
     Ok(QueryPage { entities, continuation: page.continuation })
+}
+
+/// What a get or a query reads into: the dynamic [`Entity`], or any `#[derive(TableEntity)]` struct (typed
+/// by its schema at every metadata level).
+///
+/// ```
+/// use table_model::response::ReadEntity;
+/// use table_model::Entity;
+/// let reply = http::Response::builder()
+///     .status(200)
+///     .header("ETag", "W/\"1\"")
+///     .body(br#"{"PartitionKey":"p","RowKey":"r","N":1}"#.to_vec())?;
+/// let entity = Entity::read_entity(&reply)?;
+/// assert_eq!((entity.get::<i32>("N")?, entity.etag().map(|e| e.as_str())), (1, Some("W/\"1\"")));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait ReadEntity: Sized {
+    /// Reads the answer to a get (see [`entity`] and [`entity_as`]).
+    ///
+    /// # Errors
+    /// A service error, another status, or a body that does not decode into `Self`.
+    fn read_entity<B: AsRef<[u8]>>(response: &Response<B>) -> Result<Self, ResponseError>;
+
+    /// Reads a page of a query (see [`query`] and [`query_as`]).
+    ///
+    /// # Errors
+    /// A service error, another status, or a body that does not decode into `Self`s.
+    fn read_page<B: AsRef<[u8]>>(response: &Response<B>) -> Result<QueryPage<Self>, ResponseError>;
+}
+
+impl ReadEntity for Entity {
+    fn read_entity<B: AsRef<[u8]>>(response: &Response<B>) -> Result<Self, ResponseError> {
+        entity(response, None)
+    }
+
+    fn read_page<B: AsRef<[u8]>>(response: &Response<B>) -> Result<QueryPage<Self>, ResponseError> {
+        query(response, None)
+    }
+}
+
+impl<T: TableEntity> ReadEntity for T {
+    fn read_entity<B: AsRef<[u8]>>(response: &Response<B>) -> Result<Self, ResponseError> {
+        entity_as(response)
+    }
+
+    fn read_page<B: AsRef<[u8]>>(response: &Response<B>) -> Result<QueryPage<Self>, ResponseError> {
+        query_as(response)
+    }
 }
 
 /// Reads a page of a table listing: `200 OK` with `{"value": [{"TableName": ...}, ...]}` and the

@@ -87,6 +87,30 @@ pub trait TableEntity: Sized {
     /// a property the struct does not have; each error names the property.
     fn from_entity(entity: Entity) -> Result<Self, EntityError>;
 
+    /// The struct's PartitionKey, encoded exactly as [`to_json`](TableEntity::to_json) and
+    /// [`to_entity`](TableEntity::to_entity) write it (zero-padded integers, reverse-chronological instants, a
+    /// constant), so that a struct that was written can address its entity for a get, update or delete.
+    ///
+    /// # Errors
+    /// A key field whose value is not a valid key.
+    fn partition_key(&self) -> Result<crate::PartitionKey, EntityError> {
+        Ok(self.to_entity()?.partition_key().clone())
+    }
+
+    /// The struct's RowKey, encoded as [`partition_key`](TableEntity::partition_key) says.
+    ///
+    /// # Errors
+    /// A key field whose value is not a valid key.
+    fn row_key(&self) -> Result<crate::RowKey, EntityError> {
+        Ok(self.to_entity()?.row_key().clone())
+    }
+
+    /// The ETag in the struct's `#[table(etag)]` field, when it has one and the entity was read from the
+    /// service: the precondition of an update or delete of this struct.
+    fn etag(&self) -> Option<&crate::ETag> {
+        None
+    }
+
     /// Encodes the struct as the JSON body of an insert or update request (`docs/rules.md` §5), straight from
     /// the fields through a [`BodyWriter`]: no [`Entity`] is built. The body is the one
     /// [`encode_entity`](crate::json::encode_entity) writes for [`to_entity`](TableEntity::to_entity)'s result.
@@ -407,4 +431,7 @@ pub trait TimestampField: Sized {
 pub trait ETagField: Sized {
     /// The field's value for the entity's ETag, `None` for an entity not read from the service.
     fn from_etag(etag: Option<&crate::ETag>) -> Self;
+
+    /// The ETag the field holds.
+    fn etag(&self) -> Option<&crate::ETag>;
 }

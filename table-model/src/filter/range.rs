@@ -202,7 +202,7 @@ mod tests {
             let bound = prefix_upper_bound(&prefix);
             for s in [format!("{prefix}{tail}"), other.clone(), format!("{other}{prefix}")] {
                 let in_range = utf16_cmp(&prefix, &s) != Ordering::Greater
-                    && bound.as_deref().map_or(true, |b| utf16_cmp(&s, b) == Ordering::Less);
+                    && bound.as_deref().is_none_or(|b| utf16_cmp(&s, b) == Ordering::Less);
                 prop_assert_eq!(in_range, s.starts_with(&prefix), "prefix {:?} s {:?} bound {:?}", prefix, s, bound);
             }
             if let Some(b) = &bound {

@@ -1,8 +1,9 @@
 //! What the write operations take: a dynamic [`Entity`] or a `#[derive(TableEntity)]` struct.
 
-use crate::entity::Entity;
-use crate::error::EncodeError;
+use crate::entity::{ETag, Entity};
+use crate::error::{EncodeError, EntityError};
 use crate::json::{encode_entity, EntityBody};
+use crate::key::{PartitionKey, RowKey};
 use crate::table_entity::TableEntity;
 
 /// An entity that insert, upsert, update and batches can write: it encodes to its keys, for the address, and
@@ -16,6 +17,15 @@ pub trait WriteEntity {
     /// # Errors
     /// [`EncodeError`] when the entity breaks a rule or its body is over 1 MiB.
     fn encode(&self) -> Result<EncodedEntity, EncodeError>;
+
+    /// The entity's keys, as [`encode`](WriteEntity::encode) writes them, without encoding the properties.
+    ///
+    /// # Errors
+    /// A key field whose value is not a valid key.
+    fn keys(&self) -> Result<(PartitionKey, RowKey), EntityError>;
+
+    /// The ETag the entity was read with, if any: the precondition an update or delete of it takes by default.
+    fn etag(&self) -> Option<&ETag>;
 }
 
 /// An encoded entity: its keys and its JSON request body.
@@ -56,6 +66,14 @@ impl WriteEntity for Entity {
             body: encode_entity(self)?,
         })
     }
+
+    fn keys(&self) -> Result<(PartitionKey, RowKey), EntityError> {
+        Ok((self.partition_key().clone(), self.row_key().clone()))
+    }
+
+    fn etag(&self) -> Option<&ETag> {
+        Entity::etag(self)
+    }
 }
 
 impl<T: TableEntity> WriteEntity for T {
@@ -64,6 +82,14 @@ impl<T: TableEntity> WriteEntity for T {
         let (partition_key, row_key) = keys_of(body.as_bytes())
             .expect("a body starts with {\"PartitionKey\":<string>,\"RowKey\":<string>, as BodyWriter::new writes it");
         Ok(EncodedEntity { partition_key, row_key, body })
+    }
+
+    fn keys(&self) -> Result<(PartitionKey, RowKey), EntityError> {
+        Ok((TableEntity::partition_key(self)?, TableEntity::row_key(self)?))
+    }
+
+    fn etag(&self) -> Option<&ETag> {
+        TableEntity::etag(self)
     }
 }
 

@@ -216,6 +216,10 @@ impl ETagField for Option<ETag> {
     fn from_etag(etag: Option<&ETag>) -> Self {
         etag.cloned()
     }
+
+    fn etag(&self) -> Option<&ETag> {
+        self.as_ref()
+    }
 }
 
 #[cfg(test)]

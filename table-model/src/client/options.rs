@@ -1,0 +1,85 @@
+//! The options of clients and of each call, in the official SDK's shape: a struct with public fields and
+//! `Default`, passed as `Option<...>` (`None` for the defaults).
+
+use crate::connection::ServiceKind;
+use crate::json::MetadataLevel;
+use crate::request::IfMatch;
+use crate::response::{Continuation, TableContinuation};
+use azure_core::http::{ClientMethodOptions, ClientOptions};
+
+/// The options of a [`TableServiceClient`](super::TableServiceClient), shared by its
+/// [`TableClient`](super::TableClient)s.
+///
+/// `client_options` is `azure_core`'s, as every official Azure SDK client takes it: retry (exponential with
+/// jitter by default, honouring `Retry-After` and `x-ms-retry-after-ms`), transport, per-call and per-try
+/// policies, user agent and logging.
+///
+/// ```
+/// use azure_core::http::{ClientOptions, ExponentialRetryOptions, RetryOptions};
+/// use table_model::client::TableServiceClientOptions;
+/// use table_model::{MetadataLevel, ServiceKind};
+/// let options = TableServiceClientOptions {
+///     client_options: ClientOptions {
+///         retry: RetryOptions::exponential(ExponentialRetryOptions { max_retries: 3, ..Default::default() }),
+///         ..Default::default()
+///     },
+///     service_kind: Some(ServiceKind::CosmosDb), // a proxy in front of a Cosmos DB account
+///     metadata: MetadataLevel::None,
+/// };
+/// # let _ = options;
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct TableServiceClientOptions {
+    /// `azure_core`'s client options.
+    pub client_options: ClientOptions,
+    /// Which implementation the endpoint is, when its URL does not tell ([`Endpoint::kind`] guesses from the
+    /// host: a proxy or a custom domain hides it). It chooses the Entra scope and the merge verb.
+    ///
+    /// [`Endpoint::kind`]: crate::Endpoint::kind
+    pub service_kind: Option<ServiceKind>,
+    /// The metadata level responses are asked for ([`MetadataLevel::Minimal`] by default). Derived structs
+    /// read typed at every level; dynamic entities read Int64, Guid, DateTime and Binary values as strings
+    /// under [`MetadataLevel::None`].
+    pub metadata: MetadataLevel,
+}
+
+/// The options of a call that takes nothing else: the `azure_core` context (for example a tracing span or a
+/// cancellation the transport honours).
+#[derive(Clone, Debug, Default)]
+pub struct RequestOptions<'a> {
+    /// `azure_core`'s per-call options.
+    pub method_options: ClientMethodOptions<'a>,
+}
+
+/// The options of an update or delete: its precondition.
+///
+/// Without `if_match`, the precondition is the ETag the entity carries (a `#[table(etag)]` field or
+/// [`Entity::etag`](crate::Entity::etag)), and [`IfMatch::Any`] (the entity must exist) when it carries none.
+#[derive(Clone, Debug, Default)]
+pub struct UpdateOptions<'a> {
+    /// The precondition, instead of the entity's own ETag.
+    pub if_match: Option<IfMatch>,
+    /// `azure_core`'s per-call options.
+    pub method_options: ClientMethodOptions<'a>,
+}
+
+/// The options of a query of entities.
+#[derive(Clone, Debug, Default)]
+pub struct QueryOptions<'a> {
+    /// Where to resume: a continuation kept from an earlier page ([`QueryPager::continuation`]), for example
+    /// parsed from the token a browser sent back.
+    ///
+    /// [`QueryPager::continuation`]: super::QueryPager::continuation
+    pub continuation: Option<Continuation>,
+    /// `azure_core`'s per-call options, used for every page.
+    pub method_options: ClientMethodOptions<'a>,
+}
+
+/// The options of a table listing.
+#[derive(Clone, Debug, Default)]
+pub struct ListTablesOptions<'a> {
+    /// Where to resume: a continuation kept from an earlier page.
+    pub continuation: Option<TableContinuation>,
+    /// `azure_core`'s per-call options, used for every page.
+    pub method_options: ClientMethodOptions<'a>,
+}
