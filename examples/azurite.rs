@@ -1,22 +1,20 @@
-//! The SDK against the Azurite emulator, end to end: a derived struct, reverse-chronological keys, the latest
-//! entry, an update under its ETag, a typed filter.
+//! The main example: table-model's client against a real Table service (the Azurite emulator), end to end.
 //!
 //! ```text
-//! eval "$(scripts/azurite.sh start)"
-//! cargo run --example azurite
-//! scripts/azurite.sh stop
+//! bash scripts/azurite.sh run cargo run --example azurite
 //! ```
 //!
-//! `table-model` builds and reads `http::Request`/`http::Response` values; any HTTP client sends them. This
-//! example uses `ureq`, a small blocking client.
+//! The script installs and starts Azurite on a free loopback port and passes its endpoint in
+//! `TABLE_MODEL_AZURITE_ENDPOINT`; without it, the example uses `UseDevelopmentStorage=true` (Azurite on its
+//! default port). It shows a derived struct, inserts in transactions, a newest-first query, paging with a
+//! resumable token, an update under an ETag and the conflict a stale one gets, and the errors bad input gets
+//! before anything is sent.
 
-use std::io::Read;
-use table_model::filter;
-use table_model::response;
-use table_model::{
-    AccountKey, Batch, Credential, DateTime, ETag, Endpoint, IfMatch, PartitionKey, Query, TableEntity, TableName,
-    TableService, UpdateMode,
-};
+use futures::TryStreamExt as _;
+use table_model::client::{QueryOptions, TableServiceClient, UpdateOptions};
+use table_model::response::Continuation;
+use table_model::{filter, AccountKey, DateTime, ETag, Entity, ErrorCode, PartitionKey, Query, RowKey, TableEntity};
+use table_model::{IfMatch, PropertyName, TableName, UpdateMode};
 
 /// A temperature reading. Its RowKey is the instant, written so that the newest reading sorts first.
 #[derive(TableEntity, Debug, Clone)]
@@ -34,85 +32,95 @@ struct Reading {
 
 type Error = Box<dyn std::error::Error>;
 
-/// Sends a request with `ureq` and hands back an `http::Response`, whatever its status.
-fn send(request: http::Request<Vec<u8>>) -> Result<http::Response<Vec<u8>>, Error> {
-    let mut call = ureq::request(request.method().as_str(), &request.uri().to_string());
-    for (name, value) in request.headers() {
-        call = call.set(name.as_str(), value.to_str()?);
-    }
-    let result = if request.body().is_empty() { call.call() } else { call.send_bytes(request.body()) };
-    let reply = match result {
-        Ok(reply) | Err(ureq::Error::Status(_, reply)) => reply,
-        Err(e) => return Err(format!("cannot reach Azurite ({e}); start it with `scripts/azurite.sh start`").into()),
-    };
-    let mut builder = http::Response::builder().status(reply.status());
-    for name in reply.headers_names() {
-        for value in reply.all(&name) {
-            builder = builder.header(name.as_str(), value);
-        }
-    }
-    let mut body = Vec::new();
-    reply.into_reader().read_to_end(&mut body)?;
-    Ok(builder.body(body)?)
+/// An instant the service cannot store: Edm.DateTime starts at 1601.
+fn chrono_1599() -> chrono::DateTime<chrono::Utc> {
+    "1599-03-30T08:00:00Z".parse().expect("a valid RFC 3339 instant")
 }
 
-fn main() -> Result<(), Error> {
-    let endpoint = match std::env::var("TABLE_MODEL_AZURITE_ENDPOINT") {
-        Ok(url) => Endpoint::parse(&url)?,
-        Err(_) => Endpoint::development(),
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    let service = match std::env::var("TABLE_MODEL_AZURITE_ENDPOINT") {
+        Ok(url) => TableServiceClient::new(url, AccountKey::development(), None)?,
+        Err(_) => TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?,
     };
-    println!("Azurite at {endpoint} (account {})", endpoint.account());
-    let service = TableService::new(endpoint, Credential::SharedKey(AccountKey::development()));
-    let table = TableName::new("Readings")?;
+    println!("{:?} at {}", service.kind(), service.endpoint());
 
     // A fresh table.
-    let _ = send(service.delete_table(&table)?)?;
-    response::empty(&send(service.create_table(&table)?)?)?;
+    let table = TableName::new("Readings")?;
+    service.delete_table_if_exists(&table, None).await?;
+    let readings = service.create_table_if_not_exists(&table, None).await?;
     println!("created table {table}");
 
-    // Five readings of one sensor, written in one entity group transaction.
-    let start: DateTime = "2024-05-01T12:00:00Z".parse()?;
-    let mut batch = Batch::new(table.clone(), PartitionKey::new("greenhouse")?);
-    for (minute, celsius) in [(0, 19.5), (10, 21.0), (20, 22.75), (30, 21.5), (40, 23.0)] {
-        let at = DateTime::from_ticks(start.ticks() + minute * 60 * 10_000_000)?;
-        let reading = Reading { sensor: "greenhouse".into(), at, celsius, note: None, etag: None };
-        batch.insert(&reading)?;
-    }
-    response::batch(&send(service.batch(&batch)?)?, batch.len())?;
-    println!("inserted {} readings in one batch", batch.len());
-
-    // The latest reading is the first row of the partition: reverse-chronological keys sort newest first.
-    let latest_query = Query::new().filter(filter::PARTITION_KEY.eq("greenhouse")).top(1);
-    let page = response::query_as::<Reading, _>(&send(service.query(&table, &latest_query, None)?)?)?;
-    let latest = page.entities.into_iter().next().ok_or("no reading")?;
-    println!("latest: {} at {} ({:.2}°C)", latest.sensor, latest.at, latest.celsius);
-
-    // Update it under its ETag: optimistic concurrency.
-    let etag = latest.etag.clone().ok_or("a read entity has an ETag")?;
-    let noted = Reading { note: Some("checked".into()), ..latest.clone() };
-    let new_etag =
-        response::written(&send(service.update(&table, &noted, UpdateMode::Merge, IfMatch::ETag(etag.clone()))?)?)?;
-    println!("updated the latest reading: ETag {etag} -> {new_etag}");
-
-    // The old ETag is stale now: the service refuses the update, and nothing is lost.
-    let stale = service.update(&table, &noted, UpdateMode::Merge, IfMatch::ETag(etag))?;
-    match response::written(&send(stale)?) {
-        Err(e) if e.service().is_some_and(|s| s.is_precondition_failed()) => {
-            println!("a second update with the old ETag was refused: {e}")
+    // 250 readings of one sensor, one a minute, in transactions of 100 (all or nothing each).
+    let start: DateTime = "2024-05-01T00:00:00Z".parse()?;
+    let sensor = PartitionKey::new("greenhouse")?;
+    let all: Vec<Reading> = (0..250)
+        .map(|minute| Reading {
+            sensor: sensor.to_string(),
+            at: DateTime::from_ticks(start.ticks() + minute * 60 * 10_000_000).expect("in range"),
+            celsius: 18.0 + (minute % 40) as f64 / 4.0,
+            note: None,
+            etag: None,
+        })
+        .collect();
+    for chunk in all.chunks(100) {
+        let mut batch = readings.batch(sensor.clone());
+        for reading in chunk {
+            batch.insert(reading)?;
         }
-        other => return Err(format!("expected 412 Precondition Failed, got {other:?}").into()),
+        readings.submit_transaction(&batch, None).await?;
+    }
+    println!("inserted {} readings in {} transactions", all.len(), all.len().div_ceil(100));
+
+    // The newest three: reverse-chronological keys sort newest first, so they are the partition's first rows.
+    let in_greenhouse = Query::new().filter(filter::PARTITION_KEY.eq(sensor.as_str()));
+    for r in readings.query_first::<Reading>(&in_greenhouse, 3, None).await? {
+        println!("  newest: {} {:.2}°C", r.at, r.celsius);
     }
 
-    // A typed filter: the warm readings, newest first. `celsius` is an f64 property, so comparing it with a
-    // string would not compile.
-    let warm = Query::new().filter(filter::PARTITION_KEY.eq("greenhouse") & Reading::PROPERTIES.celsius.gt(21.0));
-    println!("query: $filter={}", warm.filter_ref().ok_or("a filter")?.render()?);
-    let page = response::query_as::<Reading, _>(&send(service.query(&table, &warm, None)?)?)?;
-    for r in page.entities {
-        println!("  {} {:>6.2}°C {}", r.at, r.celsius, r.note.as_deref().unwrap_or(""));
-    }
+    // Paging: pages of 100 ($top is the page size). Keep the token of the second page and resume from it
+    // later, as a web app would after handing the token to a browser.
+    let mut pages = readings.query::<Reading>(&in_greenhouse.clone().top(100), None)?.into_pages();
+    let first = pages.try_next().await?.ok_or("a first page")?;
+    let token = pages.continuation().ok_or("more pages")?.to_string();
+    println!("page 1: {} readings; resume token {token}", first.entities.len());
+    let resumed = QueryOptions { continuation: Some(token.parse::<Continuation>()?), ..Default::default() };
+    let rest: Vec<Reading> = readings.query(&in_greenhouse.clone().top(100), Some(resumed))?.try_collect().await?;
+    println!("resumed from the token: {} more readings", rest.len());
 
-    response::empty(&send(service.delete_table(&table)?)?)?;
+    // A typed filter: `celsius` is an f64 property, so comparing it with a string would not compile.
+    let warm = Query::new().filter(filter::PARTITION_KEY.eq("greenhouse") & Reading::PROPERTIES.celsius.ge(27.5));
+    let warm: Vec<Reading> = readings.query(&warm, None)?.try_collect().await?;
+    println!("{} readings at 27.5°C or more", warm.len());
+
+    // Optimistic concurrency: an update carries the ETag the reading was read with ...
+    let latest = readings.query_first::<Reading>(&in_greenhouse, 1, None).await?.remove(0);
+    let noted = Reading { note: Some("checked".into()), ..latest.clone() };
+    let new_etag = readings.update(&noted, UpdateMode::Merge, None).await?;
+    println!("updated the newest reading: ETag {} -> {new_etag}", latest.etag.as_ref().ok_or("read with an ETag")?);
+
+    // ... so a second update with the old one is refused, and nothing is lost.
+    match readings.update(&noted, UpdateMode::Merge, None).await {
+        Err(e) if e.error_code() == Some(ErrorCode::UpdateConditionNotSatisfied) => {
+            println!("the stale update was refused: {e}")
+        }
+        other => return Err(format!("expected UpdateConditionNotSatisfied, got {other:?}").into()),
+    }
+    let fresh = readings.reload(&noted, None).await?;
+    println!("read again: note {:?}, ETag {}", fresh.note, fresh.etag.as_ref().ok_or("an ETag")?);
+    readings.delete(&fresh, Some(UpdateOptions { if_match: Some(IfMatch::Any), ..Default::default() })).await?;
+
+    // Bad input gets a typed error that says what, where and which rule, and nothing is sent.
+    println!("errors bad input gets:");
+    println!("  {}", TableName::new("audit-log").unwrap_err());
+    println!("  {}", RowKey::new("2024/05/01").unwrap_err());
+    println!("  {}", "Unit Price".parse::<PropertyName>().unwrap_err());
+    let before_1601 = Entity::new(sensor.clone(), RowKey::new("x")?).with("At".parse()?, chrono_1599());
+    println!("  {}", before_1601.unwrap_err());
+    let huge = Reading { note: Some("x".repeat(40_000)), ..latest };
+    println!("  {}", readings.insert(&huge, None).await.unwrap_err());
+
+    service.delete_table(&table, None).await?;
     println!("deleted table {table}");
     Ok(())
 }
