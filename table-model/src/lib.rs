@@ -29,7 +29,63 @@
 //! # }
 //! ```
 //!
-//! ## Talking to the service
+//! ## From a struct to the service and back
+//!
+//! Derive [`TableEntity`](trait@TableEntity) for a struct: its names, keys and types are checked when it
+//! compiles. The [`client`] (feature `client`, on by default) stores it and queries it back, on `azure_core`
+//! 1.x, the core of the official Rust Azure SDK, against Azure Table Storage, the Cosmos DB Table API or Azurite.
+//!
+#![cfg_attr(
+    all(feature = "client", feature = "derive"),
+    doc = r#"
+```no_run
+use futures::TryStreamExt as _;
+use table_model::client::TableServiceClient;
+use table_model::{filter, ETag, ErrorCode, Query, TableEntity, TableName, UpdateMode};
+
+// 1. A struct: PartitionKey from `tenant`, RowKey from `at` written so the newest event sorts first.
+#[derive(TableEntity, Debug)]
+#[table(rename_all = "PascalCase")]
+struct Event {
+    #[table(partition_key)]
+    tenant: String,
+    #[table(row_key, reverse_chronological)]
+    at: chrono::DateTime<chrono::Utc>,
+    action: String,
+    #[table(etag)]
+    etag: Option<ETag>, // set when read; the precondition of an update
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // 2. A client: a connection string, or `TableServiceClient::new(url, credential, options)` with an
+    //    AccountKey, a SasToken or an azure_identity credential (Microsoft Entra ID).
+    let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+    let log = service.create_table_if_not_exists(&TableName::new("AuditLog")?, None).await?;
+
+    // 3. Stored: encoded straight from the fields, every limit checked before sending.
+    let event = Event { tenant: "acme".into(), at: chrono::Utc::now(), action: "login".into(), etag: None };
+    log.insert(&event, None).await?;
+
+    // 4. Queried back: the newest ten with one request, or every page as a stream.
+    let acme = Query::new().filter(filter::PARTITION_KEY.eq("acme"));
+    let mut newest: Vec<Event> = log.query_first(&acme, 10, None).await?;
+    let all: Vec<Event> = log.query(&acme, None)?.try_collect().await?;
+
+    // 5. Updated under the ETag it was read with; a concurrent change is one match arm.
+    newest[0].action = "login (verified)".into();
+    match log.update(&newest[0], UpdateMode::Merge, None).await {
+        Err(e) if e.error_code() == Some(ErrorCode::UpdateConditionNotSatisfied) => println!("changed meanwhile"),
+        other => { other?; }
+    }
+    println!("{} events", all.len());
+    Ok(())
+}
+```
+"#
+)]
+//!
+//! ## Talking to the service without the client
 //!
 //! [`TableService`] builds a signed `http::Request` for every operation and [`response`] reads the
 //! `http::Response`; send them with any HTTP client. Queries use typed [`filter`]s, and batches are checked
@@ -62,6 +118,7 @@
 //! - `serde` (default): `Serialize`/`Deserialize` for the validated newtypes. Deserializing validates, so it
 //!   cannot build an invalid value.
 //! - `derive` (default): `#[derive(TableEntity)]`, re-exported from `table-model-derive`.
+//! - `client` (default): the async [`client`] on `azure_core` 1.x (reqwest with rustls, tokio). Implies `http`.
 //! - `http` (default): the protocol layer: [`TableService`], [`Endpoint`]s and [`ConnectionString`]s,
 //!   Shared Key signing ([`auth`]), [`Batch`]es and [`response`] parsing, on the `http` crate's types. The
 //!   [`filter`] builder and [`Query`] do not need it.

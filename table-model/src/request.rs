@@ -107,7 +107,7 @@ impl UpdateMode {
 /// let table = "T".parse()?;
 /// assert_eq!(service.upsert(&table, &entity, UpdateMode::Merge)?.method(), "MERGE");
 /// let tunneled = service.with_merge_verb(MergeVerb::PostTunnel).upsert(&table, &entity, UpdateMode::Merge)?;
-/// assert_eq!((tunneled.method().as_str(), &tunneled.headers()["x-http-method"]), ("POST", &"MERGE"));
+/// assert_eq!((tunneled.method().as_str(), &tunneled.headers()["x-http-method"]), ("POST", &"MERGE".parse()?));
 /// # Ok(())
 /// # }
 /// ```
