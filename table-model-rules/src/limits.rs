@@ -22,6 +22,8 @@ pub const BATCH_MAX_OPERATIONS: usize = 100;
 pub const BATCH_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Maximum number of discrete comparisons in one `$filter` (`docs/rules.md` §7.1).
 pub const FILTER_MAX_COMPARISONS: usize = 15;
+/// The largest `timeout` URI parameter the service honours, in seconds (`docs/rules.md` §12).
+pub const SERVER_TIMEOUT_MAX_SECONDS: u64 = 30;
 /// Maximum value of `$top`, and the largest page the service returns (`docs/rules.md` §7.3 and §10).
 pub const QUERY_MAX_TOP: usize = 1000;
 /// Earliest `Edm.DateTime` the service accepts, 1601-01-01T00:00:00Z, in .NET ticks (`docs/rules.md` §3.3 and §6.2).

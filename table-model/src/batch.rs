@@ -63,6 +63,10 @@ struct Operation {
     prefer_no_content: bool,
 }
 
+/// What an operation leaves: the body the entity is stored with and whether it is exactly that (not merged),
+/// or `None` for a delete.
+pub(crate) type Effect<'a> = Option<(&'a [u8], bool)>;
+
 /// What a successful batch did to each operation, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -207,6 +211,46 @@ impl Batch {
         self.row_keys.insert(row_key.to_owned(), index);
         self.operations.push(op);
         Ok(self)
+    }
+
+    /// What each operation leaves in the table once the batch is applied, in order: the entity's RowKey, and
+    /// the body it is stored with (and whether the stored entity is exactly that body, or holds it merged into
+    /// what was there), or `None` for a delete. For checking, after a lost reply, whether the batch was applied.
+    pub(crate) fn effects(&self) -> Vec<(String, Effect<'_>)> {
+        self.operations
+            .iter()
+            .map(|op| {
+                let body = op.body.as_deref();
+                let row_key = match (&op.row_key, body) {
+                    (Some(rk), _) => rk.clone(),
+                    (None, Some(body)) => crate::request::keys_of(body).map(|(_, rk)| rk).unwrap_or_default(),
+                    (None, None) => String::new(),
+                };
+                let exact = op.method != crate::request::merge_method();
+                (row_key, body.map(|b| (b, exact)))
+            })
+            .collect()
+    }
+
+    /// The exact size of the last operation's part in the body `service` writes (see [`Batch::body_size`]).
+    pub(crate) fn last_part_size(&self, service: &TableService) -> usize {
+        self.operations
+            .last()
+            .map_or(0, |op| self.part_size(op, service.endpoint().url(), service.metadata().accept_header()))
+    }
+
+    /// The exact size of the body `service` writes for an empty batch: the envelope around the parts.
+    pub(crate) fn envelope_size() -> usize {
+        envelope_size()
+    }
+
+    /// Removes the last operation (the one that did not fit, for a caller that splits batches).
+    pub(crate) fn pop(&mut self) {
+        if let Some(op) = self.operations.pop() {
+            self.size -= self.part_size(&op, "", "");
+            let index = self.operations.len();
+            self.row_keys.retain(|_, i| *i != index);
+        }
     }
 
     /// The size of an operation's part, for an endpoint URL of `base` and an `Accept` of `accept`.

@@ -34,16 +34,22 @@
 //! connection errors, honouring `Retry-After` and `x-ms-retry-after-ms`; set them in
 //! [`TableServiceClientOptions::client_options`].
 
+mod bulk;
 mod core;
 mod credential;
 mod error;
 mod options;
+pub mod outcome;
 mod pager;
 mod service;
 mod table;
 
+/// The `azure_core` this client is built on, for its options, credentials and errors, whatever version a
+/// dependent crate names.
+pub use azure_core;
+pub use bulk::{BulkFailure, BulkOperation, BulkOptions, BulkProgress, BulkReport, FailureCause, ProgressFn};
 pub use credential::TableCredential;
-pub use error::{Error, ErrorKind};
+pub use error::{Error, ErrorKind, OutcomeUnknown};
 pub use options::{ListTablesOptions, QueryOptions, RequestOptions, TableServiceClientOptions, UpdateOptions};
 pub use pager::{QueryPager, QueryPages, TablePager};
 pub use service::TableServiceClient;

@@ -18,6 +18,7 @@ use http::{Method, Request};
 use std::time::SystemTime;
 
 pub(crate) use address::{encode_component, entity_path};
+pub(crate) use write::keys_of;
 pub use write::{EncodedEntity, WriteEntity};
 
 /// The service version this crate speaks, sent as `x-ms-version`: the version of the Table REST API's
@@ -165,6 +166,7 @@ pub struct TableService {
     credential: Credential,
     metadata: MetadataLevel,
     merge_verb: MergeVerb,
+    server_timeout: Option<u32>,
     time: Option<SystemTime>,
 }
 
@@ -176,6 +178,7 @@ impl TableService {
             credential,
             metadata: MetadataLevel::default(),
             merge_verb: MergeVerb::Merge,
+            server_timeout: None,
             time: None,
         }
     }
@@ -201,6 +204,30 @@ impl TableService {
     #[must_use]
     pub fn with_merge_verb(mut self, verb: MergeVerb) -> Self {
         self.merge_verb = verb;
+        self
+    }
+
+    /// Asks the service to give up on each request after this long: the `timeout` URI parameter, in whole
+    /// seconds, capped at the service's maximum of 30 (`docs/rules.md` §12). A shorter timeout than the
+    /// client's own per-try timeout lets the service, not the connection, end a slow request.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use table_model::{TableName, TableService};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let service = TableService::from_connection_string("UseDevelopmentStorage=true")?
+    ///     .with_server_timeout(Duration::from_millis(7_500));
+    /// let request = service.get(&"T".parse()?, &"p".parse()?, &"r".parse()?)?;
+    /// assert_eq!(request.uri().query(), Some("timeout=8"));
+    /// let capped = service.with_server_timeout(Duration::from_secs(600)).delete_table(&"T".parse()?)?;
+    /// assert_eq!(capped.uri().query(), Some("timeout=30"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_server_timeout(mut self, timeout: std::time::Duration) -> Self {
+        let seconds = timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0);
+        self.server_timeout = Some(seconds.clamp(1, crate::limits::SERVER_TIMEOUT_MAX_SECONDS) as u32);
         self
     }
 
@@ -395,6 +422,11 @@ impl TableService {
             url.push_str(name);
             url.push('=');
             url.push_str(&encode_component(value));
+        }
+        if let Some(seconds) = self.server_timeout {
+            url.push(if params.is_empty() { '?' } else { '&' });
+            url.push_str("timeout=");
+            url.push_str(&seconds.to_string());
         }
         url
     }

@@ -4,6 +4,7 @@
 use super::credential::{SharedKeyPolicy, TableCredential};
 use super::error::Error;
 use super::options::TableServiceClientOptions;
+use super::outcome::{TryLog, TryPolicy};
 use crate::auth::SharedKeyScheme;
 use crate::connection::{Credential, Endpoint, ServiceKind};
 use crate::error::{RequestError, ResponseError};
@@ -14,6 +15,7 @@ use azure_core::http::policies::Policy;
 use azure_core::http::{Context, Method, Pipeline, PipelineSendOptions, Request, Url};
 use azure_core::Bytes;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The request builder and the pipeline of one service client and all of its table clients.
 #[derive(Debug)]
@@ -23,6 +25,7 @@ pub(crate) struct Core {
     pub(crate) requests: TableService,
     pub(crate) kind: ServiceKind,
     pipeline: Pipeline,
+    deadline: Option<Duration>,
 }
 
 impl Core {
@@ -33,7 +36,8 @@ impl Core {
     ) -> Result<Self, Error> {
         let kind = options.service_kind.unwrap_or_else(|| endpoint.kind());
         let account = endpoint.account().to_owned();
-        let mut per_try: Vec<Arc<dyn Policy>> = Vec::new();
+        // First of the per-try policies, so that its timeout covers signing, the token and the transport.
+        let mut per_try: Vec<Arc<dyn Policy>> = vec![Arc::new(TryPolicy { try_timeout: options.try_timeout })];
         let request_credential = match credential {
             TableCredential::SharedKey(key) => {
                 per_try.push(Arc::new(SharedKeyPolicy { account, key, scheme: SharedKeyScheme::Full }));
@@ -55,8 +59,11 @@ impl Core {
             ServiceKind::CosmosDb => MergeVerb::PostTunnel,
             _ => MergeVerb::Patch,
         };
-        let requests =
+        let mut requests =
             TableService::new(endpoint, request_credential).with_metadata(options.metadata).with_merge_verb(merge_verb);
+        if let Some(limit) = options.try_timeout {
+            requests = requests.with_server_timeout(limit);
+        }
         let pipeline = Pipeline::new(
             Some(env!("CARGO_PKG_NAME")),
             Some(env!("CARGO_PKG_VERSION")),
@@ -65,7 +72,7 @@ impl Core {
             per_try,
             None,
         );
-        Ok(Core { requests, kind, pipeline })
+        Ok(Core { requests, kind, pipeline, deadline: options.deadline })
     }
 
     /// Sends a request built by [`TableService`] and reads the answer with a function of the response layer.
@@ -79,6 +86,27 @@ impl Core {
         Ok(read(&response)?)
     }
 
+    /// As [`call`](Self::call), and whether some try ended with its outcome unknown: a write that was retried
+    /// after that may see its own first try's effect (see [`outcome`](super::outcome)).
+    pub(crate) async fn call_tracked<R>(
+        &self,
+        request: Result<http::Request<Vec<u8>>, RequestError>,
+        ctx: &Context<'_>,
+        read: impl FnOnce(&http::Response<Bytes>) -> Result<R, ResponseError>,
+    ) -> (Result<R, Error>, bool) {
+        let log = Arc::new(TryLog::default());
+        let ctx = ctx.clone().with_value(log.clone());
+        let result = match request {
+            Ok(request) => match self.send(request, &ctx).await {
+                Ok(response) => read(&response).map_err(Error::from),
+                Err(e) => Err(e),
+            },
+            Err(e) => Err(e.into()),
+        };
+        let retried_after_unknown = log.outcome_was_unknown() && log.tries() > 1;
+        (result, retried_after_unknown)
+    }
+
     /// Sends a request built by [`TableService`] and returns the answer whatever its status: the response
     /// layer reads it.
     pub(crate) async fn send(
@@ -88,7 +116,14 @@ impl Core {
     ) -> Result<http::Response<Bytes>, Error> {
         let mut request = to_core_request(request)?;
         let options = PipelineSendOptions { skip_checks: true, ..Default::default() };
-        let response = self.pipeline.send(ctx, &mut request, Some(options)).await?;
+        let send = self.pipeline.send(ctx, &mut request, Some(options));
+        let response = match self.deadline {
+            None => send.await?,
+            Some(limit) => tokio::time::timeout(limit, send).await.map_err(|_| {
+                let message = format!("no answer within the deadline of {limit:?}; a write may have been applied");
+                azure_core::Error::with_message(CoreErrorKind::Io, message)
+            })??,
+        };
         let (status, headers, body) = response.deconstruct();
         let mut reply = http::Response::new(Bytes::from(body));
         *reply.status_mut() = http::StatusCode::from_u16(u16::from(status))

@@ -20,6 +20,10 @@ pub enum ErrorKind {
     Response(ResponseError),
     /// An endpoint URL, connection string or SAS token that is not valid.
     Connection(ConnectionError),
+    /// A write whose first try got no answer (or a `500`), was sent again, and whose retry was refused in a
+    /// way its own first try could have caused; the entity read back does not settle it. Read the entity and
+    /// decide (see [`outcome`](super::outcome)).
+    OutcomeUnknown(OutcomeUnknown),
     /// No answer: the connection failed, the retries ran out, the credential could not get a token, or the
     /// pipeline refused the request (`azure_core`'s error, as it is).
     Transport(azure_core::Error),
@@ -43,12 +47,13 @@ pub enum ErrorKind {
 /// }
 /// ```
 pub struct Error {
-    kind: ErrorKind,
+    /// Boxed, so that a `Result<T, Error>` stays small.
+    kind: Box<ErrorKind>,
 }
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind) -> Self {
-        Error { kind }
+        Error { kind: Box::new(kind) }
     }
 
     /// What went wrong.
@@ -58,12 +63,12 @@ impl Error {
 
     /// The error, by value.
     pub fn into_kind(self) -> ErrorKind {
-        self.kind
+        *self.kind
     }
 
     /// The service's error, when it answered with an error status.
     pub fn service(&self) -> Option<&ServiceError> {
-        match &self.kind {
+        match &*self.kind {
             ErrorKind::Service(e) => Some(e),
             _ => None,
         }
@@ -95,6 +100,43 @@ impl Error {
     }
 }
 
+/// The details of [`ErrorKind::OutcomeUnknown`].
+#[derive(Debug)]
+pub struct OutcomeUnknown {
+    pub(crate) operation: &'static str,
+    pub(crate) answer: ServiceError,
+    pub(crate) reason: String,
+}
+
+impl OutcomeUnknown {
+    /// The operation: `insert`, `update`, `delete`, `transaction`.
+    pub fn operation(&self) -> &'static str {
+        self.operation
+    }
+
+    /// The service's answer to the last try.
+    pub fn answer(&self) -> &ServiceError {
+        &self.answer
+    }
+
+    /// What the read-back found.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+impl fmt::Display for OutcomeUnknown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the outcome of the {} is unknown: a try got no answer, and the retry was refused ({}); {}",
+            self.operation, self.answer, self.reason
+        )
+    }
+}
+
+impl std::error::Error for OutcomeUnknown {}
+
 impl fmt::Debug for Error {
     /// The message, then the structure: `main` returning this error prints what went wrong first.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -107,11 +149,12 @@ impl fmt::Debug for Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.kind {
+        match &*self.kind {
             ErrorKind::Service(e) => e.fmt(f),
             ErrorKind::Request(e) => e.fmt(f),
             ErrorKind::Response(e) => e.fmt(f),
             ErrorKind::Connection(e) => e.fmt(f),
+            ErrorKind::OutcomeUnknown(e) => e.fmt(f),
             ErrorKind::Transport(e) => write!(f, "the request got no answer: {e}"),
         }
     }
@@ -119,11 +162,12 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
+        match &*self.kind {
             ErrorKind::Service(e) => Some(e),
             ErrorKind::Request(e) => Some(e),
             ErrorKind::Response(e) => Some(e),
             ErrorKind::Connection(e) => Some(e),
+            ErrorKind::OutcomeUnknown(e) => Some(e),
             ErrorKind::Transport(e) => Some(e),
         }
     }
@@ -168,14 +212,16 @@ impl From<Error> for azure_core::Error {
     /// transport error as it was, anything else wrapped with its message.
     fn from(e: Error) -> Self {
         use azure_core::error::ErrorKind as Core;
-        match e.kind {
+        match *e.kind {
             ErrorKind::Transport(core) => core,
             ErrorKind::Service(ref service) => {
                 let status = azure_core::http::StatusCode::from(service.status());
                 let error_code = service.code().map(str::to_owned);
                 azure_core::Error::new(Core::HttpResponse { status, error_code, raw_response: None }, e)
             }
-            ErrorKind::Request(_) | ErrorKind::Connection(_) => azure_core::Error::new(Core::Other, e),
+            ErrorKind::Request(_) | ErrorKind::Connection(_) | ErrorKind::OutcomeUnknown(_) => {
+                azure_core::Error::new(Core::Other, e)
+            }
             ErrorKind::Response(_) => azure_core::Error::new(Core::DataConversion, e),
         }
     }

@@ -6,6 +6,7 @@ use crate::json::MetadataLevel;
 use crate::request::IfMatch;
 use crate::response::{Continuation, TableContinuation};
 use azure_core::http::{ClientMethodOptions, ClientOptions};
+use std::time::Duration;
 
 /// The options of a [`TableServiceClient`](super::TableServiceClient), shared by its
 /// [`TableClient`](super::TableClient)s.
@@ -14,7 +15,12 @@ use azure_core::http::{ClientMethodOptions, ClientOptions};
 /// jitter by default, honouring `Retry-After` and `x-ms-retry-after-ms`), transport, per-call and per-try
 /// policies, user agent and logging.
 ///
+/// `try_timeout` and `deadline` bound the time of each try and of each call (all its tries); the per-try
+/// timeout also sets the service's own `timeout` URI parameter (at most 30 seconds), so that the service gives
+/// up first.
+///
 /// ```
+/// use std::time::Duration;
 /// use azure_core::http::{ClientOptions, ExponentialRetryOptions, RetryOptions};
 /// use table_model::client::TableServiceClientOptions;
 /// use table_model::{MetadataLevel, ServiceKind};
@@ -25,10 +31,12 @@ use azure_core::http::{ClientMethodOptions, ClientOptions};
 ///     },
 ///     service_kind: Some(ServiceKind::CosmosDb), // a proxy in front of a Cosmos DB account
 ///     metadata: MetadataLevel::None,
+///     try_timeout: Some(Duration::from_secs(10)),
+///     deadline: Some(Duration::from_secs(60)),
 /// };
 /// # let _ = options;
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct TableServiceClientOptions {
     /// `azure_core`'s client options.
     pub client_options: ClientOptions,
@@ -41,6 +49,24 @@ pub struct TableServiceClientOptions {
     /// read typed at every level; dynamic entities read Int64, Guid, DateTime and Binary values as strings
     /// under [`MetadataLevel::None`].
     pub metadata: MetadataLevel,
+    /// How long one try may wait for its answer before it counts as lost and is retried (default 60 s;
+    /// `None`: no limit). Also sent as the `timeout` URI parameter, capped at 30 s.
+    pub try_timeout: Option<Duration>,
+    /// How long one call may take, all its tries together (default: no limit beyond the retry options').
+    /// A write that runs out of time may have been applied: its error says so.
+    pub deadline: Option<Duration>,
+}
+
+impl Default for TableServiceClientOptions {
+    fn default() -> Self {
+        TableServiceClientOptions {
+            client_options: ClientOptions::default(),
+            service_kind: None,
+            metadata: MetadataLevel::default(),
+            try_timeout: Some(Duration::from_secs(60)),
+            deadline: None,
+        }
+    }
 }
 
 /// The options of a call that takes nothing else: the `azure_core` context (for example a tracing span or a

@@ -1,18 +1,21 @@
 //! The client of one table: its entities, typed or dynamic, its queries and its transactions.
 
 use super::core::Core;
-use super::error::Error;
+use super::error::{Error, ErrorKind, OutcomeUnknown};
 use super::options::{QueryOptions, RequestOptions, UpdateOptions};
 use super::pager::{Fetch, QueryPager};
 use crate::batch::Batch;
 use crate::connection::ServiceKind;
 use crate::entity::ETag;
+use crate::error::ResponseError;
+use crate::json::{decode_entity, MetadataLevel};
 use crate::key::{PartitionKey, RowKey};
 use crate::name::TableName;
 use crate::query::Query;
 use crate::request::{IfMatch, UpdateMode, WriteEntity};
 use crate::response::{self, BatchOutcome, Continuation, QueryPage, ReadEntity};
-use crate::ErrorCode;
+use crate::{Entity, ErrorCode};
+use azure_core::http::Context;
 use futures::TryStreamExt as _;
 use std::sync::Arc;
 
@@ -69,6 +72,10 @@ impl TableClient {
         TableClient { core, table }
     }
 
+    pub(crate) fn core(&self) -> &Core {
+        &self.core
+    }
+
     /// The table.
     pub fn table(&self) -> &TableName {
         &self.table
@@ -87,7 +94,11 @@ impl TableClient {
     pub async fn create_table(&self, options: Option<RequestOptions<'_>>) -> Result<(), Error> {
         let options = options.unwrap_or_default();
         let request = self.core.requests.create_table(&self.table);
-        self.core.call(request, &options.method_options.context, response::empty).await
+        match self.core.call_tracked(request, &options.method_options.context, response::empty).await {
+            // A retry after a lost reply finds the table the first try created: it exists, as asked.
+            (Err(e), true) if e.error_code() == Some(ErrorCode::TableAlreadyExists) => Ok(()),
+            (result, _) => result,
+        }
     }
 
     /// Creates the table unless it exists; `true` when it was created.
@@ -131,8 +142,16 @@ impl TableClient {
     /// is sent), and any failure to send.
     pub async fn insert(&self, entity: &impl WriteEntity, options: Option<RequestOptions<'_>>) -> Result<ETag, Error> {
         let options = options.unwrap_or_default();
+        let ctx = &options.method_options.context;
+        let encoded = entity.encode().map_err(crate::error::RequestError::from)?;
         let request = self.core.requests.insert(&self.table, entity);
-        self.core.call(request, &options.method_options.context, response::written).await
+        match self.core.call_tracked(request, ctx, response::written).await {
+            (Err(e), true) if e.error_code() == Some(ErrorCode::EntityAlreadyExists) => {
+                let expected = Some((encoded.body().as_bytes(), true));
+                self.resolve("insert", e, encoded.partition_key(), encoded.row_key(), expected, ctx).await
+            }
+            (result, _) => result,
+        }
     }
 
     /// Inserts the entity, or updates it whatever its version: [`UpdateMode::Merge`] keeps the stored
@@ -166,9 +185,17 @@ impl TableClient {
         options: Option<UpdateOptions<'_>>,
     ) -> Result<ETag, Error> {
         let options = options.unwrap_or_default();
+        let ctx = &options.method_options.context;
         let if_match = precondition(options.if_match, entity);
         let request = self.core.requests.update(&self.table, entity, mode, if_match);
-        self.core.call(request, &options.method_options.context, response::written).await
+        match self.core.call_tracked(request, ctx, response::written).await {
+            (Err(e), true) if e.is_precondition_failed() => {
+                let encoded = entity.encode().map_err(crate::error::RequestError::from)?;
+                let expected = Some((encoded.body().as_bytes(), mode == UpdateMode::Replace));
+                self.resolve("update", e, encoded.partition_key(), encoded.row_key(), expected, ctx).await
+            }
+            (result, _) => result,
+        }
     }
 
     /// Deletes an entity, addressed by its keys, under a precondition as [`update`](Self::update) takes it.
@@ -179,8 +206,7 @@ impl TableClient {
         let (partition_key, row_key) = entity.keys().map_err(crate::error::RequestError::from)?;
         let options = options.unwrap_or_default();
         let if_match = precondition(options.if_match, entity);
-        let request = self.core.requests.delete(&self.table, &partition_key, &row_key, if_match);
-        self.core.call(request, &options.method_options.context, response::empty).await
+        self.delete_with(&partition_key, &row_key, if_match, &options.method_options.context).await
     }
 
     /// Deletes the entity with these keys, under [`UpdateOptions::if_match`] (by default [`IfMatch::Any`]).
@@ -195,8 +221,26 @@ impl TableClient {
     ) -> Result<(), Error> {
         let options = options.unwrap_or_default();
         let if_match = options.if_match.unwrap_or(IfMatch::Any);
+        self.delete_with(partition_key, row_key, if_match, &options.method_options.context).await
+    }
+
+    async fn delete_with(
+        &self,
+        partition_key: &PartitionKey,
+        row_key: &RowKey,
+        if_match: IfMatch,
+        ctx: &Context<'_>,
+    ) -> Result<(), Error> {
         let request = self.core.requests.delete(&self.table, partition_key, row_key, if_match);
-        self.core.call(request, &options.method_options.context, response::empty).await
+        match self.core.call_tracked(request, ctx, response::empty).await {
+            // A retry after a lost reply finds the entity gone: the first try deleted it.
+            (Err(e), true) if e.is_not_found() && e.error_code() != Some(ErrorCode::TableNotFound) => Ok(()),
+            (Err(e), true) if e.is_precondition_failed() => {
+                let reason = "the entity was written again since the first try".to_owned();
+                Err(outcome_unknown("delete", e, reason))
+            }
+            (result, _) => result,
+        }
     }
 
     /// The entity with these keys, as a dynamic [`Entity`](crate::Entity) or a derived struct, with its ETag.
@@ -329,13 +373,97 @@ impl TableClient {
             .into());
         }
         let options = options.unwrap_or_default();
+        let ctx = &options.method_options.context;
         let request = self.core.requests.batch(batch);
         let operations = batch.len();
-        self.core.call(request, &options.method_options.context, |r| response::batch(r, operations)).await
+        match self.core.call_tracked(request, ctx, |r| response::batch(r, operations)).await {
+            (Err(e), true) if e.service().is_some_and(|s| s.operation_index().is_some()) => {
+                self.resolve_transaction(batch, e, ctx).await
+            }
+            (result, _) => result,
+        }
+    }
+
+    /// After a lost reply and a refused retry: whether the stored entity is what the write left (`expected`:
+    /// the body, and whether the entity is exactly it), in which case the write landed and its ETag is the
+    /// entity's; else the outcome is unknown.
+    async fn resolve(
+        &self,
+        operation: &'static str,
+        refusal: Error,
+        partition_key: &str,
+        row_key: &str,
+        expected: Option<(&[u8], bool)>,
+        ctx: &Context<'_>,
+    ) -> Result<ETag, Error> {
+        match self.stored_as_written(partition_key, row_key, expected, ctx).await? {
+            Some(Some(etag)) => Ok(etag),
+            _ => Err(outcome_unknown(operation, refusal, "the entity read back differs from the one sent".to_owned())),
+        }
+    }
+
+    /// Reads every entity of a transaction back after a lost reply and a refused retry: when each is as the
+    /// transaction leaves it, the first try was applied (all or nothing) and the transaction succeeded.
+    async fn resolve_transaction(
+        &self,
+        batch: &Batch,
+        refusal: Error,
+        ctx: &Context<'_>,
+    ) -> Result<BatchOutcome, Error> {
+        let mut etags = Vec::with_capacity(batch.len());
+        for (row_key, expected) in batch.effects() {
+            match self.stored_as_written(batch.partition_key().as_str(), &row_key, expected, ctx).await? {
+                Some(etag) => etags.push(etag),
+                None => {
+                    let reason =
+                        format!("the entity with RowKey {row_key:?} read back is not as the transaction leaves it");
+                    return Err(outcome_unknown("transaction", refusal, reason));
+                }
+            }
+        }
+        Ok(BatchOutcome { etags })
+    }
+
+    /// `Some(etag)` when the stored entity is as a write left it (`None` as the ETag for an expected absence),
+    /// `None` when it is not.
+    async fn stored_as_written(
+        &self,
+        partition_key: &str,
+        row_key: &str,
+        expected: Option<(&[u8], bool)>,
+        ctx: &Context<'_>,
+    ) -> Result<Option<Option<ETag>>, Error> {
+        let (pk, rk) = (PartitionKey::new(partition_key), RowKey::new(row_key));
+        let (Ok(pk), Ok(rk)) = (pk, rk) else { return Ok(None) };
+        // Typed values need annotations to compare: read at minimal metadata whatever the client's level.
+        let read = self.core.requests.clone().with_metadata(MetadataLevel::Minimal).get(&self.table, &pk, &rk);
+        let stored = match self.core.call(read, ctx, Entity::read_entity).await {
+            Ok(entity) => Some(entity),
+            Err(e) if e.is_not_found() && e.error_code() != Some(ErrorCode::TableNotFound) => None,
+            Err(e) => return Err(e),
+        };
+        Ok(match (expected, stored) {
+            (None, None) => Some(None),
+            (Some((body, exact)), Some(stored)) => {
+                let sent = decode_entity(body, None).map_err(ResponseError::from)?;
+                let holds = sent.iter().all(|(name, value)| stored.value(name.as_str()) == Some(value));
+                (holds && (!exact || stored.len() == sent.len())).then(|| stored.etag().cloned())
+            }
+            _ => None,
+        })
+    }
+}
+
+fn outcome_unknown(operation: &'static str, refusal: Error, reason: String) -> Error {
+    match refusal.into_kind() {
+        ErrorKind::Service(answer) => {
+            Error::new(ErrorKind::OutcomeUnknown(OutcomeUnknown { operation, answer, reason }))
+        }
+        other => Error::new(other),
     }
 }
 
 /// The precondition of an update or delete: the one asked for, else the entity's ETag, else any version.
-fn precondition(asked: Option<IfMatch>, entity: &impl WriteEntity) -> IfMatch {
+pub(crate) fn precondition(asked: Option<IfMatch>, entity: &impl WriteEntity) -> IfMatch {
     asked.unwrap_or_else(|| entity.etag().map_or(IfMatch::Any, |etag| IfMatch::ETag(etag.clone())))
 }

@@ -94,7 +94,7 @@ impl<T: TableEntity> WriteEntity for T {
 }
 
 /// The keys at the start of a body: `{"PartitionKey":"..","RowKey":".."`, the order every body is written in.
-fn keys_of(body: &[u8]) -> Option<(String, String)> {
+pub(crate) fn keys_of(body: &[u8]) -> Option<(String, String)> {
     let rest = body.strip_prefix(b"{\"PartitionKey\":")?;
     let (partition_key, used) = json_string(rest)?;
     let rest = rest[used..].strip_prefix(b",\"RowKey\":")?;

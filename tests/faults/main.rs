@@ -1,0 +1,277 @@
+//! The client under faults: bulk writes and single operations through a fault-injecting proxy in front of a
+//! real Azurite, checked against what Azurite stores (read directly, not through the proxy).
+//!
+//! Run with `bash scripts/azurite.sh run cargo test --test faults`; without `TABLE_MODEL_AZURITE_ENDPOINT`
+//! the tests are skipped (and fail when `CI` is set). Every failure message carries the seed of the fault
+//! schedule, which replays it (`TABLE_MODEL_FAULT_SEED` overrides the fixed seeds).
+
+mod proxy;
+
+use futures::TryStreamExt as _;
+use proxy::{Fault, Proxy};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use table_model::client::azure_core;
+use table_model::client::azure_core::http::{ClientOptions, ExponentialRetryOptions, RetryOptions};
+use table_model::client::{
+    BulkOperation, BulkOptions, ErrorKind, TableClient, TableServiceClient, TableServiceClientOptions,
+};
+use table_model::{AccountKey, DateTime, Entity, PartitionKey, Query, RowKey, TableName, UpdateMode};
+
+const ENDPOINT_VAR: &str = "TABLE_MODEL_AZURITE_ENDPOINT";
+/// A try that gets no answer within this long is lost; the proxy's `Delay` holds answers longer.
+const TRY_TIMEOUT: Duration = Duration::from_secs(2);
+const DELAY: Duration = Duration::from_millis(2_600);
+
+/// The Azurite endpoint, or `None` (the test is skipped) when it is not set outside CI.
+fn endpoint() -> Option<String> {
+    match std::env::var(ENDPOINT_VAR) {
+        Ok(url) => Some(url),
+        Err(_) if std::env::var_os("CI").is_some() => panic!("{ENDPOINT_VAR} is not set but CI is"),
+        Err(_) => {
+            eprintln!("note: the fault tests are skipped: {ENDPOINT_VAR} is not set");
+            None
+        }
+    }
+}
+
+/// `127.0.0.1:port` of a path-style endpoint `http://127.0.0.1:port/account`.
+fn socket_of(url: &str) -> SocketAddr {
+    let authority = url.trim_start_matches("http://").split('/').next().expect("an authority");
+    authority.parse().expect("Azurite listens on an IP address")
+}
+
+fn seed(default: u64) -> u64 {
+    std::env::var("TABLE_MODEL_FAULT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
+/// A client with fast retries and a short per-try timeout, so that faults cost little time.
+fn client(url: &str) -> TableServiceClient {
+    let retry = ExponentialRetryOptions {
+        initial_delay: azure_core::time::Duration::milliseconds(20),
+        max_retries: 12,
+        max_total_elapsed: azure_core::time::Duration::seconds(120),
+        max_delay: azure_core::time::Duration::seconds(1),
+    };
+    let options = TableServiceClientOptions {
+        client_options: ClientOptions { retry: RetryOptions::exponential(retry), ..Default::default() },
+        try_timeout: Some(TRY_TIMEOUT),
+        ..Default::default()
+    };
+    TableServiceClient::new(url, AccountKey::development(), Some(options)).expect("a valid endpoint")
+}
+
+/// The same account through a proxy.
+fn through(proxy: &Proxy, url: &str) -> TableServiceClient {
+    let account = url.rsplit('/').next().expect("an account");
+    client(&format!("http://{}/{account}", proxy.addr))
+}
+
+static TABLES: AtomicU64 = AtomicU64::new(0);
+
+async fn fresh_table(direct: &TableServiceClient, name: &str) -> TableName {
+    let n = TABLES.fetch_add(1, Ordering::Relaxed);
+    let table = TableName::new(format!("{name}{}x{n}", std::process::id())).expect("a valid name");
+    direct.create_table(&table, None).await.expect("create the table");
+    table
+}
+
+/// An entity of 12 properties of every EDM type, a function of `i` and a version.
+fn entity(i: u32, version: i32) -> Entity {
+    let pk = PartitionKey::new(format!("p{}", i % 10)).expect("valid");
+    let rk = RowKey::new(format!("{i:06}")).expect("valid");
+    let at = DateTime::from_ticks(638_000_000_000_000_000 + i64::from(i) * 10_000_000).expect("in range");
+    let mut e = Entity::new(pk, rk);
+    let p = |s: &str| s.parse().expect("valid name");
+    e.insert(p("Version"), version).unwrap();
+    e.insert(p("Index"), i64::from(i) << 33).unwrap();
+    e.insert(p("Ratio"), f64::from(i) / 7.0).unwrap();
+    e.insert(p("Flag"), i % 2 == 0).unwrap();
+    e.insert(p("At"), at).unwrap();
+    e.insert(p("Id"), uuid::Uuid::from_u128(u128::from(i) * 0x1_0001)).unwrap();
+    e.insert(p("Bytes"), vec![(i % 251) as u8; 16]).unwrap();
+    e.insert(p("Name"), format!("entity {i} é😀")).unwrap();
+    e.insert(p("Small"), (i % 1000) as i32).unwrap();
+    e.insert(p("Text"), "x".repeat(64)).unwrap();
+    e.insert(p("Whole"), 5.0).unwrap();
+    e.insert(p("Neg"), -(i as i32)).unwrap();
+    e
+}
+
+/// Every entity of a table, read without the proxy, by keys.
+async fn stored(table: &TableClient) -> BTreeMap<(String, String), Entity> {
+    let all: Vec<Entity> = table.query(&Query::new(), None).unwrap().try_collect().await.expect("read the table");
+    let count = all.len();
+    let map: BTreeMap<_, _> =
+        all.into_iter().map(|e| ((e.partition_key().to_string(), e.row_key().to_string()), e)).collect();
+    assert_eq!(map.len(), count, "an entity came back twice");
+    map
+}
+
+fn same_properties(a: &Entity, b: &Entity) -> bool {
+    a.len() == b.len() && a.iter().all(|(name, value)| b.value(name.as_str()) == Some(value))
+}
+
+fn keys(e: &Entity) -> (String, String) {
+    (e.partition_key().to_string(), e.row_key().to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bulk_writes_under_ten_percent_faults_store_everything_exactly_once() {
+    let Some(url) = endpoint() else { return };
+    let seed = seed(0x5EED_0001);
+    let direct = client(&url);
+    let name = fresh_table(&direct, "Faults").await;
+    let proxy = Proxy::start(socket_of(&url), seed, 100, DELAY).await;
+    let faulty = through(&proxy, &url).table_client(name.clone());
+    let table = direct.table_client(name.clone());
+    const N: u32 = 10_000;
+    let progress_calls = Arc::new(AtomicU64::new(0));
+    let calls = progress_calls.clone();
+    let options = BulkOptions {
+        concurrency: 8,
+        progress: Some(Arc::new(move |p| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            assert!(p.written + p.failed <= u64::from(N));
+        })),
+        ..Default::default()
+    };
+
+    // Insert: every entity is stored once, equal to what was sent, and the report says so.
+    let report = faulty.bulk_write(BulkOperation::Insert, (0..N).map(|i| entity(i, 1)), Some(options.clone())).await;
+    let contents = stored(&table).await;
+    assert_eq!(report.written as usize + report.failures.len(), N as usize, "seed {seed}: the report lost entities");
+    assert!(
+        report.is_complete(),
+        "seed {seed}: {:?}",
+        report.failures.iter().map(|f| f.error.to_string()).collect::<Vec<_>>()
+    );
+    assert_eq!(contents.len(), N as usize, "seed {seed}");
+    for i in 0..N {
+        let sent = entity(i, 1);
+        let got = contents.get(&keys(&sent)).unwrap_or_else(|| panic!("seed {seed}: entity {i} missing"));
+        assert!(same_properties(&sent, got), "seed {seed}: entity {i} differs: {got:?}");
+    }
+    assert!(progress_calls.load(Ordering::Relaxed) >= 100, "one progress call per transaction");
+
+    // Upsert (replace) a new version of every entity.
+    let report = faulty
+        .bulk_write(BulkOperation::Upsert(UpdateMode::Replace), (0..N).map(|i| entity(i, 2)), Some(options.clone()))
+        .await;
+    assert!(report.is_complete(), "seed {seed}: {:?}", report.failures.first().map(|f| f.error.to_string()));
+    let contents = stored(&table).await;
+    assert_eq!(contents.len(), N as usize);
+    assert!(contents.values().all(|e| e.get::<i32>("Version").unwrap() == 2), "seed {seed}: an old version remains");
+
+    // Delete everything.
+    let doomed: Vec<Entity> = contents.into_values().collect();
+    let report = faulty.bulk_write(BulkOperation::Delete, doomed, Some(options)).await;
+    assert!(report.is_complete(), "seed {seed}: {:?}", report.failures.first().map(|f| f.error.to_string()));
+    assert_eq!(report.written, u64::from(N));
+    assert!(stored(&table).await.is_empty(), "seed {seed}: entities survived the delete");
+
+    // The run met every kind of fault.
+    let counts = proxy.counts();
+    for fault in [
+        Fault::CloseBeforeForwarding,
+        Fault::CloseAfterForwarding,
+        Fault::ServerBusy,
+        Fault::OperationTimedOut,
+        Fault::Delay,
+    ] {
+        assert!(counts.get(&fault).copied().unwrap_or(0) > 0, "seed {seed}: no {fault:?} in {counts:?}");
+    }
+    direct.delete_table(&name, None).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_whose_reply_is_lost_is_read_back_and_reported_written() {
+    let Some(url) = endpoint() else { return };
+    let direct = client(&url);
+    let name = fresh_table(&direct, "LostTx").await;
+    let table = direct.table_client(name.clone());
+    for lost in [Fault::CloseAfterForwarding, Fault::OperationTimedOut, Fault::Delay] {
+        let proxy = Proxy::scripted(socket_of(&url), vec![lost], 0, 0, DELAY).await;
+        let faulty = through(&proxy, &url).table_client(name.clone());
+        let base = match lost {
+            Fault::CloseAfterForwarding => 0,
+            Fault::OperationTimedOut => 100,
+            _ => 200,
+        };
+        let mut batch = faulty.batch(PartitionKey::new("p0").unwrap());
+        for i in base..base + 3 {
+            batch.insert(&entity(i * 10, 1)).unwrap();
+        }
+        let outcome = faulty.submit_transaction(&batch, None).await.unwrap_or_else(|e| panic!("{lost:?}: {e}"));
+        assert_eq!(outcome.etags.len(), 3, "{lost:?}");
+        assert!(outcome.etags.iter().all(Option::is_some), "{lost:?}: the ETags read back");
+        assert_eq!(proxy.counts().get(&lost), Some(&1));
+        // The first try landed; the retry was refused (409 at operation 0) and resolved by reading back.
+        assert!(proxy.counts().get(&Fault::None).copied().unwrap_or(0) >= 4, "{lost:?}: retry and 3 reads");
+    }
+    let contents = stored(&table).await;
+    assert_eq!(contents.len(), 9);
+
+    // A single insert whose reply is lost: success, with the ETag of the stored entity.
+    let proxy = Proxy::scripted(socket_of(&url), vec![Fault::CloseAfterForwarding], 0, 0, DELAY).await;
+    let faulty = through(&proxy, &url).table_client(name.clone());
+    let etag = faulty.insert(&entity(7, 1), None).await.expect("resolved by reading back");
+    let read: Entity = table.get(&"p7".parse().unwrap(), &"000007".parse().unwrap(), None).await.unwrap();
+    assert_eq!(read.etag(), Some(&etag));
+
+    // An update under an ETag whose reply is lost: the retry's 412 is resolved by reading back.
+    let proxy = Proxy::scripted(socket_of(&url), vec![Fault::OperationTimedOut], 0, 0, DELAY).await;
+    let faulty = through(&proxy, &url).table_client(name.clone());
+    let changed = read.clone().with("Version".parse().unwrap(), 9).unwrap();
+    let new_etag = faulty.update(&changed, UpdateMode::Merge, None).await.expect("resolved by reading back");
+    assert_ne!(Some(&new_etag), read.etag());
+
+    // A delete whose reply is lost: the retry's 404 means the first try deleted it.
+    let proxy = Proxy::scripted(socket_of(&url), vec![Fault::CloseAfterForwarding], 0, 0, DELAY).await;
+    let faulty = through(&proxy, &url).table_client(name.clone());
+    faulty.delete_by_keys(&"p7".parse().unwrap(), &"000007".parse().unwrap(), None).await.expect("deleted");
+    assert!(table.try_get::<Entity>(&"p7".parse().unwrap(), &"000007".parse().unwrap(), None).await.unwrap().is_none());
+    direct.delete_table(&name, None).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_insert_refused_after_a_lost_try_is_never_a_plain_conflict_or_a_silent_success() {
+    let Some(url) = endpoint() else { return };
+    let direct = client(&url);
+    let name = fresh_table(&direct, "Unknown").await;
+    let table = direct.table_client(name.clone());
+    // Another writer's entity is there; our first try never reaches the service, but the client cannot know.
+    table.insert(&entity(1, 1), None).await.unwrap();
+    let proxy = Proxy::scripted(socket_of(&url), vec![Fault::CloseBeforeForwarding], 0, 0, DELAY).await;
+    let faulty = through(&proxy, &url).table_client(name.clone());
+    let err = faulty.insert(&entity(1, 5), None).await.unwrap_err();
+    let ErrorKind::OutcomeUnknown(unknown) = err.kind() else { panic!("expected OutcomeUnknown, got {err}") };
+    assert_eq!(unknown.operation(), "insert");
+    assert_eq!(unknown.answer().status(), 409);
+    assert!(err.to_string().starts_with("the outcome of the insert is unknown"), "{err}");
+
+    // Without a lost try, the same insert is a plain conflict.
+    let err = table.insert(&entity(1, 5), None).await.unwrap_err();
+    assert_eq!(err.error_code(), Some(table_model::ErrorCode::EntityAlreadyExists));
+    direct.delete_table(&name, None).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_answers_are_retried_and_other_client_errors_are_not() {
+    let Some(url) = endpoint() else { return };
+    let direct = client(&url);
+    let name = fresh_table(&direct, "Busy").await;
+    let proxy = Proxy::scripted(socket_of(&url), vec![Fault::ServerBusy, Fault::ServerBusy], 0, 0, DELAY).await;
+    let faulty = through(&proxy, &url).table_client(name.clone());
+    faulty.insert(&entity(3, 1), None).await.expect("retried after the two 503s");
+    assert_eq!(proxy.counts().get(&Fault::ServerBusy), Some(&2));
+    // A 409 is not retried: one request.
+    let before = proxy.counts().get(&Fault::None).copied().unwrap_or(0);
+    let err = faulty.insert(&entity(3, 1), None).await.unwrap_err();
+    assert_eq!(err.status(), Some(409));
+    assert_eq!(proxy.counts().get(&Fault::None).copied().unwrap_or(0), before + 1, "a 4xx was retried");
+    direct.delete_table(&name, None).await.unwrap();
+}
