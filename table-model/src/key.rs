@@ -86,7 +86,7 @@ macro_rules! key_type {
                 $ty(Cow::Borrowed(""))
             }
 
-            fn validate(value: &str) -> Result<(), KeyError> {
+            fn validate(value: &str) -> Result<(), key::KeyError> {
                 key::check($kind, value)
             }
         }
@@ -111,7 +111,7 @@ key_type!(
     /// assert_eq!(TENANT, "tenant-7");
     /// assert_eq!(
     ///     PartitionKey::new("a/b").unwrap_err().to_string(),
-    ///     "invalid partition key: character `/` at index 1 is not allowed"
+    ///     "invalid partition key \"a/b\": character `/` at index 1 is not allowed"
     /// );
     /// ```
     ///
@@ -137,7 +137,7 @@ key_type!(
     /// assert_eq!(key.as_str(), "O'Brien + 50%");
     /// assert_eq!(
     ///     RowKey::new("x".repeat(513)).unwrap_err().to_string(),
-    ///     "invalid row key: must be at most 512 UTF-16 code units, found 513"
+    ///     format!("invalid row key \"{}\"...: must be at most 512 UTF-16 code units, found 513", "x".repeat(64))
     /// );
     /// # Ok::<(), table_model::KeyError>(())
     /// ```

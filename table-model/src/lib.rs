@@ -6,8 +6,8 @@
 //! Azure Table Storage, the Cosmos DB Table API and the Azurite emulator, as the project's `SPEC.md` states them.
 //!
 //! No other SDK checks these rules on the client: their users learn them from `400 Bad Request` in
-//! production. With `table-model`, an invalid name or key is an error where it is made, naming the rule,
-//! the character and its position.
+//! production. With `table-model`, an invalid name or key is an error where it is made, naming the value,
+//! the rule, the character and its position.
 //!
 //! ## Getting started
 //!
@@ -24,7 +24,7 @@
 //!
 //! // Invalid input never gets as far as a request:
 //! let err = RowKey::new("2024#05").unwrap_err();
-//! assert_eq!(err.to_string(), "invalid row key: character `#` at index 4 is not allowed");
+//! assert_eq!(err.to_string(), "invalid row key \"2024#05\": character `#` at index 4 is not allowed");
 //! # Ok(())
 //! # }
 //! ```

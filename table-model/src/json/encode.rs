@@ -5,7 +5,7 @@ use super::NameFilter;
 use crate::datetime::DateTime;
 use crate::edm::{binary_stored_size, check_binary_len, check_string_len, string_stored_size, EdmValue, IntoEdm};
 use crate::entity::{keys_size, property_share, Entity};
-use crate::error::{EncodeError, EncodeErrorKind};
+use crate::error::{EncodeError, EncodeErrorKind, KeyError, PropertyNameError};
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::{ENTITY_MAX_BYTES, MAX_CUSTOM_PROPERTIES};
 use crate::name::PropertyName;
@@ -80,7 +80,9 @@ impl BodyWriter {
     /// As [`new`](BodyWriter::new), with room for a body of `capacity` bytes before the buffer grows.
     pub fn with_capacity(capacity: usize, partition_key: &str, row_key: &str) -> Self {
         let mut w = BodyWriter::start(capacity, partition_key, row_key);
-        let checked = key::check(KeyKind::Partition, partition_key).and_then(|()| key::check(KeyKind::Row, row_key));
+        let checked = key::check(KeyKind::Partition, partition_key)
+            .map_err(|e| KeyError::new(e, partition_key))
+            .and_then(|()| key::check(KeyKind::Row, row_key).map_err(|e| KeyError::new(e, row_key)));
         if let Err(e) = checked {
             w.error = Some(EncodeError::new(EncodeErrorKind::InvalidKey(e), None));
         }
@@ -292,6 +294,7 @@ impl BodyWriter {
         let name = name.as_name();
         if !checked {
             if let Err(e) = property_name::check(name) {
+                let e = PropertyNameError::new(e, name);
                 self.fail(EncodeError::new(EncodeErrorKind::InvalidPropertyName(e), Some(name)));
                 return false;
             }
