@@ -4,18 +4,22 @@
 //! ```text
 //! bash scripts/azurite.sh run cargo run --example audit_log
 //! ```
-use futures::{future::try_join_all, TryStreamExt};
-use table_model::client::TableServiceClient;
+use futures::TryStreamExt;
+use table_model::client::{BulkOperation, TableServiceClient};
 use table_model::UpdateMode;
-use table_model::{filter, AccountKey, DateTime, ETag, Entity, IfMatch, PartitionKey, Query, TableEntity, TableName};
+use table_model::{
+    filter, key, AccountKey, DateTime, ETag, Entity, IfMatch, PartitionKey, Query, TableEntity, TableName,
+};
 
 #[derive(TableEntity, Debug, Clone)]
 #[table(rename_all = "PascalCase")]
 struct Event {
     #[table(partition_key)]
     tenant: String,
-    #[table(row_key, reverse_chronological)] // newest first
+    #[table(row_key, reverse_chronological, unique)] // newest first; events in the same tick do not collide
     at: DateTime,
+    #[table(tie_breaker)] // the unique key's tie-breaker: the key stays the same when the event is updated
+    seq: u32,
     actor: String,
     action: String,
     #[table(etag)]
@@ -28,27 +32,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let service = TableServiceClient::new(url, AccountKey::development(), None)?;
     let log = service.create_table_if_not_exists(&TableName::new("AuditLog")?, None).await?;
 
-    // 2,500 events in 3 tenants, one a second, written in transactions of 100 per tenant, sent concurrently.
+    // 2,500 events in 3 tenants, one a second: bulk_write groups them by tenant into transactions of at most
+    // 100 and sends them concurrently.
     let start: DateTime = "2026-11-01T00:00:00Z".parse()?;
     let events: Vec<Event> = (0..2500)
         .map(|i| Event {
             tenant: format!("tenant-{}", i % 3),
             at: DateTime::from_ticks(start.ticks() + i * 10_000_000).expect("in range"),
+            seq: key::next_tie_breaker(),
             actor: format!("user-{}", i % 17),
             action: ["login", "read", "write", "logout"][i as usize % 4].to_owned(),
             etag: None,
         })
         .collect();
-    let mut batches = Vec::new();
-    for tenant in ["tenant-0", "tenant-1", "tenant-2"] {
-        let of_tenant: Vec<&Event> = events.iter().filter(|e| e.tenant == tenant).collect();
-        for chunk in of_tenant.chunks(100) {
-            let mut batch = log.batch(PartitionKey::new(tenant)?);
-            chunk.iter().try_for_each(|e| batch.insert(*e).map(|_| ()))?;
-            batches.push(batch);
-        }
-    }
-    try_join_all(batches.iter().map(|b| log.submit_transaction(b, None))).await?;
+    let report = log.bulk_write(BulkOperation::Insert, events, None).await;
+    println!("wrote {} events in {} transactions", report.written, report.transactions);
 
     // The newest 10 events of a tenant, and the whole partition.
     let tenant = Query::new().filter(filter::PARTITION_KEY.eq("tenant-1"));
@@ -68,17 +66,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let etag = log.update(&event, UpdateMode::Merge, None).await?;
     println!("updated {} -> {etag}", event.etag.as_ref().ok_or("read with an ETag")?);
 
-    // Delete a tenant: its keys, in transactions of 100.
+    // Delete a tenant: read its keys only, delete them in bulk.
     let keys = Query::new().filter(filter::PARTITION_KEY.eq("tenant-2")).select(["PartitionKey", "RowKey"]);
     let doomed: Vec<Entity> = log.query(&keys, None)?.try_collect().await?;
-    let mut deletes = Vec::new();
-    for chunk in doomed.chunks(100) {
-        let mut batch = log.batch(PartitionKey::new("tenant-2")?);
-        chunk.iter().try_for_each(|e| batch.delete(e.row_key(), IfMatch::Any).map(|_| ()))?;
-        deletes.push(batch);
-    }
-    try_join_all(deletes.iter().map(|b| log.submit_transaction(b, None))).await?;
-    println!("deleted tenant-2 ({} events)", doomed.len());
+    let report = log.bulk_write(BulkOperation::Delete, doomed, None).await;
+    println!("deleted tenant-2 ({} events, {} failures)", report.written, report.failures.len());
     log.delete_table(None).await?;
     Ok(())
 }

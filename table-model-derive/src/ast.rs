@@ -58,14 +58,26 @@ pub struct Variant<'a> {
 
 /// What a field is, once its attributes have passed the checks.
 pub enum Role<'a> {
-    PartitionKey,
-    RowKey { reverse: bool },
+    /// `unique`: the unique chronological form, `{ticks:019}-{tie_breaker:010}`.
+    PartitionKey {
+        unique: bool,
+    },
+    RowKey {
+        reverse: bool,
+        unique: bool,
+    },
+    /// `#[table(tie_breaker)]`: the tie-breaker of the struct's unique key, not a property.
+    TieBreaker,
     Timestamp,
     ETag,
     Skip,
-    Flatten { prefix: String },
+    Flatten {
+        prefix: String,
+    },
     Json,
-    Property { edm: Option<(EdmType, &'a LitStr)> },
+    Property {
+        edm: Option<(EdmType, &'a LitStr)>,
+    },
 }
 
 impl<'a> Container<'a> {
@@ -159,9 +171,11 @@ impl<'a> Field<'a> {
     pub fn role(&self) -> Role<'_> {
         let a = &self.attrs;
         if a.partition_key.is_set() {
-            Role::PartitionKey
+            Role::PartitionKey { unique: a.unique.is_set() }
         } else if a.row_key.is_set() {
-            Role::RowKey { reverse: a.reverse_chronological.is_set() }
+            Role::RowKey { reverse: a.reverse_chronological.is_set(), unique: a.unique.is_set() }
+        } else if a.tie_breaker.is_set() {
+            Role::TieBreaker
         } else if a.timestamp.is_set() {
             Role::Timestamp
         } else if a.etag.is_set() {

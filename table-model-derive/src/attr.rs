@@ -17,6 +17,8 @@ pub const FIELD: &[&str] = &[
     "partition_key",
     "row_key",
     "reverse_chronological",
+    "unique",
+    "tie_breaker",
     "rename",
     "skip",
     "default",
@@ -87,6 +89,8 @@ pub struct Field {
     pub partition_key: Attr<()>,
     pub row_key: Attr<()>,
     pub reverse_chronological: Attr<()>,
+    pub unique: Attr<()>,
+    pub tie_breaker: Attr<()>,
     pub rename: Attr<LitStr>,
     pub skip: Attr<()>,
     pub default: Attr<Default>,
@@ -275,6 +279,8 @@ impl Field {
             partition_key: Attr::none("partition_key"),
             row_key: Attr::none("row_key"),
             reverse_chronological: Attr::none("reverse_chronological"),
+            unique: Attr::none("unique"),
+            tie_breaker: Attr::none("tie_breaker"),
             rename: Attr::none("rename"),
             skip: Attr::none("skip"),
             default: Attr::none("default"),
@@ -297,6 +303,8 @@ impl Field {
                 "partition_key" => flag(cx, meta, &mut f.partition_key)?,
                 "row_key" => flag(cx, meta, &mut f.row_key)?,
                 "reverse_chronological" => flag(cx, meta, &mut f.reverse_chronological)?,
+                "unique" => flag(cx, meta, &mut f.unique)?,
+                "tie_breaker" => flag(cx, meta, &mut f.tie_breaker)?,
                 "skip" => flag(cx, meta, &mut f.skip)?,
                 "json" => flag(cx, meta, &mut f.json)?,
                 "flatten" => flag(cx, meta, &mut f.flatten)?,
@@ -349,10 +357,12 @@ impl Field {
 
     /// Every attribute that is set, in a fixed order, as (name, tokens), for the conflict checks.
     pub fn set_attrs(&self) -> Vec<(&'static str, &TokenStream)> {
-        let all: [(&'static str, Option<&TokenStream>); 12] = [
+        let all: [(&'static str, Option<&TokenStream>); 14] = [
             (self.partition_key.name(), self.partition_key.tokens()),
             (self.row_key.name(), self.row_key.tokens()),
             (self.reverse_chronological.name(), self.reverse_chronological.tokens()),
+            (self.unique.name(), self.unique.tokens()),
+            (self.tie_breaker.name(), self.tie_breaker.tokens()),
             (self.rename.name(), self.rename.tokens()),
             (self.skip.name(), self.skip.tokens()),
             (self.default.name(), self.default.tokens()),
@@ -399,5 +409,9 @@ mod tests {
         assert_eq!(suggest("flaten", FIELD), Some("flatten"));
         assert_eq!(suggest("deny_unknown_fields", CONTAINER), Some("deny_unknown_properties"));
         assert_eq!(suggest("banana", FIELD), None);
+        assert_eq!(suggest("uniqe", FIELD), Some("unique"));
+        assert_eq!(suggest("unqiue", FIELD), Some("unique"));
+        assert_eq!(suggest("tiebreaker", FIELD), Some("tie_breaker"));
+        assert_eq!(suggest("tie_braker", FIELD), Some("tie_breaker"));
     }
 }

@@ -20,10 +20,12 @@ pub fn check(cx: &Ctxt, cont: &Container) {
             }
             if cont.derive == Derive::Entity {
                 check_keys(cx, cont, fields);
+                check_tie_breaker(cx, fields);
                 check_table_name(cx, cont);
             }
             check_single(cx, fields, |f| &f.attrs.timestamp);
             check_single(cx, fields, |f| &f.attrs.etag);
+            check_single(cx, fields, |f| &f.attrs.tie_breaker);
             check_names(cx, cont, fields);
         }
         Data::Enum(variants) => check_variants(cx, variants),
@@ -51,12 +53,13 @@ fn check_container_attrs(cx: &Ctxt, cont: &Container) {
 }
 
 /// The attributes that decide what a field is; at most one per field.
-const PRIMARY: [&str; 7] = ["partition_key", "row_key", "timestamp", "etag", "skip", "flatten", "json"];
+const PRIMARY: [&str; 8] = ["partition_key", "row_key", "tie_breaker", "timestamp", "etag", "skip", "flatten", "json"];
 
 /// The attributes that modify a field, with the primary attributes they combine with ("" for a plain
 /// property) and whether one of those is required.
-const MODIFIERS: [(&str, &[&str], bool); 5] = [
+const MODIFIERS: [(&str, &[&str], bool); 6] = [
     ("reverse_chronological", &["row_key"], true),
+    ("unique", &["row_key", "partition_key"], true),
     ("rename", &["", "json"], false),
     ("default", &["", "json", "skip"], false),
     ("prefix", &["flatten"], true),
@@ -70,8 +73,10 @@ fn check_field_attrs(cx: &Ctxt, derive: Derive, field: &Field) {
         if !PRIMARY.contains(name) {
             continue;
         }
-        if derive == Derive::Properties && matches!(*name, "partition_key" | "row_key" | "timestamp" | "etag") {
-            let why = if name.ends_with("key") {
+        if derive == Derive::Properties
+            && matches!(*name, "partition_key" | "row_key" | "tie_breaker" | "timestamp" | "etag")
+        {
+            let why = if name.ends_with("key") || *name == "tie_breaker" {
                 "a flattened struct has no keys of its own"
             } else {
                 "the server metadata belongs to the entity that flattens this struct"
@@ -100,10 +105,12 @@ fn check_field_attrs(cx: &Ctxt, derive: Derive, field: &Field) {
             (None, true) if *name == "reverse_chronological" => {
                 "#[table(reverse_chronological)] applies only to the #[table(row_key)] field".to_owned()
             }
+            (None, true) if *name == "unique" => UNIQUE_PLACE.to_owned(),
             (None, true) => format!("#[table({name})] requires #[table({})]", allowed[0]),
             (Some(p), _) if *name == "reverse_chronological" => {
                 format!("#[table(reverse_chronological)] applies only to the #[table(row_key)] field, not a #[table({p})] field")
             }
+            (Some(p), _) if *name == "unique" => format!("{UNIQUE_PLACE}, not a #[table({p})] field"),
             (Some(p), _) if *name == "rename" && p == "flatten" => {
                 "#[table(flatten)] and #[table(rename)] cannot be used together; name the group with #[table(prefix = \"...\")]"
                     .to_owned()
@@ -112,6 +119,26 @@ fn check_field_attrs(cx: &Ctxt, derive: Derive, field: &Field) {
             (None, false) => unreachable!("every optional modifier combines with a plain property"),
         };
         cx.error_spanned_by(tokens, msg);
+    }
+}
+
+const UNIQUE_PLACE: &str =
+    "#[table(unique)] applies only to the #[table(row_key)] or #[table(partition_key)] field (a DateTime)";
+
+/// A `#[table(tie_breaker)]` field supplies the tie-breaker of a `#[table(unique)]` key, so one must exist.
+fn check_tie_breaker(cx: &Ctxt, fields: &[Field]) {
+    let unique =
+        fields.iter().any(|f| f.attrs.unique.is_set() && (f.attrs.row_key.is_set() || f.attrs.partition_key.is_set()));
+    if unique {
+        return;
+    }
+    for field in fields {
+        if let Some(tokens) = field.attrs.tie_breaker.tokens() {
+            cx.error_spanned_by(
+                tokens,
+                "#[table(tie_breaker)] needs a key field with #[table(unique)], whose tie-breaker it holds; mark the DateTime row key #[table(row_key, unique)]",
+            );
+        }
     }
 }
 
@@ -183,6 +210,7 @@ fn is_property(field: &Field) -> bool {
     let a = &field.attrs;
     !(a.partition_key.is_set()
         || a.row_key.is_set()
+        || a.tie_breaker.is_set()
         || a.timestamp.is_set()
         || a.etag.is_set()
         || a.skip.is_set()

@@ -106,6 +106,53 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
         .collect()
 }
 
+/// The unique key a `#[table(tie_breaker)]` field's value comes from and goes into.
+struct TieSource {
+    row: bool,
+    reverse: bool,
+}
+
+impl TieSource {
+    fn kind(&self) -> Ident {
+        Ident::new(if self.row { "Row" } else { "Partition" }, Span::call_site())
+    }
+
+    /// `row_key` or `partition_key`: the getter of `Entity` and the member of `SystemProperties`.
+    fn getter(&self) -> Ident {
+        Ident::new(if self.row { "row_key" } else { "partition_key" }, Span::call_site())
+    }
+}
+
+/// Reads a unique key field or a `#[table(tie_breaker)]` field from a unique key (`reverse`: newest first):
+/// `Result<FieldType, ValueError>` for the key string `key`, or without `key` a non-capturing closure
+/// `fn(&str) -> Result<FieldType, ValueError>`. The field type is converted through its trait, spanned on the
+/// type, so that a wrong type is one error there.
+fn decode_unique(cx: &Ctx, field: &Field, reverse: bool, key: Option<TokenStream>) -> TokenStream {
+    let ty = field.ty;
+    let span = ty.span();
+    let krate = respan(cx.krate.clone(), span);
+    let p = quote_spanned!(span=> #krate::__private);
+    let convert = if field.attrs.tie_breaker.is_set() {
+        quote_spanned!(span=> |(_, __n)| <#ty as #p::TieBreakerField>::from_tie_breaker(__n))
+    } else {
+        quote_spanned!(span=> |(__t, _)| <#ty as #p::UniqueTimeKey>::from_instant(__t))
+    };
+    match key {
+        Some(key) => quote_spanned!(span=> #p::decode_unique::<#reverse>(#key).map(#convert)),
+        None => quote_spanned!(span=> |__key: &str| #p::decode_unique::<#reverse>(__key).map(#convert)),
+    }
+}
+
+/// The key that holds the tie-breaker a `#[table(tie_breaker)]` field reads: the row key when it is unique,
+/// else the partition key (when both are unique, both hold the same tie-breaker).
+fn tie_source(fields: &[Field]) -> Option<TieSource> {
+    let unique = |pick: fn(&Field) -> bool| fields.iter().find(|f| pick(f) && f.attrs.unique.is_set());
+    if let Some(f) = unique(|f| f.attrs.row_key.is_set()) {
+        return Some(TieSource { row: true, reverse: f.attrs.reverse_chronological.is_set() });
+    }
+    unique(|f| f.attrs.partition_key.is_set()).map(|_| TieSource { row: false, reverse: false })
+}
+
 fn edm_type_ident(t: table_model_rules::EdmType) -> Ident {
     Ident::new(t.short_name(), Span::call_site())
 }
@@ -181,7 +228,12 @@ fn write_stmt(cx: &Ctx, field: &Field) -> TokenStream {
                 &self.#ident, __entity, #prefix,
             )?;)
         }
-        Role::PartitionKey | Role::RowKey { .. } | Role::Timestamp | Role::ETag | Role::Skip => quote!(),
+        Role::PartitionKey { .. }
+        | Role::RowKey { .. }
+        | Role::TieBreaker
+        | Role::Timestamp
+        | Role::ETag
+        | Role::Skip => quote!(),
     }
 }
 
@@ -203,15 +255,30 @@ fn read_expr(cx: &Ctx, field: &Field) -> TokenStream {
         None => quote_spanned!(span=> <#ty as #private::EdmField>::absent),
     };
     match field.role() {
-        Role::PartitionKey => quote_spanned!(span=> #private::read_key(
+        Role::PartitionKey { unique: true } => {
+            let key = quote!(#private::Entity::partition_key(__entity));
+            let value = decode_unique(cx, field, false, Some(key));
+            quote_spanned!(span=> #private::read_key(#private::KeyKind::Partition, #value)?)
+        }
+        Role::RowKey { reverse, unique: true } => {
+            let value = decode_unique(cx, field, reverse, Some(quote!(#private::Entity::row_key(__entity))));
+            quote_spanned!(span=> #private::read_key(#private::KeyKind::Row, #value)?)
+        }
+        Role::TieBreaker => {
+            let source = tie_source(fields(cx.cont)).expect("checked: a unique key exists");
+            let (kind, getter) = (source.kind(), source.getter());
+            let value = decode_unique(cx, field, source.reverse, Some(quote!(#private::Entity::#getter(__entity))));
+            quote_spanned!(span=> #private::read_key(#private::KeyKind::#kind, #value)?)
+        }
+        Role::PartitionKey { unique: false } => quote_spanned!(span=> #private::read_key(
             #private::KeyKind::Partition,
             <#ty as #private::KeyField>::decode_key(#private::Entity::partition_key(__entity)),
         )?),
-        Role::RowKey { reverse: false } => quote_spanned!(span=> #private::read_key(
+        Role::RowKey { reverse: false, unique: false } => quote_spanned!(span=> #private::read_key(
             #private::KeyKind::Row,
             <#ty as #private::KeyField>::decode_key(#private::Entity::row_key(__entity)),
         )?),
-        Role::RowKey { reverse: true } => quote_spanned!(span=> #private::read_key(
+        Role::RowKey { reverse: true, unique: false } => quote_spanned!(span=> #private::read_key(
             #private::KeyKind::Row,
             <#ty as #private::ReverseChronologicalKey>::decode_reverse_key(#private::Entity::row_key(__entity)),
         )?),
@@ -356,8 +423,12 @@ fn bounded_generics(cx: &Ctx, fields: &[Field]) -> Generics {
             continue;
         }
         let bound = match field.role() {
-            Role::PartitionKey | Role::RowKey { reverse: false } => quote!(#private::KeyField),
-            Role::RowKey { reverse: true } => quote!(#private::ReverseChronologicalKey),
+            Role::PartitionKey { unique: true } | Role::RowKey { unique: true, .. } => quote!(#private::UniqueTimeKey),
+            Role::PartitionKey { unique: false } | Role::RowKey { reverse: false, unique: false } => {
+                quote!(#private::KeyField)
+            }
+            Role::RowKey { reverse: true, unique: false } => quote!(#private::ReverseChronologicalKey),
+            Role::TieBreaker => quote!(#private::TieBreakerField),
             Role::Timestamp => quote!(#private::TimestampField),
             Role::ETag => quote!(#private::ETagField),
             Role::Skip => quote!(::core::default::Default),
@@ -514,7 +585,13 @@ fn expand_struct(cont: &Container) -> TokenStream {
                 (None, Some(f)) => {
                     let name = f.field_name();
                     let ty = f.ty;
-                    let encoding = if f.attrs.reverse_chronological.is_set() {
+                    let encoding = if f.attrs.unique.is_set() {
+                        if f.attrs.reverse_chronological.is_set() {
+                            quote!(#private::KeyEncoding::ReverseChronologicalUnique)
+                        } else {
+                            quote!(#private::KeyEncoding::ChronologicalUnique)
+                        }
+                    } else if f.attrs.reverse_chronological.is_set() {
                         quote!(#private::KeyEncoding::ReverseChronological)
                     } else {
                         quote_spanned!(ty.span()=> <#ty as #private::KeyField>::ENCODING)
@@ -526,6 +603,74 @@ fn expand_struct(cont: &Container) -> TokenStream {
             let pk_source = source(a.partition_key.get(), pk_field);
             let rk_source = source(a.row_key.get(), rk_field);
             let deny_flag = a.deny_unknown_properties.is_set();
+
+            // `#[table(unique)]` keys: the instants are taken first (an error names the key); the tie-breaker is
+            // the `#[table(tie_breaker)]` field's, else a placeholder that the content tie-breaker replaces once
+            // the properties are written (`finish_unique_*`).
+            let unique_pk = pk_field.filter(|f| f.attrs.unique.is_set());
+            let unique_rk = rk_field.filter(|f| f.attrs.unique.is_set());
+            let uniques = [
+                (unique_pk, format_ident!("__pk_at"), quote!(Partition)),
+                (unique_rk, format_ident!("__rk_at"), quote!(Row)),
+            ];
+            let reverse_of = |f: &Field| f.attrs.reverse_chronological.is_set();
+            // The variable holding a unique key field's instant.
+            let instant_of = |f: &Field| {
+                let (_, var, _) =
+                    uniques.iter().find(|(u, _, _)| u.is_some_and(|u| std::ptr::eq(u, f))).expect("a unique key field");
+                var.clone()
+            };
+            let tie_field = fields.iter().find(|f| f.attrs.tie_breaker.is_set());
+            let tie = match tie_field {
+                Some(f) => {
+                    let (ty, member) = (f.ty, f.ident);
+                    let private = respan(private.clone(), ty.span());
+                    quote_spanned!(ty.span()=> ::core::option::Option::Some(
+                        <#ty as #private::TieBreakerField>::tie_breaker(&self.#member)
+                    ))
+                }
+                None => quote!(::core::option::Option::None),
+            };
+            let unique_prelude = |error: TokenStream| -> TokenStream {
+                uniques
+                    .iter()
+                    .filter_map(|(f, var, kind)| {
+                        let f = (*f)?;
+                        let (ty, member) = (f.ty, f.ident);
+                        let private = respan(private.clone(), ty.span());
+                        Some(quote_spanned!(ty.span()=> let #var = #private::unique_instant::<#private::#error>(
+                            #private::KeyKind::#kind,
+                            <#ty as #private::UniqueTimeKey>::to_instant(&self.#member),
+                        )?;))
+                    })
+                    .collect()
+            };
+            let content_tie = tie_field.is_none() && (unique_pk.is_some() || unique_rk.is_some());
+            let none = quote!(::core::option::Option::None);
+            let (entity_finish, json_finish) = if content_tie {
+                let [pk_at, rk_at] = uniques.each_ref().map(|(f, var, _)| match f {
+                    Some(f) => {
+                        let reverse = reverse_of(f);
+                        quote!(::core::option::Option::Some((#var, #reverse)))
+                    }
+                    None => none.clone(),
+                });
+                let [pk_rev, rk_rev] = uniques.each_ref().map(|(f, _, _)| match f {
+                    Some(f) => {
+                        let reverse = reverse_of(f);
+                        quote!(::core::option::Option::Some(#reverse))
+                    }
+                    None => none.clone(),
+                });
+                (
+                    quote!(#private::finish_unique_entity(__entity, #pk_at, #rk_at)?;),
+                    quote!(#private::finish_unique_body(__writer.finish(), #pk_rev, #rk_rev)),
+                )
+            } else {
+                (quote!(), quote!(__writer.finish()))
+            };
+            let entity_prelude = unique_prelude(quote!(EntityError));
+            let json_prelude = unique_prelude(quote!(EncodeError));
             let make_key = |constant: Option<&syn::LitStr>, field: Option<&Field>, kind: &str| match (constant, field) {
                 (Some(lit), _) => {
                     let ty = if kind == "partition" { quote!(PartitionKey) } else { quote!(RowKey) };
@@ -533,6 +678,11 @@ fn expand_struct(cont: &Container) -> TokenStream {
                         const __KEY: #private::#ty = #private::#ty::from_static(#lit);
                         __KEY
                     })
+                }
+                (None, Some(f)) if f.attrs.unique.is_set() => {
+                    let key_ty = if kind == "partition" { quote!(PartitionKey) } else { quote!(RowKey) };
+                    let (var, reverse) = (instant_of(f), reverse_of(f));
+                    quote!(#private::unique_key::<#private::#key_ty>(#var, #reverse, #tie))
                 }
                 (None, Some(f)) => {
                     let (ty, member) = (f.ty, f.ident);
@@ -551,6 +701,10 @@ fn expand_struct(cont: &Container) -> TokenStream {
                 constant, field,
             ) {
                 (Some(lit), _) => quote!(#lit),
+                (None, Some(f)) if f.attrs.unique.is_set() => {
+                    let (var, reverse) = (instant_of(f), reverse_of(f));
+                    quote!(#private::unique_key_string(#var, #reverse, #tie))
+                }
                 (None, Some(f)) => {
                     let (ty, member) = (f.ty, f.ident);
                     let private = respan(private.clone(), ty.span());
@@ -575,6 +729,21 @@ fn expand_struct(cont: &Container) -> TokenStream {
             });
             let pk = make_key(a.partition_key.get(), pk_field, "partition");
             let rk = make_key(a.row_key.get(), rk_field, "row");
+            // The keys alone, without the properties; a `#[table(unique)]` key depends on the properties (or
+            // the tie-breaker), so it keeps the trait's default, which takes it from `to_entity`.
+            let key_fns = (unique_pk.is_none() && unique_rk.is_none()).then(|| {
+                quote! {
+                    #[allow(clippy::needless_question_mark)]
+                    fn partition_key(&self) -> #private::Result<#private::PartitionKey> {
+                        ::core::result::Result::Ok(#pk)
+                    }
+
+                    #[allow(clippy::needless_question_mark)]
+                    fn row_key(&self) -> #private::Result<#private::RowKey> {
+                        ::core::result::Result::Ok(#rk)
+                    }
+                }
+            });
             let constant_checks: Vec<TokenStream> =
                 [(a.partition_key.get(), quote!(Partition)), (a.row_key.get(), quote!(Row))]
                     .into_iter()
@@ -645,9 +814,11 @@ fn expand_struct(cont: &Container) -> TokenStream {
 
                     fn to_entity(&self) -> #private::Result<#private::Entity> {
                         #force
+                        #entity_prelude
                         let mut __owned = #private::Entity::new(#pk, #rk);
                         let __entity = &mut __owned;
                         #(#writes)*
+                        #entity_finish
                         ::core::result::Result::Ok(__owned)
                     }
 
@@ -660,26 +831,19 @@ fn expand_struct(cont: &Container) -> TokenStream {
                         ::core::result::Result::Ok(Self { #(#members: #vars),* })
                     }
 
-                    #[allow(clippy::needless_question_mark)]
-                    fn partition_key(&self) -> #private::Result<#private::PartitionKey> {
-                        ::core::result::Result::Ok(#pk)
-                    }
-
-                    #[allow(clippy::needless_question_mark)]
-                    fn row_key(&self) -> #private::Result<#private::RowKey> {
-                        ::core::result::Result::Ok(#rk)
-                    }
+                    #key_fns
 
                     #etag_fn
 
                     fn to_json(&self) -> ::core::result::Result<#private::EntityBody, #private::EncodeError> {
                         #force
+                        #json_prelude
                         let __pk = #json_pk;
                         let __rk = #json_rk;
                         let mut __writer = #private::BodyWriter::with_capacity(#capacity, &__pk, &__rk);
                         let __w = &mut __writer;
                         #(#json_writes)*
-                        __writer.finish()
+                        #json_finish
                     }
 
                     type __Visitor = __TableSlots #ty_generics;

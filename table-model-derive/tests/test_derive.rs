@@ -336,7 +336,7 @@ fn generic_structs() {
 fn keys_must_be_valid_at_run_time() {
     let bad = Setting { name: "a/b".into(), value: String::new() };
     let err = bad.to_entity().unwrap_err();
-    assert_eq!(err.to_string(), "property `RowKey`: invalid row key: character `/` at index 1 is not allowed");
+    assert_eq!(err.to_string(), "property `RowKey`: invalid row key \"a/b\": character `/` at index 1 is not allowed");
     let mut long = order();
     long.note = Some("x".repeat(40_000));
     let err = long.to_entity().unwrap_err();

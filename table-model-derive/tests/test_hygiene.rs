@@ -54,6 +54,25 @@ mod shadowed {
         #[table(skip)]
         pub s: bool,
     }
+
+    #[derive(::table_model::TableEntity, Debug, PartialEq)]
+    pub struct ShadowedUnique {
+        #[table(partition_key, unique)]
+        pub pk: ::table_model::DateTime,
+        #[table(row_key, reverse_chronological, unique)]
+        pub rk: ::table_model::DateTime,
+        pub name: ::std::option::Option<::std::string::String>,
+    }
+
+    #[derive(::table_model::TableEntity, Debug, PartialEq)]
+    pub struct ShadowedTieBreaker {
+        #[table(partition_key)]
+        pub pk: ::std::string::String,
+        #[table(row_key, unique)]
+        pub rk: ::table_model::DateTime,
+        #[table(tie_breaker)]
+        pub seq: u32,
+    }
 }
 
 #[test]
@@ -72,4 +91,16 @@ fn shadowed_names_do_not_leak_into_generated_code() {
     };
     let e = v.to_entity().unwrap();
     assert_eq!(shadowed::Shadowed::from_entity(e).unwrap(), v);
+}
+
+#[test]
+fn shadowed_names_do_not_leak_into_unique_keys() {
+    use ::table_model::TableEntity;
+    let at = ::table_model::DateTime::UNIX_EPOCH;
+    let v = shadowed::ShadowedUnique { pk: at, rk: at, name: ::std::option::Option::Some("n".into()) };
+    assert_eq!(shadowed::ShadowedUnique::from_entity(v.to_entity().unwrap()).unwrap(), v);
+    assert_eq!(shadowed::ShadowedUnique::from_json(v.to_json().unwrap().as_bytes()).unwrap(), v);
+    let v = shadowed::ShadowedTieBreaker { pk: "p".into(), rk: at, seq: 3 };
+    assert_eq!(shadowed::ShadowedTieBreaker::from_entity(v.to_entity().unwrap()).unwrap(), v);
+    assert_eq!(shadowed::ShadowedTieBreaker::from_json(v.to_json().unwrap().as_bytes()).unwrap(), v);
 }

@@ -70,6 +70,33 @@ pub struct Linted<T> {
     pub cache: Vec<u8>,
 }
 
+/// Unique time keys, the tie-breaker from the properties.
+#[derive(TableEntity, Debug, PartialEq, Eq)]
+pub struct UniqueKeys<T> {
+    /// The partition key.
+    #[table(partition_key, unique)]
+    pub day: table_model::DateTime,
+    /// The row key.
+    #[table(row_key, reverse_chronological, unique)]
+    pub at: T,
+    /// A value.
+    pub value: i32,
+}
+
+/// A unique key with its tie-breaker in a field.
+#[derive(TableEntity, Debug, PartialEq, Eq)]
+pub struct WithTieBreaker {
+    /// The partition key.
+    #[table(partition_key)]
+    pub pk: String,
+    /// The row key.
+    #[table(row_key, unique)]
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// The tie-breaker.
+    #[table(tie_breaker)]
+    pub seq: u32,
+}
+
 /// Only keys.
 #[derive(TableEntity)]
 #[table(partition_key = "p", row_key = "r")]
@@ -93,6 +120,10 @@ fn lints() {
     };
     let e = v.to_entity().unwrap();
     assert_eq!(Linted::<f64>::from_entity(e).unwrap(), v);
+    let u = UniqueKeys { day: table_model::DateTime::UNIX_EPOCH, at: table_model::DateTime::MAX, value: 3 };
+    assert_eq!(UniqueKeys::<table_model::DateTime>::from_json(u.to_json().unwrap().as_bytes()).unwrap(), u);
+    let w = WithTieBreaker { pk: "p".into(), at: table_model::DateTime::UNIX_EPOCH.to_chrono(), seq: 9 };
+    assert_eq!(WithTieBreaker::from_entity(w.to_entity().unwrap()).unwrap(), w);
     let only = OnlyKeys {}.to_entity().unwrap();
     assert!(only.is_empty());
     assert!(OnlyKeys::from_entity(only).is_ok());

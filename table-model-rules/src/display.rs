@@ -1,4 +1,4 @@
-//! How an offending character is shown in an error message.
+//! How an offending character, and the value it is in, are shown in an error message.
 
 use core::fmt;
 
@@ -28,5 +28,66 @@ impl fmt::Display for DisplayChar {
         } else {
             write!(f, "`{c}`")
         }
+    }
+}
+
+/// Longest part of a refused value an error message shows, in characters: enough to recognize a name or a key,
+/// short enough for one log line (a key may be 512 characters and more).
+pub(crate) const VALUE_MAX_CHARS: usize = 64;
+
+/// A refused value as error messages show it: quoted and escaped as `{:?}` escapes a string (so that control
+/// and invisible characters show), and cut to its first [`VALUE_MAX_CHARS`] characters with `...` after the
+/// closing quote when it is longer.
+pub(crate) struct QuotedValue<'a>(pub(crate) &'a str);
+
+impl fmt::Display for QuotedValue<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.char_indices().nth(VALUE_MAX_CHARS) {
+            Some((end, _)) => write!(f, "{:?}...", &self.0[..end]),
+            None => write!(f, "{:?}", self.0),
+        }
+    }
+}
+
+/// An error message in two parts, `invalid <subject>: <detail>`, so that the value can go after the subject.
+pub(crate) trait Message {
+    /// What was refused: `table name`, `property name`, `row key`.
+    fn subject(&self) -> &'static str;
+
+    /// What is wrong with it and the rule, after `invalid <subject>: `.
+    fn detail(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+
+    /// `invalid <subject>: <detail>`, or with the value `invalid <subject> "<value>": <detail>`.
+    fn write(&self, value: Option<&str>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match value {
+            Some(value) => write!(f, "invalid {} {}: ", self.subject(), QuotedValue(value))?,
+            None => write!(f, "invalid {}: ", self.subject())?,
+        }
+        self.detail(f)
+    }
+}
+
+/// An error's message naming the value it refused (the errors' `with_value`).
+pub(crate) struct WithValue<'a, E>(pub(crate) &'a E, pub(crate) &'a str);
+
+impl<E: Message> fmt::Display for WithValue<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.write(Some(self.1), f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_quoted_escaped_and_cut() {
+        assert_eq!(QuotedValue("audit-log").to_string(), "\"audit-log\"");
+        assert_eq!(QuotedValue("").to_string(), "\"\"");
+        assert_eq!(QuotedValue("tab\there \"q\" \\ \u{200B}").to_string(), "\"tab\\there \\\"q\\\" \\\\ \\u{200b}\"");
+        let exact = "é".repeat(VALUE_MAX_CHARS);
+        assert_eq!(QuotedValue(&exact).to_string(), format!("\"{exact}\""));
+        let long = format!("{exact}😀 and more");
+        assert_eq!(QuotedValue(&long).to_string(), format!("\"{exact}\"..."));
     }
 }

@@ -1,7 +1,7 @@
 //! PartitionKey and RowKey values (`docs/rules.md` §2): no `/ \ # ?`, no control characters U+0000 to U+001F
 //! and U+007F to U+009F, at most 512 UTF-16 code units; the empty key is valid.
 
-use crate::display::DisplayChar;
+use crate::display::{DisplayChar, Message, WithValue};
 use crate::limits::KEY_MAX_UTF16;
 use crate::utf8;
 use core::fmt;
@@ -93,9 +93,35 @@ impl KeyError {
     }
 }
 
+impl KeyError {
+    /// The message naming the refused key, quoted as `{:?}` quotes a string (so that control characters show)
+    /// and cut to its first 64 characters with `...` when longer: `invalid row key "2024#05": character ...`.
+    ///
+    /// ```
+    /// use table_model_rules::{key, KeyKind};
+    /// let err = key::check(KeyKind::Partition, "tab\there").unwrap_err();
+    /// assert_eq!(
+    ///     err.with_value("tab\there").to_string(),
+    ///     "invalid partition key \"tab\\there\": character U+0009 at index 3 is not allowed"
+    /// );
+    /// ```
+    pub fn with_value<'a>(&'a self, key: &'a str) -> impl fmt::Display + 'a {
+        WithValue(self, key)
+    }
+}
+
 impl fmt::Display for KeyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid {}: ", self.key.describe())?;
+        self.write(None, f)
+    }
+}
+
+impl Message for KeyError {
+    fn subject(&self) -> &'static str {
+        self.key.describe()
+    }
+
+    fn detail(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
             KeyErrorKind::ForbiddenChar { ch, index } => {
                 write!(f, "character {} at index {index} is not allowed", DisplayChar(ch))

@@ -3,7 +3,8 @@
 //! This crate is an implementation detail of [`table-model`](https://docs.rs/table-model): the runtime crate
 //! and the `#[derive(TableEntity)]` macro both check names, keys and limits with the code below, so a rule
 //! can never be checked one way at compile time and another way at run time. Depend on `table-model`, which
-//! re-exports everything public here.
+//! re-exports the kinds of error, and whose own name and key errors carry the refused value and show it with
+//! the `with_value` messages below.
 //!
 //! Every rule is stated in `docs/rules.md`; each validator documents the section it enforces.
 #![deny(missing_docs, missing_debug_implementations)]

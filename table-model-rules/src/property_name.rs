@@ -5,7 +5,7 @@
 //! characters are checked against the Unicode general categories of the `regex` crate and the XML name ranges
 //! below.
 
-use crate::display::DisplayChar;
+use crate::display::{DisplayChar, Message, WithValue};
 use crate::limits::{PROPERTY_NAME_MAX_UTF16, SYSTEM_PROPERTIES};
 use crate::utf8;
 use core::fmt;
@@ -96,9 +96,36 @@ impl PropertyNameError {
     }
 }
 
+impl PropertyNameError {
+    /// The message naming the refused name, quoted as `{:?}` quotes a string and cut to its first 64
+    /// characters with `...` when longer: `invalid property name "unit-price": character ...`.
+    ///
+    /// ```
+    /// use table_model_rules::property_name;
+    /// let err = property_name::check("unit price").unwrap_err();
+    /// assert_eq!(
+    ///     err.with_value("unit price").to_string(),
+    ///     "invalid property name \"unit price\": character U+0020 at index 4 is not allowed; names follow C# \
+    ///      identifier rules (letters, digits, `_`)"
+    /// );
+    /// ```
+    pub fn with_value<'a>(&'a self, name: &'a str) -> impl fmt::Display + 'a {
+        WithValue(self, name)
+    }
+}
+
 impl fmt::Display for PropertyNameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("invalid property name: ")?;
+        self.write(None, f)
+    }
+}
+
+impl Message for PropertyNameError {
+    fn subject(&self) -> &'static str {
+        "property name"
+    }
+
+    fn detail(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
             PropertyNameErrorKind::Empty => f.write_str("must not be empty"),
             PropertyNameErrorKind::TooLong { utf16_len } => {

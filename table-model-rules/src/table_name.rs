@@ -1,7 +1,7 @@
 //! Table names (`docs/rules.md` §1.1): `^[A-Za-z][A-Za-z0-9]{2,62}$`, `tables` reserved, plus the read-only
 //! Storage Analytics tables (`$MetricsHourPrimaryTransactionsBlob`, ...).
 
-use crate::display::DisplayChar;
+use crate::display::{DisplayChar, Message, WithValue};
 use crate::limits::{TABLE_NAME_MAX_LEN, TABLE_NAME_MIN_LEN};
 use crate::utf8;
 use core::fmt;
@@ -66,9 +66,35 @@ impl TableNameError {
     }
 }
 
+impl TableNameError {
+    /// The message naming the refused name, quoted as `{:?}` quotes a string and cut to its first 64
+    /// characters with `...` when longer: `invalid table name "audit-log": character ...`.
+    ///
+    /// ```
+    /// use table_model_rules::table_name;
+    /// let err = table_name::check("audit-log").unwrap_err();
+    /// assert_eq!(
+    ///     err.with_value("audit-log").to_string(),
+    ///     "invalid table name \"audit-log\": character `-` at index 5 is not allowed; use ASCII letters and digits only"
+    /// );
+    /// ```
+    pub fn with_value<'a>(&'a self, name: &'a str) -> impl fmt::Display + 'a {
+        WithValue(self, name)
+    }
+}
+
 impl fmt::Display for TableNameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("invalid table name: ")?;
+        self.write(None, f)
+    }
+}
+
+impl Message for TableNameError {
+    fn subject(&self) -> &'static str {
+        "table name"
+    }
+
+    fn detail(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
             TableNameErrorKind::Length { len } => write!(f, "must be 3 to 63 characters, found {len}"),
             TableNameErrorKind::FirstChar { ch } => {

@@ -4,10 +4,138 @@
 use crate::edm::EdmType;
 use std::fmt;
 
-pub use table_model_rules::{
-    KeyError, KeyErrorKind, KeyKind, PropertyNameError, PropertyNameErrorKind, TableNameError, TableNameErrorKind,
-    UnknownEdmType,
-};
+pub use table_model_rules::{KeyErrorKind, KeyKind, PropertyNameErrorKind, TableNameErrorKind, UnknownEdmType};
+
+// The name and key errors: the rule a value broke (the rules crate's `Copy` error, which `const` code and the
+// derive use) and the value itself, which the message names. The value is kept whole (`value()`); the message
+// quotes it escaped and cut to 64 characters. `Debug` is the message, as `main` returning the error prints it;
+// `{:#?}` shows the fields.
+macro_rules! value_error {
+    ($(#[$doc:meta])* $ty:ident, $rule:path, $kind:ty) => {
+        $(#[$doc])*
+        #[derive(Clone, PartialEq, Eq)]
+        pub struct $ty {
+            error: $rule,
+            value: String,
+        }
+
+        impl $ty {
+            pub(crate) fn new(error: $rule, value: impl Into<String>) -> Self {
+                $ty { error, value: value.into() }
+            }
+
+            /// Which rule the value broke.
+            pub fn kind(&self) -> $kind {
+                self.error.kind()
+            }
+
+            /// The broken rule as a static message, without the value or the details of the input.
+            pub fn rule(&self) -> &'static str {
+                self.error.rule()
+            }
+
+            /// The refused value, whole (the message shows at most its first 64 characters).
+            pub fn value(&self) -> &str {
+                &self.value
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(&self.error.with_value(&self.value), f)
+            }
+        }
+
+        impl fmt::Debug for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                if f.alternate() {
+                    f.debug_struct(stringify!($ty)).field("kind", &self.kind()).field("value", &self.value).finish()
+                } else {
+                    fmt::Display::fmt(self, f)
+                }
+            }
+        }
+
+        impl std::error::Error for $ty {}
+    };
+}
+
+value_error!(
+    /// The error for an invalid table name: the rule it broke and the name, which the message quotes.
+    ///
+    /// ```
+    /// use table_model::{TableName, TableNameErrorKind};
+    /// let err = "audit-log".parse::<TableName>().unwrap_err();
+    /// assert_eq!(err.kind(), TableNameErrorKind::Char { ch: '-', index: 5 });
+    /// assert_eq!(err.value(), "audit-log");
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "invalid table name \"audit-log\": character `-` at index 5 is not allowed; use ASCII letters and digits only"
+    /// );
+    /// // `Debug`, what `main` prints for an `Err`, is the message.
+    /// assert_eq!(format!("{err:?}"), err.to_string());
+    /// assert_eq!(err.rule(), "invalid table name: must contain only ASCII letters and digits");
+    /// ```
+    TableNameError,
+    table_model_rules::TableNameError,
+    TableNameErrorKind
+);
+
+value_error!(
+    /// The error for an invalid property name: the rule it broke and the name, which the message quotes.
+    ///
+    /// ```
+    /// use table_model::{PropertyName, PropertyNameErrorKind};
+    /// let err = PropertyName::new("Rowkey").unwrap_err();
+    /// assert_eq!(err.kind(), PropertyNameErrorKind::Reserved { system: "RowKey" });
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "invalid property name \"Rowkey\": `RowKey` is a system property; a custom property cannot take that \
+    ///      name in any case"
+    /// );
+    /// assert_eq!(format!("{err:?}"), err.to_string());
+    /// ```
+    PropertyNameError,
+    table_model_rules::PropertyNameError,
+    PropertyNameErrorKind
+);
+
+value_error!(
+    /// The error for an invalid PartitionKey or RowKey: the rule it broke and the key, which the message quotes
+    /// escaped (control characters show) and cut to its first 64 characters.
+    ///
+    /// ```
+    /// use table_model::{KeyErrorKind, KeyKind, PartitionKey, RowKey};
+    /// let err = RowKey::new("2024#05").unwrap_err();
+    /// assert_eq!((err.key(), err.kind()), (KeyKind::Row, KeyErrorKind::ForbiddenChar { ch: '#', index: 4 }));
+    /// assert_eq!(err.to_string(), "invalid row key \"2024#05\": character `#` at index 4 is not allowed");
+    /// let err = PartitionKey::new("line\nbreak").unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid partition key \"line\\nbreak\": character U+000A at index 4 is not allowed");
+    /// let err = RowKey::new("k".repeat(600)).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     format!("invalid row key \"{}\"...: must be at most 512 UTF-16 code units, found 600", "k".repeat(64))
+    /// );
+    /// assert_eq!(err.value().len(), 600);
+    /// ```
+    KeyError,
+    table_model_rules::KeyError,
+    KeyErrorKind
+);
+
+impl PropertyNameError {
+    /// The message without the name, for errors that name the property themselves.
+    pub(crate) fn without_value(&self) -> &table_model_rules::PropertyNameError {
+        &self.error
+    }
+}
+
+impl KeyError {
+    /// Which key was refused.
+    pub fn key(&self) -> KeyKind {
+        self.error.key()
+    }
+}
 
 /// Why a property value was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -488,7 +616,8 @@ impl fmt::Display for EncodeError {
             write!(f, "property `{p}`: ")?;
         }
         match kind {
-            EncodeErrorKind::InvalidPropertyName(e) => fmt::Display::fmt(e, f),
+            // The property, named above, is the refused name.
+            EncodeErrorKind::InvalidPropertyName(e) => fmt::Display::fmt(e.without_value(), f),
             EncodeErrorKind::DuplicateProperty => f.write_str("written twice; each property may appear once"),
             EncodeErrorKind::TooManyProperties { count } => write!(
                 f,
@@ -730,7 +859,8 @@ impl fmt::Display for DecodeError {
             DecodeErrorKind::DuplicateMember { name } => {
                 write!(f, "duplicate member `{name}`; each member may appear once")
             }
-            DecodeErrorKind::InvalidPropertyName(e) => fmt::Display::fmt(e, f),
+            // The property, named above, is the refused name.
+            DecodeErrorKind::InvalidPropertyName(e) => fmt::Display::fmt(e.without_value(), f),
             DecodeErrorKind::InvalidKey(e) => fmt::Display::fmt(e, f),
             DecodeErrorKind::MissingKey(k) => write!(f, "missing `{}`; every entity has both keys", k.property_name()),
             DecodeErrorKind::MissingProperty => f.write_str("missing property"),
@@ -847,7 +977,9 @@ impl fmt::Display for FilterError {
             FilterErrorKind::TooManyComparisons { count } => {
                 write!(f, "at most {} comparisons are allowed, found {count}", crate::limits::FILTER_MAX_COMPARISONS)
             }
-            FilterErrorKind::InvalidProperty { name, error } => write!(f, "property `{name}`: {error}"),
+            FilterErrorKind::InvalidProperty { name, error } => {
+                write!(f, "property `{name}`: {}", error.without_value())
+            }
             FilterErrorKind::NonFiniteDouble { property, value } => write!(
                 f,
                 "property `{property}`: Edm.Double {value} has no filter literal; compare with a finite value"
@@ -924,7 +1056,9 @@ impl fmt::Display for QueryError {
             QueryErrorKind::TopOutOfRange { top } => {
                 write!(f, "invalid query: $top must be from 1 to {}, found {top}", crate::limits::QUERY_MAX_TOP)
             }
-            QueryErrorKind::InvalidSelect { name, error } => write!(f, "invalid query: $select `{name}`: {error}"),
+            QueryErrorKind::InvalidSelect { name, error } => {
+                write!(f, "invalid query: $select `{name}`: {}", error.without_value())
+            }
         }
     }
 }

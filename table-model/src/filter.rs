@@ -72,7 +72,7 @@ mod range;
 
 use crate::datetime::DateTime;
 use crate::edm::{EdmBinary, EdmString, EdmValue, IntoEdm};
-use crate::error::{FilterError, FilterErrorKind, ValueError};
+use crate::error::{FilterError, FilterErrorKind, PropertyNameError, ValueError};
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::FILTER_MAX_COMPARISONS;
 use crate::property::Property;
@@ -190,6 +190,7 @@ impl Filter {
             match table_model_rules::property_name::check(&name) {
                 Ok(()) => Ok(name),
                 Err(error) => {
+                    let error = PropertyNameError::new(error, &*name);
                     Err(FilterError::new(FilterErrorKind::InvalidProperty { name: name.into_owned(), error }))
                 }
             }

@@ -71,6 +71,7 @@ mod encode;
 
 pub use decode::{decode_entity, decode_entity_with, decode_query, decode_query_with, EntityVisitor, SystemProperties};
 pub use encode::{encode_entity, AsPropertyName, BodyWriter, EntityBody};
+pub(crate) use encode::{key_ranges, properties_json};
 
 use crate::edm::EdmType;
 use std::collections::{BTreeMap, HashMap};

@@ -15,7 +15,8 @@
 //!   | unique reverse-chronological | `{3155378975999999999 - ticks:019}-{4294967295 - n:010}` | the exact reverse | [`reverse_chronological_unique`] / [`parse_reverse_chronological_unique`] |
 //!
 //!   `3155378975999999999` is `DateTime.MaxValue.Ticks`; `n` is a `u32` tie-breaker for events in the same
-//!   tick. [`chronological_range`] and [`reverse_chronological_range`] give the key bounds of a time range.
+//!   tick ([`next_tie_breaker`] draws one that no other call in the process returns).
+//!   [`chronological_range`] and [`reverse_chronological_range`] give the key bounds of a time range.
 //! - **Numbers, instants and UUIDs** as key fields: [`SortableKey`], for the integer types, `DateTime`,
 //!   `Uuid` and [`Reverse`](std::cmp::Reverse) of each. `#[derive(TableEntity)]` uses it for key fields.
 //! - **Several parts** in one key: [`CompositeKey`] and [`split_composite`].
@@ -35,10 +36,11 @@ mod time;
 pub use compose::{split_composite, CompositeKey, COMPOSITE_ESCAPE, COMPOSITE_SEPARATOR};
 pub use sortable::SortableKey;
 pub use time::{
-    chronological, chronological_range, chronological_unique, parse_chronological, parse_chronological_unique,
-    parse_reverse_chronological, parse_reverse_chronological_unique, reverse_chronological,
+    chronological, chronological_range, chronological_unique, next_tie_breaker, parse_chronological,
+    parse_chronological_unique, parse_reverse_chronological, parse_reverse_chronological_unique, reverse_chronological,
     reverse_chronological_range, reverse_chronological_unique,
 };
+pub(crate) use time::{parse_unique_key_str, tie_breaker_digits, unique_key, TIE_BREAKER_OFFSET};
 
 macro_rules! key_type {
     ($(#[$doc:meta])* $ty:ident, $kind:expr, $example:literal) => {
@@ -84,7 +86,7 @@ macro_rules! key_type {
                 $ty(Cow::Borrowed(""))
             }
 
-            fn validate(value: &str) -> Result<(), KeyError> {
+            fn validate(value: &str) -> Result<(), key::KeyError> {
                 key::check($kind, value)
             }
         }
@@ -109,7 +111,7 @@ key_type!(
     /// assert_eq!(TENANT, "tenant-7");
     /// assert_eq!(
     ///     PartitionKey::new("a/b").unwrap_err().to_string(),
-    ///     "invalid partition key: character `/` at index 1 is not allowed"
+    ///     "invalid partition key \"a/b\": character `/` at index 1 is not allowed"
     /// );
     /// ```
     ///
@@ -135,7 +137,7 @@ key_type!(
     /// assert_eq!(key.as_str(), "O'Brien + 50%");
     /// assert_eq!(
     ///     RowKey::new("x".repeat(513)).unwrap_err().to_string(),
-    ///     "invalid row key: must be at most 512 UTF-16 code units, found 513"
+    ///     format!("invalid row key \"{}\"...: must be at most 512 UTF-16 code units, found 513", "x".repeat(64))
     /// );
     /// # Ok::<(), table_model::KeyError>(())
     /// ```

@@ -6,8 +6,8 @@
 //! Azure Table Storage, the Cosmos DB Table API and the Azurite emulator, as `docs/rules.md` states them.
 //!
 //! No other SDK checks these rules on the client: their users learn them from `400 Bad Request` in
-//! production. With `table-model`, an invalid name or key is an error where it is made, naming the rule,
-//! the character and its position.
+//! production. With `table-model`, an invalid name or key is an error where it is made, naming the value,
+//! the rule, the character and its position.
 //!
 //! ## Getting started
 //!
@@ -24,7 +24,7 @@
 //!
 //! // Invalid input never gets as far as a request:
 //! let err = RowKey::new("2024#05").unwrap_err();
-//! assert_eq!(err.to_string(), "invalid row key: character `#` at index 4 is not allowed");
+//! assert_eq!(err.to_string(), "invalid row key \"2024#05\": character `#` at index 4 is not allowed");
 //! # Ok(())
 //! # }
 //! ```
@@ -196,6 +196,7 @@ pub use request::{
 pub use table_entity::{
     ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySchema, KeySource, PropertySchema,
     ReverseChronologicalKey, Schema, SchemaProperty, TableEntity, TableEnum, TableProperties, TimestampField,
+    UniqueTimeKey,
 };
 /// Derives [`TableEntity`](trait@TableEntity) for a struct with named fields.
 ///
@@ -268,6 +269,11 @@ pub use table_entity::{
 ///   keys sort as numbers), `uuid::Uuid`, [`DateTime`] or `chrono::DateTime<Utc>` (oldest first), an enum
 ///   deriving [`TableEnum`](trait@TableEnum). Reading parses the key back into the field type.
 /// - `#[table(reverse_chronological)]` with `row_key`: an instant written so that the newest sorts first.
+/// - `#[table(unique)]` with `row_key` (and `reverse_chronological` or not) or `partition_key`, on a
+///   [`DateTime`] or `chrono::DateTime<Utc>` field: the key gets a tie-breaker, `{ticks:019}-{n:010}`, so that
+///   events of the same 100 ns tick get different keys (see [Unique time keys](#unique-time-keys)).
+/// - `#[table(tie_breaker)]` on a `u32` field, with a `unique` key: the key's tie-breaker, written into the key
+///   and read back from it (not a property).
 /// - `#[table(rename = "Name")]`: the property name, checked at compile time.
 /// - `#[table(skip)]`: not stored; read as `Default::default()` (or `default = "path"`).
 /// - `#[table(default)]` or `#[table(default = "path::to::fn")]`: an absent property reads as the default
@@ -282,6 +288,68 @@ pub use table_entity::{
 ///   server-set `Timestamp` of an entity that was read; never written.
 /// - `#[table(etag)]`: an `Option<ETag>` that receives the entity's ETag; never written.
 ///
+/// # Unique time keys
+/// A time key alone collides when two entities of a partition share a tick. With `#[table(unique)]` the key is
+/// [`key::chronological_unique`] (oldest first) or, with `reverse_chronological`,
+/// [`key::reverse_chronological_unique`] (newest first): the instant, then a `u32` tie-breaker. Keys sort by
+/// instant, then by tie-breaker, and [`key::chronological_range`] / [`key::reverse_chronological_range`]
+/// bound them by time. Reading parses the instant back and ignores the tie-breaker; a key in another form
+/// (such as a plain 19-digit one) is an error naming the key.
+///
+/// The key of a struct value never changes: `to_entity`, `to_json` and every request of the same value give
+/// the same key, so a struct that was inserted can be read, updated or deleted by the same struct. A number
+/// drawn at each write could not do that, so the tie-breaker comes from the value itself:
+/// - by default, a 32-bit hash of the stored properties (their JSON as written, fixed across processes and
+///   releases). Values with different properties get different keys but for a chance of 1 in 2<sup>32</sup>
+///   per pair of one tick; values with equal properties share the key (a retried insert gets `409 Conflict`
+///   rather than storing a duplicate); and changing a property changes the key, so this suits entities that
+///   are written once (logs): an update of a changed value would address another entity. A `#[table(json)]`
+///   field must then serialize the same way each time (a `BTreeMap`, not a `HashMap`);
+/// - with a `#[table(tie_breaker)] seq: u32` field, that field: fill it from [`key::next_tie_breaker`], a
+///   process-wide counter that never repeats within a process (2<sup>32</sup> values) and starts at a random
+///   point, or from a sequence of your own. The key then survives changes to the properties (use this form for
+///   entities that are updated), and equal values with different tie-breakers are different entities.
+///
+/// ```
+/// use table_model::{key, DateTime, RowKey, TableEntity};
+///
+/// #[derive(TableEntity, Debug, PartialEq)]
+/// struct Event {
+///     #[table(partition_key)]
+///     source: String,
+///     #[table(row_key, reverse_chronological, unique)]
+///     at: chrono::DateTime<chrono::Utc>,
+///     message: String,
+/// }
+///
+/// #[derive(TableEntity, Debug, PartialEq)]
+/// struct Audit {
+///     #[table(partition_key)]
+///     user: String,
+///     #[table(row_key, reverse_chronological, unique)]
+///     at: DateTime,
+///     #[table(tie_breaker)]
+///     seq: u32,
+///     action: String,
+/// }
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let at = chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+/// let started = Event { source: "api".into(), at, message: "started".into() };
+/// let stopped = Event { source: "api".into(), at, message: "stopped".into() };
+/// let (a, b) = (started.to_entity()?, stopped.to_entity()?);
+/// assert_ne!(a.row_key(), b.row_key()); // the same tick, two keys
+/// assert_eq!(a.row_key(), started.to_entity()?.row_key()); // one key per value
+/// assert!(a.row_key().starts_with("2517023007999999999-"));
+/// assert_eq!(Event::from_entity(a)?, started);
+///
+/// let audit = Audit { user: "u1".into(), at: DateTime::UNIX_EPOCH, seq: key::next_tie_breaker(), action: "login".into() };
+/// let entity = audit.to_entity()?;
+/// assert_eq!(*entity.row_key(), key::reverse_chronological_unique::<RowKey>(DateTime::UNIX_EPOCH, audit.seq));
+/// assert_eq!(Audit::from_entity(entity)?, audit);
+/// # Ok(())
+/// # }
+/// ```
+///
 /// # Field types
 /// As `docs/rules.md` §3.1: `i32`, `i16`, `i8`, `u16`, `u8` as `Edm.Int32`; `i64`, `u32` as `Edm.Int64`; `f64`,
 /// `f32` as `Edm.Double`; `bool`; `String`; `Vec<u8>`; `uuid::Uuid`; `chrono::DateTime<Utc>`; [`DateTime`];
@@ -292,8 +360,9 @@ pub use table_entity::{
 /// # Compile-time checks
 /// Every property name after renaming (the C# identifier and XML rules, 255 UTF-16 units, no system name in
 /// any case), no two alike, at most 252 properties, flattened ones included; exactly one partition key and one
-/// row key; the table name and constant keys; unknown attributes (with a suggestion), duplicate or conflicting
-/// ones. All errors of a struct are reported in one build, with the messages the runtime checks give:
+/// row key; the table name and constant keys; `unique` only on a key field, `tie_breaker` only with a `unique`
+/// key; unknown attributes (with a suggestion), duplicate or conflicting ones. All errors of a struct are
+/// reported in one build, with the messages the runtime checks give:
 ///
 /// ```compile_fail
 /// #[derive(table_model::TableEntity)]

@@ -26,7 +26,7 @@ use table_model_rules::{property_name, table_name};
 /// assert_eq!(name.to_string(), "Orders");
 /// assert_eq!(
 ///     "tables".parse::<TableName>().unwrap_err().to_string(),
-///     "invalid table name: `tables` is reserved"
+///     "invalid table name \"tables\": `tables` is reserved"
 /// );
 /// # Ok(())
 /// # }
@@ -41,7 +41,9 @@ impl TableName {
     /// [`TableNameError`] naming the rule: length, first character, a character at an index, or `tables`.
     pub fn new(name: impl Into<String>) -> Result<Self, TableNameError> {
         let name = name.into();
-        table_name::check(&name)?;
+        if let Err(e) = table_name::check(&name) {
+            return Err(TableNameError::new(e, name));
+        }
         Ok(TableName(Cow::Owned(name)))
     }
 
@@ -86,7 +88,9 @@ impl TableName {
     /// When the name is not `$Metrics` followed by ASCII letters.
     pub fn analytics(name: impl Into<String>) -> Result<Self, TableNameError> {
         let name = name.into();
-        table_name::check_analytics(&name)?;
+        if let Err(e) = table_name::check_analytics(&name) {
+            return Err(TableNameError::new(e, name));
+        }
         Ok(TableName(Cow::Owned(name)))
     }
 
@@ -221,7 +225,8 @@ impl<'de> serde::Deserialize<'de> for TableName {
 /// assert!("Größe".parse::<PropertyName>().is_ok());
 /// assert_eq!(
 ///     "unit price".parse::<PropertyName>().unwrap_err().to_string(),
-///     "invalid property name: character U+0020 at index 4 is not allowed; names follow C# identifier rules (letters, digits, `_`)"
+///     "invalid property name \"unit price\": character U+0020 at index 4 is not allowed; names follow C# identifier \
+///      rules (letters, digits, `_`)"
 /// );
 /// # Ok(())
 /// # }
@@ -265,7 +270,7 @@ impl PropertyName {
         }
     }
 
-    fn validate(name: &str) -> Result<(), PropertyNameError> {
+    fn validate(name: &str) -> Result<(), property_name::PropertyNameError> {
         property_name::check(name)
     }
 
@@ -335,11 +340,23 @@ mod tests {
     fn serde_validates() {
         let ok: PropertyName = serde_json::from_str("\"Price\"").unwrap();
         assert_eq!(ok, "Price");
+        // The serde error is the validator's message, naming the value.
         let err = serde_json::from_str::<PropertyName>("\"Unit Price\"").unwrap_err();
-        assert!(err.to_string().starts_with("invalid property name: character U+0020 at index 4"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "invalid property name \"Unit Price\": character U+0020 at index 4 is not allowed; names follow C# \
+             identifier rules (letters, digits, `_`)"
+        );
         let t: TableName = serde_json::from_str("\"$MetricsCapacityBlob\"").unwrap();
         assert!(t.is_analytics());
-        assert!(serde_json::from_str::<TableName>("\"tables\"").is_err());
+        let err = serde_json::from_str::<TableName>("\"audit-log\"").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid table name \"audit-log\": character `-` at index 5 is not allowed; use ASCII letters and digits \
+             only"
+        );
+        let err = serde_json::from_str::<crate::RowKey>("\"a\\u0000b\"").unwrap_err();
+        assert_eq!(err.to_string(), "invalid row key \"a\\0b\": character U+0000 at index 1 is not allowed");
         assert_eq!(serde_json::to_string(&t).unwrap(), "\"$MetricsCapacityBlob\"");
     }
 }

@@ -12,7 +12,7 @@ pub use crate::name::PropertyName;
 pub use crate::property::Property;
 pub use crate::table_entity::{
     ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySource, PropertySchema, ReverseChronologicalKey,
-    Schema, TableEntity, TableEnum, TableProperties, TimestampField,
+    Schema, TableEntity, TableEnum, TableProperties, TimestampField, UniqueTimeKey,
 };
 pub use core::marker::PhantomData;
 pub use serde;
@@ -97,6 +97,76 @@ pub fn read_constant_key(entity: &Entity, kind: KeyKind, expected: &'static str)
     } else {
         Err(key_error(kind, format_args!("expected the constant key `{expected}`, found `{found}`")))
     }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Unique time keys (`#[table(unique)]`, `#[table(tie_breaker)]`)
+
+/// The type of a `#[table(tie_breaker)]` field.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tie-breaker",
+    label = "not a u32",
+    note = "#[table(tie_breaker)] needs a field of type u32"
+)]
+pub trait TieBreakerField: Sized {
+    /// The tie-breaker the field holds.
+    fn tie_breaker(&self) -> u32;
+    /// The field value for a tie-breaker read from a key.
+    fn from_tie_breaker(tie_breaker: u32) -> Self;
+}
+
+impl TieBreakerField for u32 {
+    fn tie_breaker(&self) -> u32 {
+        *self
+    }
+    fn from_tie_breaker(tie_breaker: u32) -> Self {
+        tie_breaker
+    }
+}
+
+/// The instant of a unique key field, or the error naming the key (`E` is `EntityError` or `EncodeError`).
+pub fn unique_instant<E: From<ValueError>>(
+    kind: KeyKind,
+    instant: core::result::Result<DateTime, ValueError>,
+) -> core::result::Result<DateTime, E> {
+    instant.map_err(|e| e.in_property(kind.property_name()).into())
+}
+
+/// A unique key with the tie-breaker of the `#[table(tie_breaker)]` field, or a placeholder (0) that
+/// [`finish_unique_entity`] or [`finish_unique_body`] replaces with the content tie-breaker.
+pub fn unique_key<K: crate::key::Key>(instant: DateTime, reverse: bool, tie_breaker: Option<u32>) -> K {
+    crate::key::unique_key(instant, tie_breaker.unwrap_or(0), reverse)
+}
+
+/// [`unique_key`] as a string, for the body writer.
+pub fn unique_key_string(instant: DateTime, reverse: bool, tie_breaker: Option<u32>) -> String {
+    unique_key::<RowKey>(instant, reverse, tie_breaker).into_string()
+}
+
+/// Gives the unique keys (`Some((instant, reverse))`) of an entity built by `to_entity` their content
+/// tie-breaker, once every property is written.
+pub fn finish_unique_entity(
+    entity: &mut Entity,
+    partition: Option<(DateTime, bool)>,
+    row: Option<(DateTime, bool)>,
+) -> Result<()> {
+    crate::table_entity::unique::finish_entity(entity, partition, row)
+}
+
+/// Gives the unique keys (`Some(reverse)`) of a body written by `to_json` their content tie-breaker.
+pub fn finish_unique_body(
+    body: core::result::Result<EntityBody, EncodeError>,
+    partition: Option<bool>,
+    row: Option<bool>,
+) -> core::result::Result<EntityBody, EncodeError> {
+    body.map(|body| crate::table_entity::unique::finish_body(body, partition, row))
+}
+
+/// The instant and tie-breaker of a unique key (`REVERSE`: newest first). The generated code converts them
+/// with `<FieldType as UniqueTimeKey>::from_instant` or `<FieldType as TieBreakerField>::from_tie_breaker`
+/// itself, so that a field type without the trait is reported once, on the field's type.
+pub fn decode_unique<const REVERSE: bool>(key: &str) -> core::result::Result<(DateTime, u32), ValueError> {
+    crate::key::parse_unique_key_str(key, REVERSE).map_err(ValueError::custom)
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 //! Query options (`docs/rules.md` §7): `$filter`, `$select` and `$top`, checked and rendered independently of
 //! any HTTP client.
 
-use crate::error::{QueryError, QueryErrorKind};
+use crate::error::{PropertyNameError, QueryError, QueryErrorKind};
 use crate::filter::Filter;
 use crate::limits::QUERY_MAX_TOP;
 use crate::property::Property;
@@ -133,6 +133,7 @@ impl Query {
             for name in &self.select {
                 if !SYSTEM_PROPERTIES.contains(&&**name) {
                     table_model_rules::property_name::check(name).map_err(|error| {
+                        let error = PropertyNameError::new(error, &**name);
                         QueryError::new(QueryErrorKind::InvalidSelect { name: name.to_string(), error })
                     })?;
                 }

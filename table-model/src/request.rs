@@ -105,7 +105,7 @@ impl UpdateMode {
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let entity = Entity::new(PartitionKey::new("p")?, RowKey::new("r")?);
 /// let service = TableService::from_connection_string("UseDevelopmentStorage=true")?;
-/// let table = "T".parse()?;
+/// let table = "Tbl".parse()?;
 /// assert_eq!(service.upsert(&table, &entity, UpdateMode::Merge)?.method(), "MERGE");
 /// let tunneled = service.with_merge_verb(MergeVerb::PostTunnel).upsert(&table, &entity, UpdateMode::Merge)?;
 /// assert_eq!((tunneled.method().as_str(), &tunneled.headers()["x-http-method"]), ("POST", &"MERGE".parse()?));
@@ -217,9 +217,9 @@ impl TableService {
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let service = TableService::from_connection_string("UseDevelopmentStorage=true")?
     ///     .with_server_timeout(Duration::from_millis(7_500));
-    /// let request = service.get(&"T".parse()?, &"p".parse()?, &"r".parse()?)?;
+    /// let request = service.get(&"Tbl".parse()?, &"p".parse()?, &"r".parse()?)?;
     /// assert_eq!(request.uri().query(), Some("timeout=8"));
-    /// let capped = service.with_server_timeout(Duration::from_secs(600)).delete_table(&"T".parse()?)?;
+    /// let capped = service.with_server_timeout(Duration::from_secs(600)).delete_table(&"Tbl".parse()?)?;
     /// assert_eq!(capped.uri().query(), Some("timeout=30"));
     /// # Ok(())
     /// # }

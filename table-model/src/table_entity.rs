@@ -5,6 +5,7 @@
 
 mod impls;
 mod schema;
+pub(crate) mod unique;
 
 pub(crate) use schema::find;
 pub use schema::{FieldSchema, KeyEncoding, KeySchema, KeySource, PropertySchema, Schema, SchemaProperty};
@@ -368,6 +369,38 @@ pub trait ReverseChronologicalKey: Sized {
     /// # Errors
     /// When the key is not 19 digits within the range.
     fn decode_reverse_key(key: &str) -> Result<Self, ValueError>;
+}
+
+/// An instant stored as a unique time key, `{ticks:019}-{tie_breaker:010}` (or its newest-first form), for
+/// `#[table(row_key, unique)]` and `#[table(partition_key, unique)]`: [`DateTime`](crate::DateTime) and
+/// `chrono::DateTime<Utc>`.
+///
+/// The derive writes the key with [`key::chronological_unique`](crate::key::chronological_unique) or
+/// [`key::reverse_chronological_unique`](crate::key::reverse_chronological_unique) and reads the instant back,
+/// whatever the tie-breaker; see the [attribute reference](macro@crate::TableEntity) for where the tie-breaker
+/// comes from.
+///
+/// ```
+/// use table_model::{DateTime, UniqueTimeKey};
+/// let t = chrono::DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+/// assert_eq!(t.to_instant()?, "2023-11-14T22:13:20Z".parse::<DateTime>()?);
+/// assert_eq!(<chrono::DateTime<chrono::Utc>>::from_instant(t.to_instant()?), t);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a unique time key",
+    label = "not an instant",
+    note = "#[table(unique)] needs a field of type table_model::DateTime or chrono::DateTime<Utc>"
+)]
+pub trait UniqueTimeKey: Sized {
+    /// The instant, in the service's range.
+    ///
+    /// # Errors
+    /// When the instant is outside 1601-01-01 to 9999-12-31.
+    fn to_instant(&self) -> Result<crate::DateTime, ValueError>;
+
+    /// The field value of an instant read from a key.
+    fn from_instant(instant: crate::DateTime) -> Self;
 }
 
 /// A fieldless enum stored as its variant name (an `Edm.String`, or a key).

@@ -1,8 +1,10 @@
 //! The impls every case-sensitive validated string newtype shares (`PropertyName`, `PartitionKey`, `RowKey`).
 //!
 //! `Borrow<str>` is left to each type: it promises the same `Eq`/`Ord`/`Hash` as `str`.
-//! Each type is `struct T(Cow<'static, str>)` with a `fn validate(&str) -> Result<(), E>`; `from_static` borrows
-//! the literal, every other constructor goes through `validate` first.
+//! Each type is `struct T(Cow<'static, str>)` with a `fn validate(&str) -> Result<(), R>` that returns the rules
+//! crate's error, and an error type `E` with `E::new(R, value)` that keeps the refused value for its message
+//! (built only on the error path: validating a valid value allocates nothing); `from_static` borrows the
+//! literal, every other constructor goes through `validate` first.
 
 macro_rules! validated_string {
     ($ty:ident, $err:ty, $what:literal) => {
@@ -70,7 +72,7 @@ macro_rules! validated_string {
         impl ::core::str::FromStr for $ty {
             type Err = $err;
             fn from_str(s: &str) -> ::core::result::Result<Self, $err> {
-                Self::validate(s)?;
+                Self::validate(s).map_err(|e| <$err>::new(e, s))?;
                 Ok($ty(::std::borrow::Cow::Owned(s.to_owned())))
             }
         }
@@ -85,7 +87,10 @@ macro_rules! validated_string {
         impl ::core::convert::TryFrom<::std::string::String> for $ty {
             type Error = $err;
             fn try_from(s: ::std::string::String) -> ::core::result::Result<Self, $err> {
-                Self::validate(&s)?;
+                // The refused string moves into the error: no copy.
+                if let Err(e) = Self::validate(&s) {
+                    return Err(<$err>::new(e, s));
+                }
                 Ok($ty(::std::borrow::Cow::Owned(s)))
             }
         }

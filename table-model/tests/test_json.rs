@@ -153,10 +153,10 @@ fn body_writer_writes_the_documented_insert() -> TestResult {
 fn body_writer_refuses_bad_input_with_the_first_error() {
     let err = BodyWriter::new("a/b", "r").finish().unwrap_err();
     assert!(matches!(err.kind(), EncodeErrorKind::InvalidKey(k) if k.key() == KeyKind::Partition));
-    assert_eq!(err.to_string(), "invalid partition key: character `/` at index 1 is not allowed");
+    assert_eq!(err.to_string(), "invalid partition key \"a/b\": character `/` at index 1 is not allowed");
 
     let err = BodyWriter::new("p", "what?").finish().unwrap_err();
-    assert_eq!(err.to_string(), "invalid row key: character `?` at index 4 is not allowed");
+    assert_eq!(err.to_string(), "invalid row key \"what?\": character `?` at index 4 is not allowed");
 
     let mut w = BodyWriter::new("p", "r");
     w.property_i32("Unit Price", 1).property_str("Good", "later writes are skipped");
@@ -862,7 +862,7 @@ fn invalid_names_and_keys_are_refused() {
     assert!(matches!(err.kind(), DecodeErrorKind::InvalidKey(k) if k.key() == KeyKind::Partition));
     assert_eq!(
         err.to_string(),
-        "property `PartitionKey`: invalid partition key: character `/` at index 1 is not allowed"
+        "property `PartitionKey`: invalid partition key \"a/b\": character `/` at index 1 is not allowed"
     );
     let err = decode_err(&format!(r#"{{"PartitionKey":"p","RowKey":"{}"}}"#, "x".repeat(513)));
     assert!(matches!(err.kind(), DecodeErrorKind::InvalidKey(k) if k.key() == KeyKind::Row));

@@ -126,3 +126,27 @@ fn decoding_a_valid_key_allocates_nothing() {
     assert_eq!(decoded, (t, t, (t, 7), id, -42, Reverse(u128::MAX)));
     assert_eq!(n, 0);
 }
+
+#[test]
+fn a_refused_value_moves_into_its_error() {
+    // The error keeps the value for its message: an owned `String` moves in (nothing allocated), a `&str` is
+    // copied once. The allocation happens on the error path only.
+    let owned = String::from("a#b");
+    let (err, n) = allocations(|| RowKey::try_from(owned).unwrap_err());
+    assert_eq!(n, 0);
+    assert_eq!(err.value(), "a#b");
+    let (err, n) = allocations(|| "tab\there".parse::<PartitionKey>().unwrap_err());
+    assert_eq!(n, 1);
+    assert_eq!(err.to_string(), "invalid partition key \"tab\\there\": character U+0009 at index 3 is not allowed");
+
+    let owned = String::from("audit-log");
+    let (err, n) = allocations(|| TableName::new(owned).unwrap_err());
+    assert_eq!(n, 0);
+    assert!(err.to_string().starts_with("invalid table name \"audit-log\": character `-` at index 5"), "{err}");
+    let owned = "x".repeat(600);
+    let (err, n) = allocations(|| PropertyName::new(owned).unwrap_err());
+    assert_eq!(n, 0);
+    assert_eq!(err.value().len(), 600);
+    let (_, n) = allocations(|| "unit price".parse::<PropertyName>().unwrap_err());
+    assert_eq!(n, 1);
+}

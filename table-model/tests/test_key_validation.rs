@@ -52,7 +52,11 @@ proptest! {
 fn errors_name_the_key_and_position() {
     let err = PartitionKey::new("tenant\u{7F}").unwrap_err();
     assert_eq!(err.key(), KeyKind::Partition);
-    assert_eq!(err.to_string(), "invalid partition key: character U+007F at index 6 is not allowed");
+    // The key is quoted as `{:?}` quotes it, so the control character shows.
+    assert_eq!(err.to_string(), "invalid partition key \"tenant\\u{7f}\": character U+007F at index 6 is not allowed");
+    assert_eq!(err.value(), "tenant\u{7F}");
     let err = RowKey::new("a?").unwrap_err();
-    assert_eq!(err.to_string(), "invalid row key: character `?` at index 1 is not allowed");
+    assert_eq!(err.to_string(), "invalid row key \"a?\": character `?` at index 1 is not allowed");
+    let err = "tab\there".parse::<RowKey>().unwrap_err();
+    assert_eq!(err.to_string(), "invalid row key \"tab\\there\": character U+0009 at index 3 is not allowed");
 }

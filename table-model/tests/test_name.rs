@@ -64,8 +64,12 @@ proptest! {
             Err(e) => {
                 prop_assert!(!model);
                 let msg = e.to_string();
-                prop_assert!(msg.starts_with("invalid property name: "));
+                // The name, escaped as `{:?}` escapes it, cut to 64 characters.
+                let shown: String = s.chars().take(64).collect();
+                let cut = if s.chars().count() > 64 { "..." } else { "" };
+                prop_assert!(msg.starts_with(&format!("invalid property name {shown:?}{cut}: ")), "{}", msg);
                 prop_assert!(!msg.ends_with('.'));
+                prop_assert_eq!(e.value(), s.as_str());
             }
         }
     }
@@ -94,7 +98,17 @@ fn error_positions_point_at_the_offending_character() {
     assert_eq!(err.kind(), TableNameErrorKind::Char { ch: '!', index: 10 });
     assert_eq!(
         err.to_string(),
-        "invalid table name: character `!` at index 10 is not allowed; use ASCII letters and digits only"
+        "invalid table name \"Orders2024!\": character `!` at index 10 is not allowed; use ASCII letters and digits only"
+    );
+    // What `main` returning the error prints: the message, not the fields.
+    assert_eq!(
+        format!("Error: {err:?}"),
+        "Error: invalid table name \"Orders2024!\": character `!` at index 10 is not allowed; use ASCII letters and \
+         digits only"
+    );
+    assert_eq!(
+        format!("{err:#?}"),
+        "TableNameError {\n    kind: Char {\n        ch: '!',\n        index: 10,\n    },\n    value: \"Orders2024!\",\n}"
     );
 }
 

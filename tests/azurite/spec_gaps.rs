@@ -53,7 +53,7 @@ fn property_name_with_a_hyphen() {
     let err = PropertyName::new("Unit-Price").unwrap_err();
     assert_eq!(
         err.to_string(),
-        "invalid property name: character `-` at index 4 is not allowed; names follow C# identifier rules (letters, digits, `_`)"
+        "invalid property name \"Unit-Price\": character `-` at index 4 is not allowed; names follow C# identifier rules (letters, digits, `_`)"
     );
     let mut w = BodyWriter::new("p", "r");
     w.property_i32("Unit-Price", 5);

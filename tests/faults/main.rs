@@ -89,7 +89,7 @@ fn entity(i: u32, version: i32) -> Entity {
     e.insert(p("Version"), version).unwrap();
     e.insert(p("Index"), i64::from(i) << 33).unwrap();
     e.insert(p("Ratio"), f64::from(i) / 7.0).unwrap();
-    e.insert(p("Flag"), i % 2 == 0).unwrap();
+    e.insert(p("Flag"), i.is_multiple_of(2)).unwrap();
     e.insert(p("At"), at).unwrap();
     e.insert(p("Id"), uuid::Uuid::from_u128(u128::from(i) * 0x1_0001)).unwrap();
     e.insert(p("Bytes"), vec![(i % 251) as u8; 16]).unwrap();

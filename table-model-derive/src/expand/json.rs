@@ -1,7 +1,7 @@
 //! The direct JSON path of `TableEntity`: `to_json` statements and the generated `EntityVisitor` (a struct of
 //! slots, one per field, filled as the decoder hands over typed properties).
 
-use super::{bare_params, default_fn, edm_type_ident, read_expr, respan, Ctx};
+use super::{bare_params, decode_unique, default_fn, edm_type_ident, read_expr, respan, tie_source, Ctx};
 use crate::ast::{Derive, Field, Role};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -39,7 +39,12 @@ pub(super) fn json_write_stmt(cx: &Ctx, field: &Field) -> TokenStream {
             let prefix = cx.prefix_expr(&prefix);
             quote_spanned!(span=> <#ty as #private::TableProperties>::write_json(&self.#member, __w, #prefix)?;)
         }
-        Role::PartitionKey | Role::RowKey { .. } | Role::Timestamp | Role::ETag | Role::Skip => quote!(),
+        Role::PartitionKey { .. }
+        | Role::RowKey { .. }
+        | Role::TieBreaker
+        | Role::Timestamp
+        | Role::ETag
+        | Role::Skip => quote!(),
     }
 }
 
@@ -115,8 +120,15 @@ pub(super) fn finish_expr(cx: &Ctx, field: &Field, slot: Option<&Ident>) -> Toke
         (Role::Flatten { prefix }, Some(slot)) => quote_spanned!(span=>
             <#ty as #private::TableProperties>::read_properties(&mut #private::buffered(self.#slot), #prefix)?
         ),
-        (Role::PartitionKey | Role::RowKey { .. }, Some(slot)) => {
-            let kind = if matches!(field.role(), Role::PartitionKey) { quote!(Partition) } else { quote!(Row) };
+        (Role::PartitionKey { .. } | Role::RowKey { .. } | Role::TieBreaker, Some(slot)) => {
+            let kind = match field.role() {
+                Role::PartitionKey { .. } => quote!(Partition),
+                Role::RowKey { .. } => quote!(Row),
+                _ => {
+                    let kind = tie_source(super::fields(cx.cont)).expect("checked: a unique key exists").kind();
+                    quote!(#kind)
+                }
+            };
             quote!(match self.#slot {
                 ::core::option::Option::Some(__v) => __v,
                 ::core::option::Option::None => {
@@ -166,18 +178,39 @@ pub(super) fn begin_stmts(cx: &Ctx, fields: &[Field], slots: &[Option<Ident>]) -
         };
         // A `KeyField` takes the key string, which a `String` field keeps without copying.
         let owned = |member: TokenStream, key_type: TokenStream| quote!(::core::option::Option::map(::core::option::Option::take(&mut __system.#member), #p::#key_type::into_string));
+        // The unique keys and the tie-breaker are parsed from borrowed keys: a key a field takes (`owned`) is
+        // never a unique one.
         match field.role() {
-            Role::PartitionKey => out.push(key(
+            Role::PartitionKey { unique: true } => out.push(key(
+                quote!(Partition),
+                quote!(#p::key_str(&__system.partition_key)),
+                decode_unique(cx, field, false, None),
+            )),
+            Role::RowKey { reverse, unique: true } => out.push(key(
+                quote!(Row),
+                quote!(#p::key_str(&__system.row_key)),
+                decode_unique(cx, field, reverse, None),
+            )),
+            Role::TieBreaker => {
+                let source = tie_source(fields).expect("checked: a unique key exists");
+                let (kind, member) = (source.kind(), source.getter());
+                out.push(key(
+                    quote!(#kind),
+                    quote!(#p::key_str(&__system.#member)),
+                    decode_unique(cx, field, source.reverse, None),
+                ))
+            }
+            Role::PartitionKey { unique: false } => out.push(key(
                 quote!(Partition),
                 owned(quote!(partition_key), quote!(PartitionKey)),
                 quote_spanned!(span=> <#ty as #p::KeyField>::decode_key_string),
             )),
-            Role::RowKey { reverse: false } => out.push(key(
+            Role::RowKey { reverse: false, unique: false } => out.push(key(
                 quote!(Row),
                 owned(quote!(row_key), quote!(RowKey)),
                 quote_spanned!(span=> <#ty as #p::KeyField>::decode_key_string),
             )),
-            Role::RowKey { reverse: true } => out.push(key(
+            Role::RowKey { reverse: true, unique: false } => out.push(key(
                 quote!(Row),
                 quote!(#p::key_str(&__system.row_key)),
                 quote_spanned!(span=> <#ty as #p::ReverseChronologicalKey>::decode_reverse_key),

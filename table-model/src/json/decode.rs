@@ -6,7 +6,7 @@ use super::{NameFilter, TypeHints};
 use crate::datetime::{eight_digits, DateTime};
 use crate::edm::{EdmBinary, EdmString, EdmType, EdmValue};
 use crate::entity::{ETag, Entity};
-use crate::error::{DecodeError, DecodeErrorKind, ValueErrorKind};
+use crate::error::{DecodeError, DecodeErrorKind, KeyError, PropertyNameError, ValueErrorKind};
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::MAX_CUSTOM_PROPERTIES;
 use crate::name::PropertyName;
@@ -525,6 +525,7 @@ impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
                         let e = if name.contains('@') {
                             DecodeError::new(DecodeErrorKind::UnsupportedAnnotation { name: name.to_string() })
                         } else {
+                            let e = PropertyNameError::new(e, &*name);
                             DecodeError::new(DecodeErrorKind::InvalidPropertyName(e)).in_property(&*name)
                         };
                         return Err(failed(error, e));
@@ -596,7 +597,7 @@ fn finish_entity<V: EntityVisitor>(
 /// A key value, validated; `None` for `null`.
 fn key<K>(raw: Raw<'_>, kind: KeyKind) -> Result<Option<K>, DecodeError>
 where
-    K: TryFrom<String, Error = table_model_rules::KeyError>,
+    K: TryFrom<String, Error = KeyError>,
 {
     match raw {
         Raw::Null => Ok(None),

@@ -5,12 +5,13 @@ use super::NameFilter;
 use crate::datetime::DateTime;
 use crate::edm::{binary_stored_size, check_binary_len, check_string_len, string_stored_size, EdmValue, IntoEdm};
 use crate::entity::{keys_size, property_share, Entity};
-use crate::error::{EncodeError, EncodeErrorKind};
+use crate::error::{EncodeError, EncodeErrorKind, KeyError, PropertyNameError};
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::{ENTITY_MAX_BYTES, MAX_CUSTOM_PROPERTIES};
 use crate::name::PropertyName;
 use base64::Engine as _;
 use std::fmt;
+use std::ops::Range;
 use table_model_rules::{key, property_name, EdmType, KeyKind};
 use uuid::Uuid;
 
@@ -79,7 +80,9 @@ impl BodyWriter {
     /// As [`new`](BodyWriter::new), with room for a body of `capacity` bytes before the buffer grows.
     pub fn with_capacity(capacity: usize, partition_key: &str, row_key: &str) -> Self {
         let mut w = BodyWriter::start(capacity, partition_key, row_key);
-        let checked = key::check(KeyKind::Partition, partition_key).and_then(|()| key::check(KeyKind::Row, row_key));
+        let checked = key::check(KeyKind::Partition, partition_key)
+            .map_err(|e| KeyError::new(e, partition_key))
+            .and_then(|()| key::check(KeyKind::Row, row_key).map_err(|e| KeyError::new(e, row_key)));
         if let Err(e) = checked {
             w.error = Some(EncodeError::new(EncodeErrorKind::InvalidKey(e), None));
         }
@@ -291,6 +294,7 @@ impl BodyWriter {
         let name = name.as_name();
         if !checked {
             if let Err(e) = property_name::check(name) {
+                let e = PropertyNameError::new(e, name);
                 self.fail(EncodeError::new(EncodeErrorKind::InvalidPropertyName(e), Some(name)));
                 return false;
             }
@@ -474,6 +478,54 @@ impl EntityBody {
     pub fn into_bytes(self) -> Vec<u8> {
         self.bytes
     }
+
+    /// The JSON bytes, for rewriting digits in place (`#[table(unique)]` keys); the caller keeps the JSON valid
+    /// and the length unchanged.
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes
+    }
+}
+
+/// Where the two key strings of a body sit, without their quotes: the body starts
+/// `{"PartitionKey":"..","RowKey":".."`, as [`BodyWriter`] writes it.
+pub(crate) fn key_ranges(bytes: &[u8]) -> Option<(Range<usize>, Range<usize>)> {
+    const PARTITION: &[u8] = b"{\"PartitionKey\":";
+    const ROW: &[u8] = b",\"RowKey\":";
+    let partition = json_string_at(bytes, PARTITION.len())?;
+    let row_start = partition.end + 1;
+    if bytes.get(row_start..row_start + ROW.len())? != ROW {
+        return None;
+    }
+    let row = json_string_at(bytes, row_start + ROW.len())?;
+    bytes.starts_with(PARTITION).then_some((partition, row))
+}
+
+/// The contents of the JSON string that opens at `start` (the quote), as a range of `bytes`.
+fn json_string_at(bytes: &[u8], start: usize) -> Option<Range<usize>> {
+    if bytes.get(start) != Some(&b'"') {
+        return None;
+    }
+    let mut i = start + 1;
+    loop {
+        match *bytes.get(i)? {
+            b'\\' => i += 2,
+            b'"' => return Some(start + 1..i),
+            _ => i += 1,
+        }
+    }
+}
+
+/// The properties of an entity as [`encode_entity`] writes them after the keys (`,"Name":"Ada",...`), without
+/// the closing brace and without the body's checks (the entity's own limits hold already).
+pub(crate) fn properties_json(entity: &Entity) -> Vec<u8> {
+    let capacity = 64 + entity.size() + 32 * entity.len();
+    let mut writer = BodyWriter::with_keys(capacity, &PartitionKey::empty(), &RowKey::empty());
+    let keys = writer.buf.len();
+    for (name, value) in entity {
+        writer.property(name, value);
+    }
+    writer.buf.drain(..keys);
+    writer.buf
 }
 
 impl AsRef<[u8]> for EntityBody {

@@ -164,7 +164,7 @@ pub fn parse_reverse_chronological<K: Key>(key: &K) -> Result<DateTime, KeyDecod
     Reverse::<DateTime>::from_key(key).map(|instant| instant.0)
 }
 
-fn unique_key<K: Key>(instant: DateTime, tie_breaker: u32, reverse: bool) -> K {
+pub(crate) fn unique_key<K: Key>(instant: DateTime, tie_breaker: u32, reverse: bool) -> K {
     let tie_breaker = if reverse { u32::MAX - tie_breaker } else { tie_breaker };
     let mut key = String::with_capacity(UNIQUE_LEN);
     push_padded(&mut key, encode_ticks(instant, reverse), TICKS_WIDTH);
@@ -176,6 +176,26 @@ fn unique_key<K: Key>(instant: DateTime, tie_breaker: u32, reverse: bool) -> K {
 fn parse_unique<K: Key>(key: &K, reverse: bool) -> Result<(DateTime, u32), KeyDecodeError> {
     let format = if reverse { REVERSE_UNIQUE } else { UNIQUE };
     parse_unique_str(key.as_ref(), format, reverse).map_err(|e| e.in_key(K::KIND))
+}
+
+/// Reads a unique key (either direction) from a string that need not be a validated key, for the derive.
+pub(crate) fn parse_unique_key_str(key: &str, reverse: bool) -> Result<(DateTime, u32), KeyDecodeError> {
+    parse_unique_str(key, if reverse { REVERSE_UNIQUE } else { UNIQUE }, reverse)
+}
+
+/// Where the tie-breaker's digits start in a unique key: after the ticks and the separator.
+pub(crate) const TIE_BREAKER_OFFSET: usize = TICKS_WIDTH + 1;
+
+/// The ten digits a unique key holds for `tie_breaker`: the number itself, or `4294967295 - n` for newest
+/// first.
+pub(crate) fn tie_breaker_digits(tie_breaker: u32, reverse: bool) -> [u8; TIE_BREAKER_WIDTH] {
+    let mut n = if reverse { u32::MAX - tie_breaker } else { tie_breaker };
+    let mut digits = [b'0'; TIE_BREAKER_WIDTH];
+    for d in digits.iter_mut().rev() {
+        *d = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    digits
 }
 
 fn parse_unique_str(key: &str, format: &'static KeyFormat, reverse: bool) -> Result<(DateTime, u32), KeyDecodeError> {
@@ -226,6 +246,41 @@ pub fn chronological_unique<K: Key>(instant: DateTime, tie_breaker: u32) -> K {
 /// ```
 pub fn reverse_chronological_unique<K: Key>(instant: DateTime, tie_breaker: u32) -> K {
     unique_key(instant, tie_breaker, true)
+}
+
+/// A tie-breaker for [`chronological_unique`] and [`reverse_chronological_unique`] keys that no other call in
+/// this process returns: for a `#[table(tie_breaker)]` field, or any unique key built by hand.
+///
+/// A process-wide atomic counter, started at a random point when the process first calls it. The counter,
+/// rather than a fresh random number per call, gives the guarantee that matters within a process: the values
+/// repeat only after 2<sup>32</sup> calls, so keys built in one process for the same tick never collide. The
+/// random start (seeded by the OS through `std`'s `RandomState`, with no extra dependency) keeps processes
+/// apart: `a` calls in one process and `b` in another overlap with probability about `(a + b) / 2^32`, and
+/// only keys of the same tick in the same partition can collide at all. Successive values increase (modulo
+/// 2<sup>32</sup>), so events of one tick keep the order they were written in, except across the wrap.
+///
+/// ```
+/// use table_model::key;
+/// use table_model::{DateTime, RowKey};
+/// let (a, b) = (key::next_tie_breaker(), key::next_tie_breaker());
+/// assert_ne!(a, b);
+/// let first: RowKey = key::reverse_chronological_unique(DateTime::UNIX_EPOCH, a);
+/// let second: RowKey = key::reverse_chronological_unique(DateTime::UNIX_EPOCH, b);
+/// assert_ne!(first, second);
+/// ```
+pub fn next_tie_breaker() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::OnceLock;
+    static START: OnceLock<u32> = OnceLock::new();
+    static COUNT: AtomicU32 = AtomicU32::new(0);
+    let start = *START.get_or_init(|| {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u32(std::process::id());
+        let hash = hasher.finish();
+        (hash >> 32) as u32 ^ hash as u32
+    });
+    start.wrapping_add(COUNT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// Reads a [`chronological_unique`] key back as its instant and tie-breaker.

@@ -1,6 +1,6 @@
 //! [`EdmField`], [`KeyField`] and the metadata field traits for the types of `docs/rules.md` §3 and §6.
 
-use super::{ETagField, EdmField, KeyEncoding, KeyField, ReverseChronologicalKey, TimestampField};
+use super::{ETagField, EdmField, KeyEncoding, KeyField, ReverseChronologicalKey, TimestampField, UniqueTimeKey};
 use crate::datetime::DateTime;
 use crate::edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 use crate::entity::ETag;
@@ -197,6 +197,24 @@ impl ReverseChronologicalKey for chrono::DateTime<chrono::Utc> {
     }
     fn decode_reverse_key(key: &str) -> Result<Self, ValueError> {
         DateTime::decode_reverse_key(key).map(DateTime::to_chrono)
+    }
+}
+
+impl UniqueTimeKey for DateTime {
+    fn to_instant(&self) -> Result<DateTime, ValueError> {
+        Ok(*self)
+    }
+    fn from_instant(instant: DateTime) -> Self {
+        instant
+    }
+}
+
+impl UniqueTimeKey for chrono::DateTime<chrono::Utc> {
+    fn to_instant(&self) -> Result<DateTime, ValueError> {
+        DateTime::from_chrono(*self)
+    }
+    fn from_instant(instant: DateTime) -> Self {
+        instant.to_chrono()
     }
 }
 

@@ -340,6 +340,13 @@ pub enum KeyEncoding {
     Chronological,
     /// An instant as `DateTime.MaxValue.Ticks - ticks` in 19 digits: newest first.
     ReverseChronological,
+    /// An instant as .NET ticks in 19 digits, `-` and a tie-breaker in 10 digits: oldest first, then by
+    /// tie-breaker (`#[table(unique)]`, [`key::chronological_unique`](crate::key::chronological_unique)).
+    ChronologicalUnique,
+    /// The newest-first form of [`ChronologicalUnique`](KeyEncoding::ChronologicalUnique)
+    /// (`#[table(reverse_chronological, unique)]`,
+    /// [`key::reverse_chronological_unique`](crate::key::reverse_chronological_unique)).
+    ReverseChronologicalUnique,
     /// The reverse of another encoding (`std::cmp::Reverse<T>`): largest or newest first.
     Reverse(&'static KeyEncoding),
     /// The variant name of a [`TableEnum`](crate::TableEnum).
