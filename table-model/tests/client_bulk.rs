@@ -1,0 +1,233 @@
+//! Bulk writes without a server: a fake transport answers every transaction, so the splitting, the
+//! concurrency, the ordering within a partition and the memory bound can be checked exactly.
+#![cfg(all(feature = "client", feature = "derive"))]
+
+use async_trait::async_trait;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use table_model::client::azure_core::http::headers::Headers;
+use table_model::client::azure_core::http::policies::{Policy, PolicyResult};
+use table_model::client::azure_core::http::{AsyncRawResponse, ClientOptions, Context, Request, StatusCode, Transport};
+use table_model::client::{BulkOperation, BulkOptions, FailureCause, TableServiceClient, TableServiceClientOptions};
+use table_model::limits::{BATCH_MAX_BODY_BYTES, BATCH_MAX_OPERATIONS};
+use table_model::{AccountKey, TableEntity, TableName};
+
+/// How many readings exist at once, and the most that ever did.
+#[derive(Debug, Default)]
+struct Live {
+    now: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+/// Counts the readings alive in a [`Live`]: made by the generator, dropped once written (or handed back in
+/// the report). The default counts nothing (for the readings of the other tests).
+#[derive(Debug, Default)]
+struct Alive(Option<Arc<Live>>);
+
+impl Alive {
+    fn counted(live: &Arc<Live>) -> Self {
+        let now = live.now.fetch_add(1, Ordering::Relaxed) + 1;
+        live.peak.fetch_max(now, Ordering::Relaxed);
+        Alive(Some(live.clone()))
+    }
+}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        if let Some(live) = &self.0 {
+            live.now.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+#[derive(TableEntity, Debug)]
+struct Reading {
+    #[table(partition_key)]
+    sensor: u32,
+    #[table(row_key)]
+    n: u64,
+    value: f64,
+    note: String,
+    #[table(skip)]
+    alive: Alive,
+}
+
+/// What the fake service saw: per partition, the RowKeys of each transaction in the order received.
+#[derive(Debug, Default)]
+struct Seen {
+    transactions: Vec<(String, Vec<String>, usize)>,
+    in_flight: usize,
+    max_in_flight: usize,
+}
+
+/// Answers every `$batch` with `202` and one `204` per operation; refuses the RowKeys listed in `refuse`
+/// with `409` at that operation's index.
+#[derive(Debug)]
+struct FakeService {
+    seen: Arc<Mutex<Seen>>,
+    refuse: Vec<String>,
+}
+
+#[async_trait]
+impl Policy for FakeService {
+    async fn send(&self, _ctx: &Context, request: &mut Request, _next: &[Arc<dyn Policy>]) -> PolicyResult {
+        let body: Vec<u8> = bytes_of(request);
+        let text = String::from_utf8(body.clone()).expect("a UTF-8 body");
+        let row_keys: Vec<String> =
+            text.split("\"RowKey\":\"").skip(1).map(|s| s.split('"').next().unwrap().to_owned()).collect();
+        let partition = text.split("\"PartitionKey\":\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+        {
+            let mut seen = self.seen.lock().unwrap();
+            seen.in_flight += 1;
+            seen.max_in_flight = seen.max_in_flight.max(seen.in_flight);
+            seen.transactions.push((partition, row_keys.clone(), body.len()));
+        }
+        tokio::task::yield_now().await;
+        self.seen.lock().unwrap().in_flight -= 1;
+        let mut headers = Headers::new();
+        headers.insert("content-type", "multipart/mixed; boundary=batchresponse_1");
+        if let Some(i) = row_keys.iter().position(|rk| self.refuse.contains(rk)) {
+            let error = format!(
+                "--batchresponse_1\r\nContent-Type: multipart/mixed; boundary=changesetresponse_1\r\n\r\n\
+                 --changesetresponse_1\r\nContent-Type: application/http\r\n\r\n\
+                 HTTP/1.1 409 Conflict\r\nContent-Type: application/json\r\n\r\n\
+                 {{\"odata.error\":{{\"code\":\"EntityAlreadyExists\",\"message\":{{\"lang\":\"en-US\",\
+                 \"value\":\"{i}:The specified entity already exists.\"}}}}}}\r\n\
+                 --changesetresponse_1--\r\n--batchresponse_1--\r\n"
+            );
+            return Ok(AsyncRawResponse::from_bytes(StatusCode::Accepted, headers, error));
+        }
+        let mut reply =
+            String::from("--batchresponse_1\r\nContent-Type: multipart/mixed; boundary=changesetresponse_1\r\n\r\n");
+        for _ in &row_keys {
+            reply.push_str(
+                "--changesetresponse_1\r\nContent-Type: application/http\r\n\r\n\
+                 HTTP/1.1 204 No Content\r\nETag: W/\"1\"\r\n\r\n\r\n",
+            );
+        }
+        reply.push_str("--changesetresponse_1--\r\n--batchresponse_1--\r\n");
+        Ok(AsyncRawResponse::from_bytes(StatusCode::Accepted, headers, reply))
+    }
+}
+
+fn bytes_of(request: &Request) -> Vec<u8> {
+    let bytes: table_model::client::azure_core::Bytes = request.body().into();
+    bytes.to_vec()
+}
+
+fn client(seen: Arc<Mutex<Seen>>, refuse: Vec<String>) -> table_model::client::TableClient {
+    let transport = Transport::with_policy(Arc::new(FakeService { seen, refuse }));
+    let options = TableServiceClientOptions {
+        client_options: ClientOptions { transport: Some(transport), ..Default::default() },
+        ..Default::default()
+    };
+    let service =
+        TableServiceClient::new("https://acct.table.core.windows.net", AccountKey::development(), Some(options))
+            .expect("a valid endpoint");
+    service.table_client(TableName::from_static("Readings"))
+}
+
+fn reading(n: u64, sensors: u64, note: &str) -> Reading {
+    Reading { sensor: (n % sensors) as u32, n, value: n as f64 / 3.0, note: note.to_owned(), alive: Alive(None) }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_million_entities_from_an_iterator_are_written_holding_only_a_bounded_number() {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let table = client(seen.clone(), Vec::new());
+    // A million in an optimised build; the bound does not depend on the count, and a debug build is ten times
+    // slower, so the test suite checks it on 200,000.
+    const N: u64 = if cfg!(debug_assertions) { 200_000 } else { 1_000_000 };
+    let live = Arc::new(Live::default());
+    let (concurrency, max_buffered) = (4, 1_000);
+    let options = BulkOptions { concurrency, max_buffered, ..Default::default() };
+    let generate = |n| Reading { alive: Alive::counted(&live), ..reading(n, 10, "") };
+    let report = table.bulk_write(BulkOperation::Insert, (0..N).map(generate), Some(options)).await;
+    assert!(report.is_complete(), "{:?}", report.failures.first());
+    assert_eq!(report.written, N);
+    assert_eq!(live.now.load(Ordering::Relaxed), 0, "every entity is dropped once written");
+    // At most max_buffered entities wait (those in flight included), plus the one being added, whatever the
+    // input's length.
+    let peak = live.peak.load(Ordering::Relaxed);
+    assert!(peak <= max_buffered + 1, "{peak} entities were alive at once");
+    let seen = seen.lock().unwrap();
+    assert!(seen.max_in_flight <= concurrency, "{} transactions in flight", seen.max_in_flight);
+    assert_eq!(seen.transactions.iter().map(|(_, rks, _)| rks.len() as u64).sum::<u64>(), N);
+    assert!(seen.transactions.iter().all(|(_, rks, _)| rks.len() <= BATCH_MAX_OPERATIONS));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactions_split_at_100_and_at_the_body_limit_and_keep_partition_order() {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let table = client(seen.clone(), Vec::new());
+    // 3 partitions; in partition 0, notes of 30,000 `é` (60,000 bytes of UTF-8 each), so that about 69 fit
+    // under 4 MiB: the body limit splits them; the small ones of the other partitions split at 100.
+    let heavy = "é".repeat(30_000);
+    let big: Vec<Reading> = (0..900).map(|n| reading(n, 3, if n % 3 == 0 { &heavy } else { "small" })).collect();
+    let report = table.bulk_write(BulkOperation::Upsert(table_model::UpdateMode::Replace), big, None).await;
+    assert!(report.is_complete());
+    assert_eq!(report.written, 900);
+    let seen = seen.lock().unwrap();
+    let mut last_by_partition: HashMap<&str, u64> = HashMap::new();
+    for (partition, rks, size) in &seen.transactions {
+        assert!(rks.len() <= BATCH_MAX_OPERATIONS);
+        assert!(*size < BATCH_MAX_BODY_BYTES, "a body of {size} bytes");
+        // Within a partition, transactions arrive in input order.
+        let first: u64 = rks[0].parse().unwrap();
+        if let Some(last) = last_by_partition.insert(partition, rks.last().unwrap().parse().unwrap()) {
+            assert!(first > last, "partition {partition}: {first} after {last}");
+        }
+    }
+    // Partition 0's entities are 60 KB each in the body: the body limit splits them well before 100.
+    let zero: Vec<usize> =
+        seen.transactions.iter().filter(|(p, _, _)| p == "0000000000").map(|(_, r, _)| r.len()).collect();
+    assert!(zero.iter().all(|&n| n < 100) && zero.len() > 3, "{zero:?}");
+    // The others fill transactions of exactly 100 but for the last.
+    let one: Vec<usize> =
+        seen.transactions.iter().filter(|(p, _, _)| p == "0000000001").map(|(_, r, _)| r.len()).collect();
+    assert_eq!(one, vec![100, 100, 100]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_operation_fails_and_the_rest_of_its_transaction_is_rolled_back() {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let table = client(seen.clone(), vec!["00000000000000000042".to_owned()]);
+    let readings: Vec<Reading> = (0..250).map(|n| reading(n, 1, "note")).collect();
+    let report = table.bulk_write(BulkOperation::Insert, readings, None).await;
+    // Entities 0..100 are one transaction and 42 is refused in it: 100 failures, 150 written.
+    assert_eq!(report.written, 150);
+    assert_eq!(report.failures.len(), 100);
+    for failure in &report.failures {
+        let n = failure.entity.n;
+        assert!(n < 100);
+        match &failure.cause {
+            FailureCause::Failed => assert_eq!(n, 42),
+            FailureCause::RolledBack { failed_index, failed_row_key } => {
+                assert_eq!((*failed_index, failed_row_key.as_str()), (42, "00000000000000000042"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(failure.error.error_code(), Some(table_model::ErrorCode::EntityAlreadyExists));
+    }
+    // The failed entities are handed back, to send again.
+    let again = report.into_failed_entities();
+    assert_eq!(again.iter().map(|r| r.n).sum::<u64>(), (0..100u64).sum::<u64>());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_entities_are_reported_not_sent_and_the_rest_is_written() {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let table = client(seen.clone(), Vec::new());
+    let mut readings: Vec<Reading> = (0..10).map(|n| reading(n, 2, "note")).collect();
+    readings[3].note = "x".repeat(40_000); // over 32,768 UTF-16 units
+    readings[7].value = 1.0;
+    let report = table.bulk_write(BulkOperation::Insert, readings, None).await;
+    assert_eq!(report.written, 9);
+    assert_eq!(report.failures.len(), 1);
+    let failure = &report.failures[0];
+    assert_eq!((failure.entity.n, &failure.cause), (3, &FailureCause::NotSent));
+    assert!(failure.error.to_string().contains("must be at most 32768 UTF-16 code units"), "{}", failure.error);
+    let seen = seen.lock().unwrap();
+    assert!(seen.transactions.iter().all(|(_, rks, _)| !rks.contains(&"00000000000000000003".to_owned())));
+}
