@@ -49,7 +49,9 @@ struct Reading {
     n: u64,
     value: f64,
     note: String,
+    /// Never read: it counts the reading's life by being dropped with it.
     #[table(skip)]
+    #[allow(dead_code)]
     alive: Alive,
 }
 
