@@ -13,14 +13,15 @@
 //! ```no_run
 //! use futures::TryStreamExt as _;
 //! use table_model::client::TableServiceClient;
-//! use table_model::{filter, Entity, PartitionKey, Query, RowKey, TableName};
+//! use table_model::filter::Filter;
+//! use table_model::{Entity, PartitionKey, Query, RowKey, TableName};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
 //! let people = service.create_table_if_not_exists(&TableName::from_static("People"), None).await?;
 //! people.insert(&Entity::new(PartitionKey::new("eu")?, RowKey::new("ada")?).with("Age".parse()?, 36)?, None).await?;
 //!
-//! let mut adults = people.query::<Entity>(&Query::new().filter(filter::property::<i32>("Age").ge(18)), None)?;
+//! let mut adults = people.query::<Entity>(&Query::new().filter(Filter::property("Age").ge(18)), None)?;
 //! while let Some(person) = adults.try_next().await? {
 //!     println!("{} is {}", person.row_key(), person.get::<i32>("Age")?);
 //! }

@@ -26,7 +26,7 @@ use std::sync::Arc;
 /// ```no_run
 /// use futures::TryStreamExt as _;
 /// use table_model::client::TableServiceClient;
-/// use table_model::{filter, ErrorCode, ETag, Query, TableEntity, TableName};
+/// use table_model::{filter, ErrorCode, ETag, Query, TableEntity, TableName, UpdateMode};
 ///
 /// #[derive(TableEntity, Debug)]
 /// struct Event {
@@ -51,7 +51,7 @@ use std::sync::Arc;
 /// // An update under the ETag it was read with; a concurrent change is one match arm.
 /// let mut event = audit.reload(&newest[0], None).await?;
 /// event.action = "login (verified)".into();
-/// match audit.update(&event, Default::default(), None).await {
+/// match audit.update(&event, UpdateMode::Merge, None).await {
 ///     Err(e) if e.error_code() == Some(ErrorCode::UpdateConditionNotSatisfied) => { /* read again, retry */ }
 ///     other => { other?; }
 /// }
