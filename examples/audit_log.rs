@@ -7,9 +7,7 @@
 use futures::TryStreamExt;
 use table_model::client::{BulkOperation, TableServiceClient};
 use table_model::UpdateMode;
-use table_model::{
-    filter, key, AccountKey, DateTime, ETag, Entity, IfMatch, PartitionKey, Query, TableEntity, TableName,
-};
+use table_model::{filter, key, AccountKey, DateTime, ETag, Entity, Query, TableEntity, TableName};
 
 #[derive(TableEntity, Debug, Clone)]
 #[table(rename_all = "PascalCase")]

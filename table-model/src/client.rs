@@ -21,8 +21,7 @@
 //! let people = service.create_table_if_not_exists(&TableName::from_static("People"), None).await?;
 //! people.insert(&Entity::new(PartitionKey::new("eu")?, RowKey::new("ada")?).with("Age".parse()?, 36)?, None).await?;
 //!
-//! let adults = Query::new().filter(Filter::property("Age").ge(18));
-//! let mut adults = people.query::<Entity>(&adults, None)?;
+//! let mut adults = people.query::<Entity>(&Query::new().filter(Filter::property("Age").ge(18)), None)?;
 //! while let Some(person) = adults.try_next().await? {
 //!     println!("{} is {}", person.row_key(), person.get::<i32>("Age")?);
 //! }

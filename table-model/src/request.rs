@@ -105,10 +105,10 @@ impl UpdateMode {
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let entity = Entity::new(PartitionKey::new("p")?, RowKey::new("r")?);
 /// let service = TableService::from_connection_string("UseDevelopmentStorage=true")?;
-/// let table = "Tbl".parse()?;
+/// let table = "Items".parse()?;
 /// assert_eq!(service.upsert(&table, &entity, UpdateMode::Merge)?.method(), "MERGE");
 /// let tunneled = service.with_merge_verb(MergeVerb::PostTunnel).upsert(&table, &entity, UpdateMode::Merge)?;
-/// assert_eq!((tunneled.method().as_str(), &tunneled.headers()["x-http-method"]), ("POST", &"MERGE".parse()?));
+/// assert_eq!((tunneled.method().as_str(), tunneled.headers()["x-http-method"].to_str()?), ("POST", "MERGE"));
 /// # Ok(())
 /// # }
 /// ```

@@ -13,7 +13,7 @@ use crate::table_entity::TableEntity;
 use http::{HeaderMap, Response};
 
 pub use crate::batch::{read_batch as batch, BatchOutcome};
-pub use crate::continuation::{Continuation, ContinuationError, TableContinuation};
+pub use crate::continuation::{Continuation, ContinuationError, ContinuationErrorKind, TableContinuation};
 
 /// One page of a query: dynamic [`Entity`]s ([`query`]) or derived structs ([`query_as`]).
 #[derive(Clone, Debug, PartialEq)]

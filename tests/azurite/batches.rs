@@ -1,38 +1,33 @@
 //! Entity group transactions: one that succeeds, and ones that fail atomically, naming the operation.
 
-use crate::support::{azurite, Azurite, Table};
-use table_model::filter;
-use table_model::response;
-use table_model::{Batch, Entity, IfMatch, PartitionKey, Query, RowKey, UpdateMode};
+use crate::support::{all_entities, azurite};
+use futures::TryStreamExt as _;
+use table_model::client::{ErrorKind, TableClient};
+use table_model::{filter, Entity, ErrorCode, IfMatch, PartitionKey, Query, RequestErrorKind, RowKey, UpdateMode};
 
 fn entity(rk: &str, n: i32) -> Entity {
     Entity::new(PartitionKey::new("p").unwrap(), RowKey::new(rk).unwrap()).with("N".parse().unwrap(), n).unwrap()
 }
 
 /// RowKey and N of every entity in the table, in key order.
-fn contents(azurite: &Azurite, table: &Table<'_>) -> Vec<(String, i32)> {
-    let reply = azurite.send(azurite.service.query(&table.name, &Query::new(), None).unwrap());
-    let page = response::query(&reply, None).unwrap();
-    assert!(page.continuation.is_none());
-    page.entities.iter().map(|e| (e.row_key().to_string(), e.get("N").unwrap())).collect()
+async fn contents(table: &TableClient) -> Vec<(String, i32)> {
+    all_entities(table).await.iter().map(|e| (e.row_key().to_string(), e.get("N").unwrap())).collect()
 }
 
-fn seed(azurite: &Azurite, table: &Table<'_>) -> table_model::ETag {
+async fn seed(table: &TableClient) -> table_model::ETag {
     for (rk, n) in [("keep", 1), ("old", 2)] {
-        response::written(&azurite.send(azurite.service.insert(&table.name, &entity(rk, n)).unwrap())).unwrap();
+        table.insert(&entity(rk, n), None).await.unwrap();
     }
-    let reply = azurite.send(
-        azurite.service.get(&table.name, &PartitionKey::new("p").unwrap(), &RowKey::new("keep").unwrap()).unwrap(),
-    );
-    response::entity(&reply, None).unwrap().etag().unwrap().clone()
+    let keep: Entity = table.get(&PartitionKey::new("p").unwrap(), &RowKey::new("keep").unwrap(), None).await.unwrap();
+    keep.etag().unwrap().clone()
 }
 
-#[test]
-fn a_batch_applies_every_operation() {
+#[tokio::test]
+async fn a_batch_applies_every_operation() {
     let azurite = azurite!();
-    let table = azurite.table("BatchOk");
-    let etag = seed(&azurite, &table);
-    let mut batch = Batch::new(table.name.clone(), PartitionKey::new("p").unwrap());
+    let table = azurite.table("BatchOk").await;
+    let etag = seed(&table).await;
+    let mut batch = table.batch(PartitionKey::new("p").unwrap());
     batch
         .insert(&entity("new", 3))
         .unwrap()
@@ -44,71 +39,79 @@ fn a_batch_applies_every_operation() {
         .unwrap()
         .insert(&entity("O'Brien 50%", 5))
         .unwrap();
-    let reply = azurite.send(azurite.service.batch(&batch).unwrap());
-    let outcome = response::batch(&reply, batch.len()).unwrap_or_else(|e| panic!("{e}"));
+    let outcome = table.submit_transaction(&batch, None).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(outcome.etags.len(), 5);
     assert!(outcome.etags[0].is_some() && outcome.etags[1].is_some() && outcome.etags[2].is_some());
     assert!(outcome.etags[3].is_none(), "a delete has no ETag");
     assert_eq!(
-        contents(&azurite, &table),
+        contents(&table).await,
         [("O'Brien 50%".to_string(), 5), ("keep".into(), 10), ("new".into(), 3), ("up".into(), 4)]
     );
     // The ETag the batch returned is the entity's.
-    let reply = azurite.send(
-        azurite.service.get(&table.name, &PartitionKey::new("p").unwrap(), &RowKey::new("new").unwrap()).unwrap(),
-    );
-    assert_eq!(response::entity(&reply, None).unwrap().etag(), outcome.etags[0].as_ref());
+    let new: Entity = table.get(&PartitionKey::new("p").unwrap(), &RowKey::new("new").unwrap(), None).await.unwrap();
+    assert_eq!(new.etag(), outcome.etags[0].as_ref());
 }
 
-#[test]
-fn a_failing_operation_fails_the_whole_batch_and_is_named() {
+#[tokio::test]
+async fn a_failing_operation_fails_the_whole_batch_and_is_named() {
     let azurite = azurite!();
-    let table = azurite.table("BatchFail");
-    seed(&azurite, &table);
-    let before = contents(&azurite, &table);
+    let table = azurite.table("BatchFail").await;
+    seed(&table).await;
+    let before = contents(&table).await;
 
     // Operation 2 inserts an entity that exists.
-    let mut batch = Batch::new(table.name.clone(), PartitionKey::new("p").unwrap());
+    let mut batch = table.batch(PartitionKey::new("p").unwrap());
     batch.insert(&entity("a", 1)).unwrap().delete(&RowKey::new("old").unwrap(), IfMatch::Any).unwrap();
     batch.insert(&entity("keep", 3)).unwrap().insert(&entity("b", 4)).unwrap();
-    let reply = azurite.send(azurite.service.batch(&batch).unwrap());
-    let err = response::batch(&reply, batch.len()).unwrap_err();
+    let err = table.submit_transaction(&batch, None).await.unwrap_err();
     let e = err.service().unwrap_or_else(|| panic!("{err}"));
     assert_eq!((e.status(), e.code(), e.operation_index()), (409, Some("EntityAlreadyExists"), Some(2)), "{err}");
-    assert_eq!(contents(&azurite, &table), before, "nothing was applied");
+    assert_eq!(err.error_code(), Some(ErrorCode::EntityAlreadyExists));
+    assert_eq!(contents(&table).await, before, "nothing was applied");
 
     // Operation 1 updates with a stale ETag.
-    let mut batch = Batch::new(table.name.clone(), PartitionKey::new("p").unwrap());
+    let mut batch = table.batch(PartitionKey::new("p").unwrap());
     let stale = table_model::ETag::new("W/\"datetime'2000-01-01T00%3A00%3A00.0000000Z'\"");
     batch.insert(&entity("c", 1)).unwrap().update(&entity("keep", 9), UpdateMode::Replace, stale.into()).unwrap();
-    let reply = azurite.send(azurite.service.batch(&batch).unwrap());
-    let err = response::batch(&reply, batch.len()).unwrap_err();
+    let err = table.submit_transaction(&batch, None).await.unwrap_err();
     let e = err.service().unwrap();
     assert_eq!((e.status(), e.operation_index()), (412, Some(1)), "{err}");
-    assert_eq!(contents(&azurite, &table), before, "nothing was applied");
+    assert_eq!(err.error_code(), Some(ErrorCode::UpdateConditionNotSatisfied), "{err}");
+    assert_eq!(contents(&table).await, before, "nothing was applied");
 
     // Operation 0 deletes what is not there.
-    let mut batch = Batch::new(table.name.clone(), PartitionKey::new("p").unwrap());
+    let mut batch = table.batch(PartitionKey::new("p").unwrap());
     batch.delete(&RowKey::new("ghost").unwrap(), IfMatch::Any).unwrap().insert(&entity("d", 1)).unwrap();
-    let reply = azurite.send(azurite.service.batch(&batch).unwrap());
-    let err = response::batch(&reply, batch.len()).unwrap_err();
+    let err = table.submit_transaction(&batch, None).await.unwrap_err();
     let e = err.service().unwrap();
     assert_eq!((e.status(), e.operation_index()), (404, Some(0)), "{err}");
-    assert_eq!(contents(&azurite, &table), before, "nothing was applied");
+    assert_eq!(err.error_code(), Some(ErrorCode::ResourceNotFound), "{err}");
+    assert_eq!(contents(&table).await, before, "nothing was applied");
 }
 
-#[test]
-fn a_full_batch_of_100_operations() {
+#[tokio::test]
+async fn a_full_batch_of_100_operations() {
     let azurite = azurite!();
-    let table = azurite.table("Batch100");
-    let mut batch = Batch::new(table.name.clone(), PartitionKey::new("p").unwrap());
+    let table = azurite.table("Batch100").await;
+    let mut batch = table.batch(PartitionKey::new("p").unwrap());
     for i in 0..100 {
         batch.insert(&entity(&format!("{i:03}"), i)).unwrap();
     }
     assert!(batch.insert(&entity("100", 100)).is_err());
-    let reply = azurite.send(azurite.service.batch(&batch).unwrap());
-    assert_eq!(response::batch(&reply, 100).unwrap().etags.len(), 100);
+    assert_eq!(table.submit_transaction(&batch, None).await.unwrap().etags.len(), 100);
     let q = Query::new().filter(filter::ROW_KEY.starts_with("09"));
-    let reply = azurite.send(azurite.service.query(&table.name, &q, None).unwrap());
-    assert_eq!(response::query(&reply, None).unwrap().entities.len(), 10);
+    let nineties: Vec<Entity> = table.query(&q, None).unwrap().try_collect().await.unwrap();
+    assert_eq!(nineties.len(), 10);
+}
+
+#[tokio::test]
+async fn a_batch_of_another_table_is_not_sent() {
+    let azurite = azurite!();
+    let table = azurite.table("BatchMine").await;
+    let other = azurite.service.table_client(table_model::TableName::from_static("SomeOtherTable"));
+    let mut batch = other.batch(PartitionKey::new("p").unwrap());
+    batch.insert(&entity("a", 1)).unwrap();
+    let err = table.submit_transaction(&batch, None).await.unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Request(e) if matches!(e.kind(), RequestErrorKind::TableMismatch { .. })));
+    assert!(contents(&table).await.is_empty(), "nothing was sent");
 }

@@ -1,4 +1,4 @@
-//! The SDK against a real Table service implementation: the Azurite emulator.
+//! The SDK's async client against a real Table service implementation: the Azurite emulator.
 //!
 //! Start it with `eval "$(scripts/azurite.sh start)"` (or run `scripts/azurite.sh run cargo test --workspace`):
 //! the tests read its endpoint from `TABLE_MODEL_AZURITE_ENDPOINT`. Without it they are skipped with a notice,
@@ -9,5 +9,9 @@ mod support;
 mod auth;
 mod batches;
 mod entities;
+mod error_codes;
+mod operations;
+mod paging;
 mod queries;
 mod spec_gaps;
+mod tables;

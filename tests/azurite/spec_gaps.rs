@@ -1,41 +1,31 @@
 //! Where Azurite accepts what `docs/rules.md` forbids, the SDK still refuses it before sending.
 //!
-//! Each test sends the forbidden request by hand (raw JSON, signed with `table_model::auth`) and shows that
-//! Azurite 3.35.0 takes it, then shows that the SDK refuses to build it, with an error that names the rule.
-//! The real service answers these with `400 Bad Request`; code tested only against the emulator would
-//! learn that in production.
+//! Each test sends the forbidden request by hand and shows that Azurite 3.35.0 takes it, then shows that the
+//! SDK refuses to build it, with an error that names the rule, and that nothing reached Azurite. The real
+//! service answers these with `400 Bad Request`; code tested only against the emulator would learn that in
+//! production.
+//!
+//! The client cannot send what the SDK refuses to build, so the hand-built request goes through the client's
+//! own pipeline by a per-call policy that swaps it in (`support::Raw`): the client's Shared Key signing,
+//! retry and transport send it.
 
 use crate::support::{azurite, Azurite, Table};
+use futures::TryStreamExt as _;
+use table_model::client::ErrorKind;
 use table_model::filter::Filter;
 use table_model::json::BodyWriter;
 use table_model::{
-    auth, response, AccountKey, Batch, BatchErrorKind, Credential, DateTime, Entity, EntityErrorKind, PartitionKey,
-    PropertyName, Query, RowKey,
+    response, Batch, BatchErrorKind, DateTime, Entity, EntityErrorKind, PartitionKey, PropertyName, Query,
+    RequestErrorKind, RowKey,
 };
 
-/// Sends a request built by hand, signed as the SDK signs; returns the status.
-fn raw(azurite: &Azurite, method: &str, path_and_query: &str, content_type: &str, body: Vec<u8>) -> u16 {
-    let url = format!("{}{path_and_query}", azurite.service.endpoint().url());
-    let mut builder = http::Request::builder()
-        .method(method)
-        .uri(url)
-        .header("x-ms-version", table_model::X_MS_VERSION)
-        .header("DataServiceVersion", "3.0")
-        .header("MaxDataServiceVersion", "3.0;NetFx")
-        .header("Accept", "application/json;odata=minimalmetadata");
-    if !body.is_empty() {
-        builder = builder.header("Content-Type", content_type);
-    }
-    let mut request = builder.body(body).unwrap();
-    let credential = Credential::SharedKey(AccountKey::development());
-    auth::authorize(&mut request, azurite.service.endpoint().account(), &credential, std::time::SystemTime::now());
-    azurite.send(request).status().as_u16()
-}
-
-/// Inserts a raw JSON entity; returns the status.
-fn raw_insert(azurite: &Azurite, table: &Table<'_>, json: &serde_json::Value) -> u16 {
-    let body = serde_json::to_vec(json).unwrap();
-    raw(azurite, "POST", &format!("/{}", table.name), "application/json", body)
+/// Inserts a raw JSON entity through the client's pipeline: the SDK's insert request with the body swapped;
+/// returns the status.
+async fn raw_insert(azurite: &Azurite, table: &Table, json: &serde_json::Value) -> u16 {
+    let placeholder = Entity::new(PartitionKey::new("p").unwrap(), RowKey::new("placeholder").unwrap());
+    let mut request = azurite.requests().insert(table.table(), &placeholder).unwrap();
+    *request.body_mut() = serde_json::to_vec(json).unwrap();
+    azurite.raw().send(request).await.status().as_u16()
 }
 
 #[track_caller]
@@ -43,12 +33,20 @@ fn assert_accepted(status: u16, case: &str) {
     assert!((200..300).contains(&status), "Azurite now refuses {case} (status {status}): the gap is closed");
 }
 
-#[test]
-fn property_name_with_a_hyphen() {
+/// Only the entities inserted by hand are in the table: the SDK sent nothing. (Their keys only: the SDK
+/// refuses to read a property name that breaks the rules, see `property_name_with_a_hyphen`.)
+async fn assert_only_raw_entities(table: &Table, count: usize) {
+    let keys = Query::new().select(["RowKey"]);
+    let all: Vec<Entity> = table.query(&keys, None).unwrap().try_collect().await.unwrap();
+    assert_eq!(all.len(), count, "the SDK sent nothing");
+}
+
+#[tokio::test]
+async fn property_name_with_a_hyphen() {
     let azurite = azurite!();
-    let table = azurite.table("GapHyphen");
+    let table = azurite.table("GapHyphen").await;
     let json = serde_json::json!({"PartitionKey": "p", "RowKey": "r", "Unit-Price": 5});
-    assert_accepted(raw_insert(&azurite, &table, &json), "a property named `Unit-Price`");
+    assert_accepted(raw_insert(&azurite, &table, &json).await, "a property named `Unit-Price`");
 
     let err = PropertyName::new("Unit-Price").unwrap_err();
     assert_eq!(
@@ -58,52 +56,59 @@ fn property_name_with_a_hyphen() {
     let mut w = BodyWriter::new("p", "r");
     w.property_i32("Unit-Price", 5);
     assert!(w.finish().is_err());
+    assert_only_raw_entities(&table, 1).await;
+
+    // Nor does the SDK read such an entity back: the page is refused, naming the property.
+    let err = table.query_first::<Entity>(&Query::new(), 1, None).await.unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Response(_)), "{err:?}");
+    assert!(err.to_string().contains("property `Unit-Price`: invalid property name"), "{err}");
 }
 
 /// Inserts one entity per name with raw JSON (Azurite accepts each), then shows the SDK refuses each name.
-fn names_azurite_accepts_and_the_sdk_refuses(table_prefix: &str, names: &[&str]) {
+async fn names_azurite_accepts_and_the_sdk_refuses(table_prefix: &str, names: &[&str]) {
     let azurite = azurite!();
-    let table = azurite.table(table_prefix);
+    let table = azurite.table(table_prefix).await;
     for (i, name) in names.iter().enumerate() {
         let json = serde_json::json!({"PartitionKey": "p", "RowKey": i.to_string(), *name: 1});
-        assert_accepted(raw_insert(&azurite, &table, &json), &format!("a property named {name:?}"));
+        assert_accepted(raw_insert(&azurite, &table, &json).await, &format!("a property named {name:?}"));
         assert!(PropertyName::new(*name).is_err(), "{name:?}");
         let mut w = BodyWriter::new("p", "r");
         w.property_i32(*name, 1);
         assert!(w.finish().is_err(), "{name:?}");
     }
+    assert_only_raw_entities(&table, names.len()).await;
 }
 
-#[test]
-fn property_names_outside_the_identifier_rules() {
-    names_azurite_accepts_and_the_sdk_refuses("GapIdent", &["Unit Price", "1st", "a.b", "a@b"]);
+#[tokio::test]
+async fn property_names_outside_the_identifier_rules() {
+    names_azurite_accepts_and_the_sdk_refuses("GapIdent", &["Unit Price", "1st", "a.b", "a@b"]).await;
 }
 
-#[test]
-fn property_names_that_are_not_xml_names() {
+#[tokio::test]
+async fn property_names_that_are_not_xml_names() {
     // U+200B is a C# identifier character (Cf) but not an XML NameChar.
-    names_azurite_accepts_and_the_sdk_refuses("GapXml", &["Zero\u{200B}Width"]);
+    names_azurite_accepts_and_the_sdk_refuses("GapXml", &["Zero\u{200B}Width"]).await;
 }
 
-#[test]
-fn system_property_names_in_another_case() {
-    names_azurite_accepts_and_the_sdk_refuses("GapSystem", &["partitionkey", "ROWKEY", "timestamp"]);
+#[tokio::test]
+async fn system_property_names_in_another_case() {
+    names_azurite_accepts_and_the_sdk_refuses("GapSystem", &["partitionkey", "ROWKEY", "timestamp"]).await;
 }
 
-#[test]
-fn property_names_over_255_characters() {
-    names_azurite_accepts_and_the_sdk_refuses("GapLong", &[&"N".repeat(256)]);
+#[tokio::test]
+async fn property_names_over_255_characters() {
+    names_azurite_accepts_and_the_sdk_refuses("GapLong", &[&"N".repeat(256)]).await;
 }
 
-#[test]
-fn more_than_252_custom_properties() {
+#[tokio::test]
+async fn more_than_252_custom_properties() {
     let azurite = azurite!();
-    let table = azurite.table("GapCount");
+    let table = azurite.table("GapCount").await;
     let mut json = serde_json::json!({"PartitionKey": "p", "RowKey": "r"});
     for i in 0..253 {
         json[format!("P{i}")] = 1.into();
     }
-    assert_accepted(raw_insert(&azurite, &table, &json), "253 custom properties");
+    assert_accepted(raw_insert(&azurite, &table, &json).await, "253 custom properties");
 
     let mut e = Entity::new(PartitionKey::new("p").unwrap(), RowKey::new("r").unwrap());
     for i in 0..252 {
@@ -113,15 +118,15 @@ fn more_than_252_custom_properties() {
     assert_eq!(err.kind(), &EntityErrorKind::TooManyProperties { count: 253 });
 }
 
-#[test]
-fn a_date_before_1601() {
+#[tokio::test]
+async fn a_date_before_1601() {
     let azurite = azurite!();
-    let table = azurite.table("GapDate");
+    let table = azurite.table("GapDate").await;
     let json = serde_json::json!({
         "PartitionKey": "p", "RowKey": "r",
         "When@odata.type": "Edm.DateTime", "When": "1600-12-31T23:59:59.0000000Z",
     });
-    assert_accepted(raw_insert(&azurite, &table, &json), "Edm.DateTime 1600-12-31");
+    assert_accepted(raw_insert(&azurite, &table, &json).await, "Edm.DateTime 1600-12-31");
 
     let err = "1600-12-31T23:59:59Z".parse::<DateTime>().unwrap_err();
     assert_eq!(
@@ -132,10 +137,10 @@ fn a_date_before_1601() {
     assert!(DateTime::try_from(chrono_min).is_err());
 }
 
-#[test]
-fn an_entity_over_1_mib_by_the_size_formula() {
+#[tokio::test]
+async fn an_entity_over_1_mib_by_the_size_formula() {
     let azurite = azurite!();
-    let table = azurite.table("GapSize");
+    let table = azurite.table("GapSize").await;
     // 16 strings of 32,768 ASCII characters: 512 KiB of JSON, which Azurite measures, but 1,048,864 bytes by
     // the service's formula, which counts UTF-16 (`docs/rules.md` §4.2).
     let text = "x".repeat(32 * 1024);
@@ -143,7 +148,7 @@ fn an_entity_over_1_mib_by_the_size_formula() {
     for i in 0..16 {
         json[format!("S{i:02}")] = text.clone().into();
     }
-    assert_accepted(raw_insert(&azurite, &table, &json), "an entity of 1,048,864 bytes by the formula");
+    assert_accepted(raw_insert(&azurite, &table, &json).await, "an entity of 1,048,864 bytes by the formula");
 
     let mut e = Entity::new(PartitionKey::new("p").unwrap(), RowKey::new("r").unwrap());
     let err = (0..16).find_map(|i| e.insert(format!("S{i:02}").parse().unwrap(), text.as_str()).err()).unwrap();
@@ -151,22 +156,30 @@ fn an_entity_over_1_mib_by_the_size_formula() {
     assert_eq!(err.property(), Some("S15"));
 }
 
-#[test]
-fn a_filter_of_16_comparisons() {
+#[tokio::test]
+async fn a_filter_of_16_comparisons() {
     let azurite = azurite!();
-    let table = azurite.table("GapFilter");
+    let table = azurite.table("GapFilter").await;
     let sixteen = (0..16).map(|i| format!("N%20eq%20{i}")).collect::<Vec<_>>().join("%20or%20");
-    let status = raw(&azurite, "GET", &format!("/{}()?$filter={sixteen}", table.name), "", Vec::new());
-    assert_accepted(status, "a filter of 16 comparisons");
+    let mut request = azurite.requests().query(table.table(), &Query::new(), None).unwrap();
+    *request.uri_mut() = format!("{}/{}()?$filter={sixteen}", azurite.url, table.table()).parse().unwrap();
+    assert_accepted(azurite.raw().send(request).await.status().as_u16(), "a filter of 16 comparisons");
 
+    // The client refuses the query before anything is sent.
     let f = Filter::any((0..16).map(|i| Filter::property("N").eq(i))).unwrap();
-    let err = azurite.service.query(&table.name, &Query::new().filter(f), None).unwrap_err();
+    let err = table.query::<Entity>(&Query::new().filter(f), None).unwrap_err();
     assert_eq!(err.to_string(), "invalid filter: at most 15 comparisons are allowed, found 16");
+    assert!(matches!(err.kind(), ErrorKind::Request(e) if matches!(e.kind(), RequestErrorKind::Query(_))));
 }
 
-/// A batch body by hand: one changeset of `parts` (method, path, body).
-fn raw_batch(azurite: &Azurite, parts: &[(&str, String, Option<serde_json::Value>)]) -> (u16, Vec<u8>) {
-    let base = azurite.service.endpoint().url();
+/// A batch body by hand: one changeset of `parts` (method, path, body), sent through the client's pipeline
+/// with the headers of the SDK's own batch request.
+async fn raw_batch(
+    azurite: &Azurite,
+    table: &Table,
+    parts: &[(&str, String, Option<serde_json::Value>)],
+) -> http::Response<Vec<u8>> {
+    let base = &azurite.url;
     let mut body = String::from("--batch_b\r\nContent-Type: multipart/mixed; boundary=changeset_c\r\n\r\n");
     for (method, path, json) in parts {
         body.push_str("--changeset_c\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n");
@@ -178,33 +191,26 @@ fn raw_batch(azurite: &Azurite, parts: &[(&str, String, Option<serde_json::Value
         }
     }
     body.push_str("--changeset_c--\r\n--batch_b--\r\n");
-    let url = format!("{base}/$batch");
-    let mut request = http::Request::post(url)
-        .header("x-ms-version", table_model::X_MS_VERSION)
-        .header("DataServiceVersion", "3.0")
-        .header("MaxDataServiceVersion", "3.0;NetFx")
-        .header("Content-Type", "multipart/mixed; boundary=batch_b")
-        .body(body.into_bytes())
-        .unwrap();
-    let credential = Credential::SharedKey(AccountKey::development());
-    auth::authorize(&mut request, azurite.service.endpoint().account(), &credential, std::time::SystemTime::now());
-    let reply = azurite.send(request);
-    let ok = response::batch(&reply, parts.len()).is_ok();
-    (if ok { 202 } else { 400 }, reply.into_body())
+    let mut carrier = Batch::new(table.table().clone(), PartitionKey::new("p").unwrap());
+    carrier.insert(&Entity::new(PartitionKey::new("p").unwrap(), RowKey::new("carrier").unwrap())).unwrap();
+    let mut request = azurite.requests().batch(&carrier).unwrap();
+    request.headers_mut().insert("content-type", "multipart/mixed; boundary=batch_b".parse().unwrap());
+    *request.body_mut() = body.into_bytes();
+    azurite.raw().send(request).await
 }
 
-#[test]
-fn a_batch_over_two_partitions() {
+#[tokio::test]
+async fn a_batch_over_two_partitions() {
     let azurite = azurite!();
-    let table = azurite.table("GapTwoPk");
+    let table = azurite.table("GapTwoPk").await;
     let e = |pk: &str| Some(serde_json::json!({"PartitionKey": pk, "RowKey": "r"}));
-    let (status, body) = raw_batch(
-        &azurite,
-        &[("POST", format!("/{}", table.name), e("p1")), ("POST", format!("/{}", table.name), e("p2"))],
-    );
-    assert_accepted(status, &format!("a batch over two partitions: {}", String::from_utf8_lossy(&body)));
+    let path = format!("/{}", table.table());
+    let reply = raw_batch(&azurite, &table, &[("POST", path.clone(), e("p1")), ("POST", path, e("p2"))]).await;
+    let outcome = response::batch(&reply, 2);
+    let body = String::from_utf8_lossy(reply.body());
+    assert!(outcome.is_ok(), "Azurite now refuses a batch over two partitions (the gap is closed): {body}");
 
-    let mut batch = Batch::new(table.name.clone(), PartitionKey::new("p1").unwrap());
+    let mut batch = table.batch(PartitionKey::new("p1").unwrap());
     batch.insert(&Entity::new(PartitionKey::new("p1").unwrap(), RowKey::new("r").unwrap())).unwrap();
     let err = batch.insert(&Entity::new(PartitionKey::new("p2").unwrap(), RowKey::new("r").unwrap())).unwrap_err();
     assert_eq!(err.index(), 1);

@@ -1,22 +1,32 @@
-//! What every Azurite test needs: the endpoint from the environment, a blocking client that sends the SDK's
-//! `http::Request`s, and a table of its own that is deleted afterwards.
+//! What every Azurite test needs: the endpoint from the environment, the SDK's async client of it, and a table
+//! of its own that is deleted afterwards, also when the test fails.
 
-use std::io::{Read, Write};
+use async_trait::async_trait;
+use azure_core::http::headers::HeaderName;
+use azure_core::http::policies::{Policy, PolicyResult};
+use azure_core::http::{AsyncRawResponse, ClientOptions, Context, Method, Request, Url};
+use futures::TryStreamExt as _;
+use std::io::Write as _;
+use std::ops::Deref;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use table_model::{response, AccountKey, Credential, Endpoint, TableName, TableService};
+use std::sync::{Arc, Mutex};
+use table_model::client::{Error, TableClient, TableCredential, TableServiceClient, TableServiceClientOptions};
+use table_model::{AccountKey, Credential, Endpoint, Entity, PartitionKey, RowKey, TableName, TableService};
 
 /// The variable `scripts/azurite.sh start` exports.
 pub const ENDPOINT_VAR: &str = "TABLE_MODEL_AZURITE_ENDPOINT";
 
-/// A running Azurite and the service that talks to it.
+/// A running Azurite and the client that talks to it.
 pub struct Azurite {
-    pub service: TableService,
-    agent: ureq::Agent,
+    /// `http://127.0.0.1:<port>/devstoreaccount1`.
+    pub url: String,
+    /// The client, with Shared Key.
+    pub service: TableServiceClient,
 }
 
-/// The Azurite of `TABLE_MODEL_AZURITE_ENDPOINT`, or `None` (with a notice) when it is not set. When `CI` is
+/// The endpoint of `TABLE_MODEL_AZURITE_ENDPOINT`, or `None` (with a notice) when it is not set. When `CI` is
 /// set, a missing endpoint fails the test instead: in CI these tests must run.
-pub fn connect() -> Option<Azurite> {
+pub fn endpoint() -> Option<String> {
     let Ok(url) = std::env::var(ENDPOINT_VAR) else {
         if std::env::var_os("CI").is_some() {
             panic!("{ENDPOINT_VAR} is not set but CI is: start Azurite with `scripts/azurite.sh start`");
@@ -32,10 +42,15 @@ pub fn connect() -> Option<Azurite> {
         });
         return None;
     };
-    let endpoint = Endpoint::parse(&url).unwrap_or_else(|e| panic!("{ENDPOINT_VAR}={url}: {e}"));
-    let service = TableService::new(endpoint, Credential::SharedKey(AccountKey::development()));
-    let agent = ureq::AgentBuilder::new().timeout(std::time::Duration::from_secs(30)).build();
-    Some(Azurite { service, agent })
+    Some(url)
+}
+
+/// The Azurite of `TABLE_MODEL_AZURITE_ENDPOINT`, or `None` when the tests are skipped (see [`endpoint`]).
+pub fn connect() -> Option<Azurite> {
+    let url = endpoint()?;
+    let service = TableServiceClient::new(&url, AccountKey::development(), None)
+        .unwrap_or_else(|e| panic!("{ENDPOINT_VAR}={url}: {e}"));
+    Some(Azurite { url, service })
 }
 
 /// Starts a test: the Azurite, or returns from the test when it is skipped.
@@ -49,50 +64,204 @@ macro_rules! azurite {
 }
 pub(crate) use azurite;
 
+/// A table name no other test of this run or of another run uses: the prefix, the process id, a counter.
+pub fn unique_name(prefix: &str) -> TableName {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let name = format!("{prefix}{}x{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    TableName::new(name).expect("a valid table name")
+}
+
 impl Azurite {
-    /// Sends a request and returns the response, whatever its status.
-    pub fn send(&self, request: http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
-        let mut call = self.agent.request(request.method().as_str(), &request.uri().to_string());
-        for (name, value) in request.headers() {
-            call = call.set(name.as_str(), value.to_str().expect("the SDK writes ASCII headers"));
-        }
-        let result = if request.body().is_empty() { call.call() } else { call.send_bytes(request.body()) };
-        let reply = match result {
-            Ok(reply) | Err(ureq::Error::Status(_, reply)) => reply,
-            Err(e) => panic!("cannot reach Azurite at {}: {e}", request.uri()),
+    /// A new table with a unique name, deleted when the guard is dropped.
+    pub async fn table(&self, prefix: &str) -> Table {
+        let name = unique_name(prefix);
+        let client = self.service.create_table(&name, None).await.unwrap_or_else(|e| panic!("create {name}: {e}"));
+        Table { client, url: self.url.clone() }
+    }
+
+    /// Deletes a table made by another client when the guard is dropped.
+    pub fn guard(&self, client: TableClient) -> Table {
+        Table { client, url: self.url.clone() }
+    }
+
+    /// Another client of the same endpoint, with another credential, and what each try of its requests carried.
+    pub fn client_with(&self, credential: impl Into<TableCredential>) -> (TableServiceClient, Arc<Recorder>) {
+        Self::client_at(&self.url, credential)
+    }
+
+    /// A client of `url` (which may carry a SAS), and what each try of its requests carried.
+    pub fn client_at(url: &str, credential: impl Into<TableCredential>) -> (TableServiceClient, Arc<Recorder>) {
+        let recorder = Arc::new(Recorder::default());
+        let options = TableServiceClientOptions {
+            client_options: ClientOptions { per_try_policies: vec![recorder.clone()], ..Default::default() },
+            ..Default::default()
         };
-        let mut builder = http::Response::builder().status(reply.status());
-        for name in reply.headers_names() {
-            for value in reply.all(&name) {
-                builder = builder.header(name.as_str(), value);
+        (TableServiceClient::new(url, credential, Some(options)).expect("a client"), recorder)
+    }
+
+    /// A request builder of the same endpoint, for requests the client does not make (see [`Raw`]). Its
+    /// requests are not signed: the client's pipeline signs them.
+    pub fn requests(&self) -> TableService {
+        TableService::new(Endpoint::parse(&self.url).expect("the endpoint"), Credential::Anonymous)
+    }
+
+    /// A client that sends requests built by hand (see [`Raw`]).
+    pub fn raw(&self) -> RawClient {
+        let policy = Arc::new(Raw::default());
+        let options = TableServiceClientOptions {
+            client_options: ClientOptions { per_call_policies: vec![policy.clone()], ..Default::default() },
+            ..Default::default()
+        };
+        let service = TableServiceClient::new(&self.url, AccountKey::development(), Some(options)).expect("a client");
+        RawClient { service, policy }
+    }
+}
+
+/// A table that exists for the duration of a test: derefs to its [`TableClient`].
+pub struct Table {
+    client: TableClient,
+    url: String,
+}
+
+impl Deref for Table {
+    type Target = TableClient;
+    fn deref(&self) -> &TableClient {
+        &self.client
+    }
+}
+
+impl Drop for Table {
+    /// Deletes the table, also while a failed test unwinds. A destructor cannot await, and blocking the test's
+    /// runtime on its own client could wait on connection tasks of that runtime: a thread of its own, with
+    /// its own runtime and client, deletes it.
+    fn drop(&mut self) {
+        let (url, name) = (self.url.clone(), self.client.table().clone());
+        let _ = std::thread::spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+            runtime.block_on(async {
+                if let Ok(service) = TableServiceClient::new(&url, AccountKey::development(), None) {
+                    let _ = service.delete_table_if_exists(&name, None).await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
+/// Every entity of a table, through the client's paging, in key order.
+pub async fn all_entities(table: &TableClient) -> Vec<Entity> {
+    table.query::<Entity>(&table_model::Query::new(), None).unwrap().try_collect().await.unwrap()
+}
+
+/// One try of a request, as it left the client's pipeline.
+#[derive(Clone, Debug)]
+pub struct Sent {
+    pub method: String,
+    pub url: Url,
+    pub authorization: Option<String>,
+}
+
+/// A per-try policy, after the client's own: records what each try carried.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    sent: Mutex<Vec<Sent>>,
+}
+
+impl Recorder {
+    /// Every try so far, in order.
+    pub fn sent(&self) -> Vec<Sent> {
+        self.sent.lock().unwrap().clone()
+    }
+}
+
+#[async_trait]
+impl Policy for Recorder {
+    async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
+        let authorization = request.headers().get_optional_str(&HeaderName::from_static("authorization"));
+        let sent = Sent {
+            method: request.method().to_string(),
+            url: request.url().clone(),
+            authorization: authorization.map(str::to_owned),
+        };
+        self.sent.lock().unwrap().push(sent);
+        next[0].send(ctx, request, &next[1..]).await
+    }
+}
+
+/// A per-call policy of the client's pipeline that replaces the next request by one built by hand: for the
+/// few tests that show Azurite accepting a request the SDK refuses to build. The client cannot send such a
+/// request (that is the point), so it sends one of its own, and this policy swaps it on the way out; the
+/// rest of the pipeline (Shared Key signing per try, retry, transport) is the client's own. The answer is
+/// kept whole for the test to read.
+#[derive(Debug, Default)]
+pub struct Raw {
+    next: Mutex<Option<http::Request<Vec<u8>>>>,
+    answer: Mutex<Option<http::Response<Vec<u8>>>>,
+}
+
+#[async_trait]
+impl Policy for Raw {
+    async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
+        let Some(raw) = self.next.lock().unwrap().take() else {
+            return next[0].send(ctx, request, &next[1..]).await;
+        };
+        let (parts, body) = raw.into_parts();
+        let method = match parts.method {
+            http::Method::GET => Method::Get,
+            http::Method::POST => Method::Post,
+            http::Method::PUT => Method::Put,
+            http::Method::DELETE => Method::Delete,
+            http::Method::PATCH => Method::Patch,
+            other => panic!("no such method in azure_core: {other}"),
+        };
+        let mut replaced = Request::new(Url::parse(&parts.uri.to_string()).expect("a URL"), method);
+        for (name, value) in &parts.headers {
+            // The client's Shared Key policy dates and signs every try.
+            if name != "authorization" && name != "x-ms-date" {
+                replaced.insert_header(name.as_str().to_owned(), value.to_str().expect("ASCII").to_owned());
             }
         }
-        let mut body = Vec::new();
-        reply.into_reader().read_to_end(&mut body).expect("a readable body");
-        builder.body(body).expect("a valid response")
-    }
-
-    /// A new table with a unique name, deleted when the guard is dropped.
-    pub fn table(&self, prefix: &str) -> Table<'_> {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let name = format!("{prefix}{}x{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        let name = TableName::new(name).expect("a valid table name");
-        let reply = self.send(self.service.create_table(&name).expect("a create request"));
-        response::empty(&reply).unwrap_or_else(|e| panic!("create table {name}: {e}"));
-        Table { azurite: self, name }
-    }
-}
-
-/// A table that exists for the duration of a test.
-pub struct Table<'a> {
-    azurite: &'a Azurite,
-    pub name: TableName,
-}
-
-impl Drop for Table<'_> {
-    fn drop(&mut self) {
-        if let Ok(request) = self.azurite.service.delete_table(&self.name) {
-            let _ = self.azurite.send(request);
+        if !body.is_empty() {
+            replaced.set_body(body);
         }
+        *request = replaced;
+        let (status, headers, body) = next[0].send(ctx, request, &next[1..]).await?.deconstruct();
+        let bytes = body.collect().await?;
+        let mut answer = http::Response::builder().status(u16::from(status));
+        for (name, value) in headers.iter() {
+            answer = answer.header(name.as_str(), value.as_str());
+        }
+        *self.answer.lock().unwrap() = Some(answer.body(bytes.to_vec()).expect("a response"));
+        Ok(AsyncRawResponse::from_bytes(status, headers, bytes))
+    }
+}
+
+/// A client whose next request can be one built by hand.
+pub struct RawClient {
+    service: TableServiceClient,
+    policy: Arc<Raw>,
+}
+
+impl RawClient {
+    /// Sends a request built by hand through the client's pipeline and returns the answer, whatever its
+    /// status.
+    pub async fn send(&self, request: http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
+        self.carry(request).await.0
+    }
+
+    /// Sends a request built by hand that the service refuses, and returns the client's error for the
+    /// answer: how the client reads that refusal whatever the operation.
+    pub async fn refused(&self, request: http::Request<Vec<u8>>) -> Error {
+        let (answer, result) = self.carry(request).await;
+        result.expect_err(&format!("refused, but the answer is {}", answer.status()))
+    }
+
+    /// Any call of the client carries the request: the policy replaces it on the way out. `get` reads any
+    /// status but 200 as an error, the same way every operation does.
+    async fn carry(&self, request: http::Request<Vec<u8>>) -> (http::Response<Vec<u8>>, Result<Entity, Error>) {
+        *self.policy.next.lock().unwrap() = Some(request);
+        let carrier = self.service.table_client(TableName::from_static("Carrier"));
+        let result = carrier.get::<Entity>(&PartitionKey::new("").unwrap(), &RowKey::new("").unwrap(), None).await;
+        (self.policy.answer.lock().unwrap().take().expect("the request was sent"), result)
     }
 }
