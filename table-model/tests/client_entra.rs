@@ -152,6 +152,8 @@ impl Server {
         let options = TableServiceClientOptions {
             client_options: self.client_options(),
             service_kind: Some(kind),
+            // No `timeout` query parameter: the requests below are checked to the letter.
+            try_timeout: None,
             ..Default::default()
         };
         TableServiceClient::new(url, credential, Some(options)).unwrap()
