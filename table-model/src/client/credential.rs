@@ -7,6 +7,7 @@ use azure_core::credentials::TokenCredential;
 use azure_core::http::headers::HeaderName;
 use azure_core::http::policies::{Policy, PolicyResult};
 use azure_core::http::{Context, Request};
+use std::convert::Infallible;
 use std::fmt;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -121,7 +122,15 @@ impl Policy for SharedKeyPolicy {
         request.insert_header(X_MS_DATE, date.clone());
         let authorization = {
             let headers = request.headers();
-            let header = |name: &'static str| headers.get_optional_str(&HeaderName::from_static(name)).unwrap_or("");
+            // Not `get_optional_str`: it builds an `azure_core::Error` for every absent header (a GET has no
+            // Content-Type or Content-MD5), with a captured backtrace when `RUST_BACKTRACE` is set.
+            let header = |name: &'static str| {
+                headers
+                    .get_optional_with(&HeaderName::from_static(name), |v| Ok::<_, Infallible>(v.as_str()))
+                    .ok()
+                    .flatten()
+                    .unwrap_or("")
+            };
             let parts = SignedParts {
                 method: request.method().as_str(),
                 content_md5: header("content-md5"),

@@ -1,0 +1,396 @@
+//! The client's overhead: a point read and a 1,000-entity query page through [`TableClient`] against the same
+//! request sent with a bare `reqwest` call, both against one loopback server that answers a recorded body.
+//!
+//! - Baseline: the `http::Request` built and signed (Shared Key, the development key) by [`TableService`],
+//!   converted with `reqwest::Request::try_from`, sent with a bare `reqwest::Client`, the body collected and
+//!   read with [`response::entity_as`] / [`response::query_as`] into a `#[derive(TableEntity)]` struct.
+//! - Client: [`TableClient::get`] and the first page of [`TableClient::query`] (`into_pages`), through the
+//!   `azure_core` pipeline (Shared Key policy, user agent, request id, retry, logging) on the same
+//!   `reqwest::Client` (one pool, set up as `azure_core`'s default transport: 20 s connect and 60 s read
+//!   timeouts, no redirects), on the same single-threaded tokio runtime.
+//!
+//! The difference is what the client adds: its request and response conversions and `azure_core`'s policies.
+//! Both sides build the same request with [`TableService`] and read it with the same `response` function.
+//!
+//! The server is this binary, started again as a child process (`CLIENT_BENCH_SERVER=1`) so that its work
+//! is not counted in the client's instructions under callgrind: hyper, HTTP/1.1 with keep-alive, on
+//! 127.0.0.1 only. It answers every entity address with one entity of 12 properties of every EDM type (plus
+//! keys, `odata.etag` and `Timestamp`; minimal metadata; `ETag` header) and every query with a page of 1,000
+//! such entities with `x-ms-continuation-*` headers, both encoded once with the project's own JSON encoder.
+//! It exits when this process closes its standard input (or after 30 minutes).
+//!
+//! Modes (`cargo bench -p table-model --bench client --no-run` prints the binary's path):
+//!
+//! - `cargo bench -p table-model --bench client`: interleaved minima and ratios (200 rounds), then criterion;
+//! - `CLIENT_BENCH_COMPARE=<rounds> <binary>`: interleaved minima and ratios only: each round times a batch
+//!   of each operation, baseline and client alternating, and each operation keeps its fastest batch;
+//! - `CLIENT_BENCH_LOOP=<operation>:<count> valgrind --tool=callgrind <binary>`: runs one operation `count`
+//!   times and exits, for instruction counts (the server child runs outside valgrind);
+//!   `scripts/bench-client-instructions.sh` gives the cost of one operation of each and the ratios.
+
+mod support;
+
+use criterion::{black_box, Criterion};
+use futures::TryStreamExt as _;
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use std::convert::Infallible;
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use table_model::client::{TableClient, TableServiceClient, TableServiceClientOptions};
+use table_model::response::{self, QueryPage};
+use table_model::{
+    AccountKey, Credential, ETag, Endpoint, PartitionKey, Query, RowKey, TableEntity, TableName, TableService,
+};
+use tokio::runtime::Runtime;
+
+/// The entity: every EDM type (three strings, one with escapes; Int32, Int64, two Doubles, Boolean, Guid,
+/// DateTime, 32 bytes of Binary), as in the `json` benchmark.
+#[derive(TableEntity, Debug, Clone, PartialEq)]
+#[table(rename_all = "PascalCase")]
+struct Customer {
+    #[table(partition_key)]
+    tenant: String,
+    #[table(row_key)]
+    id_key: String,
+    name: String,
+    email: String,
+    age: i32,
+    visits: i64,
+    score: f64,
+    balance: f64,
+    active: bool,
+    id: uuid::Uuid,
+    created: chrono::DateTime<chrono::Utc>,
+    avatar: Vec<u8>,
+    notes: String,
+    rating: i32,
+    #[table(etag)]
+    etag: Option<ETag>,
+}
+
+const PAGE: usize = 1000;
+const ETAG: &str = "W/\"datetime'2024-05-06T07%3A08%3A10.7654321Z'\"";
+const TIMESTAMP: &str = "2024-05-06T07:08:10.7654321Z";
+const ACCOUNT: &str = "devstoreaccount1";
+
+fn customer(row: usize) -> Customer {
+    Customer {
+        tenant: "tenant-0042".into(),
+        id_key: format!("2518977465384567432-{row:06}"),
+        name: "Ada Lovelace".into(),
+        email: "ada@example.com".into(),
+        age: 36,
+        visits: 1_234_567_890_123,
+        score: 98.6,
+        balance: -1234.5,
+        active: true,
+        id: uuid::Uuid::from_u128(0xc9da6455_213d_42c9_9a79_3e9149a57833),
+        created: chrono::DateTime::from_timestamp(1_714_979_289, 123_456_700).unwrap(),
+        avatar: (0u8..32).collect(),
+        notes: "Prefers \"analytical engine\" over difference engine; follow up in Q3 about the notes on Bernoulli numbers."
+            .into(),
+        rating: 5,
+        etag: None,
+    }
+}
+
+/// One entity as a minimal-metadata response carries it: the project's encoder's body with `odata.etag` and
+/// `Timestamp` added.
+fn entity_json(row: usize) -> Vec<u8> {
+    let body = customer(row).to_json().unwrap().into_bytes();
+    let escaped_etag = ETAG.replace('"', "\\\"");
+    let mut out = format!(r#"{{"odata.etag":"{escaped_etag}","Timestamp":"{TIMESTAMP}","#).into_bytes();
+    out.extend_from_slice(&body[1..]);
+    out
+}
+
+/// The two recorded bodies.
+fn bodies(port: u16) -> (Bytes, Bytes) {
+    let base = format!("http://127.0.0.1:{port}/{ACCOUNT}/$metadata#Customers");
+    let mut point = format!(r#"{{"odata.metadata":"{base}/@Element","#).into_bytes();
+    point.extend_from_slice(&entity_json(0)[1..]);
+    let mut page = format!(r#"{{"odata.metadata":"{base}","value":["#).into_bytes();
+    for row in 0..PAGE {
+        if row > 0 {
+            page.push(b',');
+        }
+        page.extend_from_slice(&entity_json(row));
+    }
+    page.extend_from_slice(b"]}");
+    (Bytes::from(point), Bytes::from(page))
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// The server (a child process)
+
+const CONTENT_TYPE: &str = "application/json;odata=minimalmetadata;streaming=true;charset=utf-8";
+
+fn serve() -> ! {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (point, page) = bodies(port);
+        let (point, page) = (Arc::new(point), Arc::new(page));
+        println!("{port}");
+        std::io::stdout().flush().unwrap();
+        let accept = async {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else { return };
+                let (point, page) = (point.clone(), page.clone());
+                tokio::spawn(async move {
+                    let service = service_fn(move |request| answer(request, point.clone(), page.clone()));
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        };
+        // The parent closes our standard input when it ends, however it ends.
+        let parent_gone = tokio::task::spawn_blocking(|| {
+            let mut buf = [0u8; 64];
+            while std::io::stdin().read(&mut buf).is_ok_and(|n| n > 0) {}
+        });
+        tokio::select! {
+            () = accept => {}
+            _ = parent_gone => {}
+            () = tokio::time::sleep(Duration::from_secs(30 * 60)) => {}
+        }
+    });
+    std::process::exit(0)
+}
+
+async fn answer(
+    request: hyper::Request<Incoming>,
+    point: Arc<Bytes>,
+    page: Arc<Bytes>,
+) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
+    let path = request.uri().path();
+    let response = hyper::Response::builder()
+        .header("content-type", CONTENT_TYPE)
+        .header("x-ms-version", "2019-02-02")
+        .header("x-ms-request-id", "8c2d6a3e-0002-0036-4b3e-9f8a26000000")
+        .header("date", "Mon, 06 May 2024 07:08:10 GMT")
+        .header("cache-control", "no-cache");
+    let response = if path.contains("(PartitionKey=") {
+        response.status(200).header("etag", ETAG).body(Full::new((*point).clone()))
+    } else if path.ends_with("()") {
+        response
+            .status(200)
+            .header("x-ms-continuation-NextPartitionKey", "1!16!dGVuYW50LTAwNDM-")
+            .header("x-ms-continuation-NextRowKey", "1!36!MjUxODk3NzQ2NTM4NDU2NzQzMi0wMDEwMDA-")
+            .body(Full::new((*page).clone()))
+    } else {
+        response.status(404).header("x-ms-error-code", "ResourceNotFound").body(Full::new(Bytes::new()))
+    };
+    Ok(response.unwrap())
+}
+
+/// The server child; killed and reaped when dropped.
+struct ServerProcess {
+    child: Child,
+    port: u16,
+}
+
+impl ServerProcess {
+    fn start() -> ServerProcess {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env("CLIENT_BENCH_SERVER", "1")
+            .env_remove("CLIENT_BENCH_LOOP")
+            .env_remove("CLIENT_BENCH_COMPARE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let port = line.trim().parse().unwrap_or_else(|_| panic!("the server said {line:?}"));
+        ServerProcess { child, port }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// The two sides
+
+struct Fixture {
+    runtime: Runtime,
+    /// Builds and signs the baseline's requests.
+    requests: TableService,
+    http: reqwest::Client,
+    client: TableClient,
+    table: TableName,
+    partition_key: PartitionKey,
+    row_key: RowKey,
+    query: Query,
+    _server: ServerProcess,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let server = ServerProcess::start();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let url = format!("http://127.0.0.1:{}/{ACCOUNT}", server.port);
+        // As azure_core's `new_reqwest_client` sets it up (decompression is on by default with its features).
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(20))
+            .read_timeout(Duration::from_secs(60))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let requests =
+            TableService::new(Endpoint::parse(&url).unwrap(), Credential::SharedKey(AccountKey::development()));
+        let options = TableServiceClientOptions {
+            client_options: azure_core::http::ClientOptions {
+                transport: Some(azure_core::http::Transport::new(Arc::new(http.clone()))),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let service = TableServiceClient::new(&url, AccountKey::development(), Some(options)).unwrap();
+        let table = TableName::from_static("Customers");
+        let first = customer(0);
+        let fixture = Fixture {
+            runtime,
+            requests,
+            http,
+            client: service.table_client(table.clone()),
+            table,
+            partition_key: PartitionKey::new(first.tenant.as_str()).unwrap(),
+            row_key: RowKey::new(first.id_key.as_str()).unwrap(),
+            query: Query::new().top(PAGE),
+            _server: server,
+        };
+        fixture.check();
+        fixture
+    }
+
+    /// Both sides read the same values.
+    fn check(&self) {
+        let expected = Customer { etag: Some(ETag::new(ETAG)), ..customer(0) };
+        self.runtime.block_on(async {
+            assert_eq!(self.baseline_get().await, expected);
+            assert_eq!(self.client_get().await, expected);
+            let (a, b) = (self.baseline_page().await, self.client_page().await);
+            assert_eq!(a.entities.len(), PAGE);
+            assert_eq!(a.entities[PAGE - 1].id_key, customer(PAGE - 1).id_key);
+            assert_eq!(a.entities[7].etag.as_ref().map(ETag::as_str), Some(ETAG));
+            assert!(a.continuation.is_some());
+            assert_eq!(a, b);
+        });
+    }
+
+    /// Sends a request built by [`TableService`] with the bare `reqwest` client; the answer as an
+    /// `http::Response` with the body collected.
+    async fn send_bare(&self, request: http::Request<Vec<u8>>) -> http::Response<Bytes> {
+        let request = reqwest::Request::try_from(request).unwrap();
+        let mut response = self.http.execute(request).await.unwrap();
+        let status = response.status();
+        let headers = std::mem::take(response.headers_mut());
+        let body = response.bytes().await.unwrap();
+        let mut reply = http::Response::new(body);
+        *reply.status_mut() = status;
+        *reply.headers_mut() = headers;
+        reply
+    }
+
+    async fn baseline_get(&self) -> Customer {
+        let request = self.requests.get(&self.table, &self.partition_key, &self.row_key).unwrap();
+        response::entity_as(&self.send_bare(request).await).unwrap()
+    }
+
+    async fn client_get(&self) -> Customer {
+        self.client.get(&self.partition_key, &self.row_key, None).await.unwrap()
+    }
+
+    async fn baseline_page(&self) -> QueryPage<Customer> {
+        let request = self.requests.query(&self.table, &self.query, None).unwrap();
+        response::query_as(&self.send_bare(request).await).unwrap()
+    }
+
+    async fn client_page(&self) -> QueryPage<Customer> {
+        let mut pages = self.client.query::<Customer>(&self.query, None).unwrap().into_pages();
+        pages.try_next().await.unwrap().unwrap()
+    }
+
+    /// Runs one named operation once.
+    fn run(&self, op: &str) {
+        self.runtime.block_on(async {
+            match op {
+                "get/baseline" => drop(black_box(self.baseline_get().await)),
+                "get/client" => drop(black_box(self.client_get().await)),
+                "page/baseline" => drop(black_box(self.baseline_page().await)),
+                "page/client" => drop(black_box(self.client_page().await)),
+                _ => panic!("unknown operation `{op}`"),
+            }
+        });
+    }
+}
+
+const OPERATIONS: [&str; 4] = ["get/baseline", "get/client", "page/baseline", "page/client"];
+
+/// Interleaves the operations in short batches (10 point reads, 1 page) and keeps each one's fastest batch,
+/// and its median batch.
+fn compare(fixture: &Fixture, rounds: usize) {
+    let batch = |op: &str| if op.starts_with("get") { 10 } else { 1 };
+    let mut samples = vec![Vec::with_capacity(rounds); OPERATIONS.len()];
+    for _ in 0..rounds {
+        for (op, samples) in OPERATIONS.iter().zip(&mut samples) {
+            let n = batch(op);
+            let start = Instant::now();
+            for _ in 0..n {
+                fixture.run(op);
+            }
+            samples.push(start.elapsed().as_secs_f64() * 1e6 / f64::from(n));
+        }
+    }
+    for samples in &mut samples {
+        samples.sort_by(f64::total_cmp);
+    }
+    let (min, median) = (|i: usize| samples[i][0], |i: usize| samples[i][samples[i].len() / 2]);
+    println!("interleaved, {rounds} rounds (10 point reads or 1 page per batch, per operation):");
+    println!(
+        "{:<16} {:>10} {:>12} {:>12} {:>14}",
+        "operation", "min (µs)", "median (µs)", "ratio (min)", "ratio (median)"
+    );
+    for (i, op) in OPERATIONS.iter().enumerate() {
+        let (by_min, by_median) = if op.ends_with("client") {
+            (format!("{:.3}x", min(i) / min(i - 1)), format!("{:.3}x", median(i) / median(i - 1)))
+        } else {
+            ("-".to_owned(), "-".to_owned())
+        };
+        println!("{op:<16} {:>10.1} {:>12.1} {by_min:>12} {by_median:>14}", min(i), median(i));
+    }
+}
+
+fn main() {
+    if std::env::var_os("CLIENT_BENCH_SERVER").is_some() {
+        serve();
+    }
+    let fixture = Fixture::new();
+    if support::loop_mode("CLIENT_BENCH_LOOP", |op| fixture.run(op)) {
+        return;
+    }
+    if let Ok(rounds) = std::env::var("CLIENT_BENCH_COMPARE") {
+        compare(&fixture, rounds.parse().expect("a number of rounds"));
+        return;
+    }
+    compare(&fixture, 200);
+    let mut c = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    support::bench_operations(&mut c, &OPERATIONS, |op| fixture.run(op));
+    c.final_summary();
+}
