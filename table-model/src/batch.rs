@@ -440,12 +440,36 @@ struct SubResponse<'a> {
 /// operation when all succeeded (their ETags in order), or the failed operation's error, whose
 /// [`operation_index`](ServiceError::operation_index) says which one failed; then none was applied.
 ///
+/// The index comes from the `N:` prefix of the error's message (`docs/rules.md` §8.2) and is always inside
+/// the batch: an `N` of `operations` or more is refused. A message without the prefix gives no index, except
+/// in a batch of one operation, where it can only be operation 0.
+///
+/// ```
+/// use table_model::response;
+/// use table_model::ResponseErrorKind;
+/// let reply = |message: &str| {
+///     let body = format!(r#"{{"odata.error":{{"code":"InvalidInput","message":{{"value":"{message}"}}}}}}"#);
+///     http::Response::builder().status(400).body(body.into_bytes()).unwrap()
+/// };
+/// let err = response::batch(&reply("1:Bad Request"), 2).unwrap_err();
+/// assert_eq!(err.service().unwrap().operation_index(), Some(1));
+///
+/// let err = response::batch(&reply("999:Bad Request"), 2).unwrap_err();
+/// assert!(matches!(err.kind(), ResponseErrorKind::OperationIndexOutOfRange { operations: 2, .. }));
+/// assert_eq!(
+///     err.to_string(),
+///     "invalid batch response: the error names operation 999, but the batch has 2 operations \
+///      (the service refused the request: 400 InvalidInput: 999:Bad Request)"
+/// );
+/// ```
+///
 /// # Errors
-/// The failed operation's [`ServiceError`], a service error for the whole request, or a body that is not a
-/// batch response.
+/// The failed operation's [`ServiceError`], a service error for the whole request,
+/// [`ResponseErrorKind::OperationIndexOutOfRange`] for an error that names an operation outside the batch,
+/// or a body that is not a batch response.
 pub fn read_batch<B: AsRef<[u8]>>(response: &Response<B>, operations: usize) -> Result<BatchOutcome, ResponseError> {
     if let Some(e) = crate::response::error(response) {
-        return Err(e.into());
+        return Err(in_batch(e, operations, false));
     }
     let malformed = |reason: &str| ResponseError::new(ResponseErrorKind::Malformed { reason: reason.to_owned() });
     if response.status().as_u16() != 202 {
@@ -477,11 +501,8 @@ pub fn read_batch<B: AsRef<[u8]>>(response: &Response<B>, operations: usize) -> 
                 headers.append(k, v);
             }
         }
-        let mut error: ServiceError = crate::response::service_error(failed.status, &headers, failed.body);
-        if error.operation_index.is_none() && operations == 1 {
-            error.operation_index = Some(0);
-        }
-        return Err(error.into());
+        let error = crate::response::service_error(failed.status, &headers, failed.body);
+        return Err(in_batch(error, operations, true));
     }
     if subs.len() != operations {
         return Err(malformed(&format!("{} sub-responses for {operations} operations", subs.len())));
@@ -491,6 +512,26 @@ pub fn read_batch<B: AsRef<[u8]>>(response: &Response<B>, operations: usize) -> 
         .map(|s| s.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("etag")).map(|(_, v)| ETag::new(*v)))
         .collect();
     Ok(BatchOutcome { etags })
+}
+
+/// The error of a batch of `operations` operations, with the operation its message names checked against the
+/// batch (`docs/rules.md` §8.2). The error of a failed sub-response (`operation`) that names none is operation
+/// 0's in a batch of one; an error for the whole request stays without an index.
+fn in_batch(mut error: ServiceError, operations: usize, operation: bool) -> ResponseError {
+    error.operation_index = match crate::response::named_operation(&error.message) {
+        Some(digits) => match digits.parse::<usize>() {
+            Ok(index) if index < operations => Some(index),
+            _ => {
+                let index = digits.to_owned();
+                error.operation_index = None;
+                let error = Box::new(error);
+                return ResponseError::new(ResponseErrorKind::OperationIndexOutOfRange { index, operations, error });
+            }
+        },
+        None if operation && operations == 1 => Some(0),
+        None => None,
+    };
+    error.into()
 }
 
 /// The `boundary` parameter of a `multipart/mixed` content type.

@@ -1385,7 +1385,13 @@ impl ServiceError {
         &self.message
     }
 
-    /// For a batch, the index of the operation that failed, from the `N:` prefix of the message.
+    /// For a batch, the index of the operation that failed, from the `N:` prefix of the message
+    /// (`docs/rules.md` §8.2).
+    ///
+    /// From [`response::batch`](crate::response::batch), which knows the batch, it is always inside the
+    /// batch: an `N` outside it is [`ResponseErrorKind::OperationIndexOutOfRange`] instead. From
+    /// [`response::error`](crate::response::error), which does not know the batch, it is any `N` below 100
+    /// (the most operations a batch holds), and checking it against the batch sent is the caller's part.
     pub fn operation_index(&self) -> Option<usize> {
         self.operation_index
     }
@@ -1452,6 +1458,16 @@ pub enum ResponseErrorKind {
     },
     /// A write answered without the `ETag` header.
     MissingETag,
+    /// A batch's failed operation names, with the `N:` prefix of its message (`docs/rules.md` §8.2), an
+    /// operation the batch does not have. Which operation failed is unknown; none was applied.
+    OperationIndexOutOfRange {
+        /// The operation number as the message writes it (it may be too large for any integer type).
+        index: String,
+        /// How many operations the batch has.
+        operations: usize,
+        /// The service's error, without an operation index.
+        error: Box<ServiceError>,
+    },
 }
 
 /// The error for a response that is a service error or cannot be read.
@@ -1507,6 +1523,12 @@ impl fmt::Display for ResponseError {
             ResponseErrorKind::Entity(e) => write!(f, "the entity read does not fit: {e}"),
             ResponseErrorKind::Malformed { reason } => write!(f, "invalid response body: {reason}"),
             ResponseErrorKind::MissingETag => f.write_str("invalid response: a write was answered without an ETag"),
+            ResponseErrorKind::OperationIndexOutOfRange { index, operations, error } => write!(
+                f,
+                "invalid batch response: the error names operation {index}, but the batch has {operations} \
+                 operation{} ({error})",
+                if *operations == 1 { "" } else { "s" }
+            ),
         }
     }
 }
@@ -1518,6 +1540,7 @@ impl std::error::Error for ResponseError {
             ResponseErrorKind::Service(e) => Some(e),
             ResponseErrorKind::Decode(e) => Some(e),
             ResponseErrorKind::Entity(e) => Some(e),
+            ResponseErrorKind::OperationIndexOutOfRange { error, .. } => Some(&**error),
             _ => None,
         }
     }

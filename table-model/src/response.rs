@@ -8,6 +8,7 @@
 use crate::entity::{ETag, Entity};
 use crate::error::{ResponseError, ResponseErrorKind, ServiceError};
 use crate::json::{decode_entity, decode_query, TypeHints};
+use crate::limits::BATCH_MAX_OPERATIONS;
 use crate::name::TableName;
 use crate::table_entity::TableEntity;
 use http::{HeaderMap, Response};
@@ -43,7 +44,22 @@ pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> 
 ///
 /// The code is the `x-ms-error-code` header, else the `odata.error` (JSON) or `<Code>` (XML, which
 /// authentication failures use) of the body; the message is the body's. A message starting with `N:`, as
-/// in the failed operation of a batch, gives the operation index.
+/// in the failed operation of a batch (`docs/rules.md` §8.2), gives the
+/// [`operation_index`](ServiceError::operation_index) when `N` is below 100, the most operations a batch can
+/// hold. This function does not know the batch the response answers, so it cannot tell whether `N` is inside
+/// it: read a batch's answer with [`batch`], which refuses an index outside the batch with
+/// [`ResponseErrorKind::OperationIndexOutOfRange`].
+///
+/// ```
+/// use table_model::response;
+/// let reply = |message: &str| {
+///     let body = format!(r#"{{"odata.error":{{"code":"EntityAlreadyExists","message":{{"value":"{message}"}}}}}}"#);
+///     http::Response::builder().status(409).body(body.into_bytes()).unwrap()
+/// };
+/// assert_eq!(response::error(&reply("2:The specified entity already exists.")).unwrap().operation_index(), Some(2));
+/// // No batch has an operation 100 or above.
+/// assert_eq!(response::error(&reply("999:The specified entity already exists.")).unwrap().operation_index(), None);
+/// ```
 pub fn error<B: AsRef<[u8]>>(response: &Response<B>) -> Option<ServiceError> {
     let status = response.status().as_u16();
     if status < 300 {
@@ -55,7 +71,9 @@ pub fn error<B: AsRef<[u8]>>(response: &Response<B>) -> Option<ServiceError> {
 pub(crate) fn service_error(status: u16, headers: &HeaderMap, body: &[u8]) -> ServiceError {
     let (body_code, message) = error_body(body);
     let code = header(headers, "x-ms-error-code").map(str::to_owned).or(body_code);
-    let operation_index = batch_index(&message);
+    let operation_index = named_operation(&message)
+        .and_then(|digits| digits.parse::<usize>().ok())
+        .filter(|&index| index < BATCH_MAX_OPERATIONS);
     let request_id = header(headers, "x-ms-request-id").map(str::to_owned);
     ServiceError { status, code, message, operation_index, request_id }
 }
@@ -79,13 +97,12 @@ fn error_body(body: &[u8]) -> (Option<String>, String) {
     (tag("Code"), tag("Message").unwrap_or_default())
 }
 
-/// The `N` of a message `N:...`.
-fn batch_index(message: &str) -> Option<usize> {
-    let (digits, _) = message.split_once(':')?;
-    if digits.is_empty() || digits.len() > 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
+/// The digits `N` of a message `N:...`, the operation a batch's error names (`docs/rules.md` §8.2): ASCII
+/// digits, leading zeros allowed (`007` is 7, as any integer parser reads it), however many. `None` when the
+/// message does not start with digits and `:`.
+pub(crate) fn named_operation(message: &str) -> Option<&str> {
+    let end = message.bytes().position(|b| !b.is_ascii_digit())?;
+    (end > 0 && message.as_bytes()[end] == b':').then(|| &message[..end])
 }
 
 fn expect<B: AsRef<[u8]>>(response: &Response<B>, ok: &[u16], expected: &'static str) -> Result<(), ResponseError> {
@@ -299,12 +316,25 @@ mod tests {
 
     #[test]
     fn batch_indices() {
-        assert_eq!(batch_index("3:The specified entity already exists."), Some(3));
-        assert_eq!(batch_index("0:x"), Some(0));
-        assert_eq!(batch_index("99:x"), Some(99));
-        assert_eq!(batch_index("The batch: failed"), None);
-        assert_eq!(batch_index(":x"), None);
-        assert_eq!(batch_index("12345:x"), None);
+        let index = |message: &str| {
+            let body = serde_json::json!({"odata.error": {"code": "InvalidInput", "message": {"value": message}}});
+            error(&reply(400, &[], &body.to_string())).unwrap().operation_index()
+        };
+        assert_eq!(named_operation("3:The specified entity already exists."), Some("3"));
+        assert_eq!(index("3:The specified entity already exists."), Some(3));
+        assert_eq!(index("0:x"), Some(0));
+        assert_eq!(index("99:x"), Some(99));
+        assert_eq!(index("007:x"), Some(7));
+        // No batch holds an operation 100 or above; the batch reader refuses such an index (`batch/tests.rs`).
+        assert_eq!(named_operation("999:x"), Some("999"));
+        assert_eq!(index("100:x"), None);
+        assert_eq!(index("999:x"), None);
+        assert_eq!(index("12345:x"), None);
+        assert_eq!(index(&format!("{}:x", "9".repeat(40))), None);
+        for no_prefix in ["The batch: failed", ":x", "3", "3 :x", " 3:x", "-3:x", "+3:x", "3x:y", "", "٣:x"] {
+            assert_eq!(named_operation(no_prefix), None, "{no_prefix:?}");
+            assert_eq!(index(no_prefix), None, "{no_prefix:?}");
+        }
         let r = reply(
             400,
             &[],

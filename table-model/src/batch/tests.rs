@@ -250,6 +250,83 @@ Content-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-
     assert_eq!(read_batch(&r, 5).unwrap_err().service().unwrap().operation_index(), Some(2));
 }
 
+/// The answer to a batch whose failed operation's message is `message`.
+fn failed_with(message: &str) -> Response<Vec<u8>> {
+    let error = serde_json::json!({"odata.error": {"code": "EntityAlreadyExists", "message": {"lang": "en-US", "value": message}}});
+    let body = format!(
+        "--batchresponse_7ab1\r\n\
+Content-Type: multipart/mixed; boundary=changesetresponse_f2e3\r\n\
+\r\n\
+--changesetresponse_f2e3\r\n\
+Content-Type: application/http\r\n\
+Content-Transfer-Encoding: binary\r\n\
+\r\n\
+HTTP/1.1 409 Conflict\r\n\
+Content-Type: application/json;odata=minimalmetadata;streaming=true;charset=utf-8\r\n\
+\r\n\
+{error}\r\n\
+--changesetresponse_f2e3--\r\n\
+--batchresponse_7ab1--\r\n"
+    );
+    reply(202, "multipart/mixed; boundary=batchresponse_7ab1", &body)
+}
+
+#[test]
+fn the_failed_operation_is_inside_the_batch() {
+    let index = |message: &str, operations: usize| read_batch(&failed_with(message), operations).unwrap_err();
+    let inside = |message: &str, operations: usize| {
+        let err = index(message, operations);
+        let service = err.service().unwrap_or_else(|| panic!("{message:?}: {err}"));
+        assert_eq!((service.status(), service.code()), (409, Some("EntityAlreadyExists")));
+        service.operation_index()
+    };
+    assert_eq!(inside("1:The specified entity already exists.", 2), Some(1));
+    assert_eq!(inside("0:The specified entity already exists.", 2), Some(0));
+    assert_eq!(inside("01:The specified entity already exists.", 2), Some(1));
+    assert_eq!(inside("99:x", 100), Some(99));
+    // No prefix: no index, except in a batch of one.
+    assert_eq!(inside("The specified entity already exists.", 2), None);
+    assert_eq!(inside("The specified entity already exists.", 1), Some(0));
+    assert_eq!(inside(":x", 2), None);
+
+    let outside = |message: &str, operations: usize| {
+        let err = index(message, operations);
+        let ResponseErrorKind::OperationIndexOutOfRange { index, operations: n, error } = err.kind() else {
+            panic!("{message:?} in a batch of {operations}: {err}")
+        };
+        assert_eq!(*n, operations);
+        assert_eq!((error.status(), error.code(), error.operation_index()), (409, Some("EntityAlreadyExists"), None));
+        assert!(err.service().is_none(), "an index outside the batch is not the service's error");
+        (index.clone(), err.to_string())
+    };
+    assert_eq!(
+        outside("999:The specified entity already exists.", 2),
+        (
+            "999".to_owned(),
+            "invalid batch response: the error names operation 999, but the batch has 2 operations (the service \
+             refused the request: 409 EntityAlreadyExists: 999:The specified entity already exists.)"
+                .to_owned()
+        )
+    );
+    assert_eq!(outside("2:x", 2).0, "2");
+    assert_eq!(outside("1:x", 1).1, "invalid batch response: the error names operation 1, but the batch has 1 operation (the service refused the request: 409 EntityAlreadyExists: 1:x)");
+    // Leading zeros do not hide a number outside the batch.
+    assert_eq!(outside("0002:x", 2).0, "0002");
+    // A number beyond every integer type.
+    let huge = "9".repeat(40);
+    assert_eq!(outside(&format!("{huge}:x"), 2).0, huge);
+    assert_eq!(outside("18446744073709551616:x", 100).0, "18446744073709551616");
+    assert_eq!(outside("100:x", 100).0, "100");
+    // The error of the whole request is checked too, but names no operation by default.
+    let whole = |message: &str| {
+        let body = serde_json::json!({"odata.error": {"code": "InvalidInput", "message": {"value": message}}});
+        read_batch(&reply(400, "application/json", &body.to_string()), 1).unwrap_err()
+    };
+    assert_eq!(whole("0:Bad Request").service().unwrap().operation_index(), Some(0));
+    assert_eq!(whole("Bad Request").service().unwrap().operation_index(), None);
+    assert!(matches!(whole("5:Bad Request").kind(), ResponseErrorKind::OperationIndexOutOfRange { .. }));
+}
+
 #[test]
 fn whole_request_errors() {
     let r = reply(403, "application/xml", "<Error><Code>AuthenticationFailed</Code><Message>no</Message></Error>");
