@@ -36,7 +36,8 @@
 //!
 //! - `odata.etag` becomes the entity's [`ETag`](crate::ETag) and `Timestamp` (annotated or not) its
 //!   [`timestamp`](crate::Entity::timestamp). Other `odata.*` members (`odata.metadata`, `odata.type`,
-//!   `odata.id`, `odata.editLink`, ...) are skipped. No ETag is made up when `odata.etag` is absent.
+//!   `odata.id`, `odata.editLink`, ...) are skipped, whatever their value, but each name only once (see
+//!   duplicates below). No ETag is made up when `odata.etag` is absent.
 //! - A type annotation may come before or after its value. A value without one is typed by the hints when
 //!   they name the property, else by its JSON form: an integer is `Edm.Int32` (an integer outside the Int32
 //!   range is an error, never silently widened), a number with `.` or an exponent `Edm.Double`, a string
@@ -55,6 +56,12 @@
 //!   annotation, a JSON object or array as a value, an invalid property name, an invalid or missing key,
 //!   more than 252 properties. Decoding never panics and never recurses on the input: nested values are refused
 //!   before they are entered, and skipped `odata.*` values are skipped by `serde_json` without recursion.
+//! - A duplicate member is any name given twice in one object, `odata.*` names included: a property, a key,
+//!   `Timestamp`, an `@odata.type` annotation, `odata.etag`, `odata.metadata`, `value` in a query page. JSON
+//!   parsers disagree on which of two values wins, so the decoder takes neither (`docs/rules.md` §5.5); the
+//!   service never writes one, and refuses a property given twice in a request (`DuplicatePropertiesSpecified`).
+//!   The check is exact and keeps decoding linear in the size of the body: a body with a million repeated
+//!   members is refused at the second, and one with a million distinct members is read in linear time.
 //! - `serde_json` hands `-0` and integers beyond the 64-bit range to us as floats, so such literals without an
 //!   annotation read as `Edm.Double` (`-0.0`, or the nearest double); the service writes neither.
 //! - A NaN reads back as the canonical `f64::NAN`: the wire form `"NaN"` carries no sign or payload.

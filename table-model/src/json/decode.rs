@@ -13,6 +13,7 @@ use crate::name::PropertyName;
 use base64::Engine as _;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use table_model_rules::{property_name, KeyKind};
 use uuid::Uuid;
@@ -157,8 +158,8 @@ pub fn decode_entity(json: &[u8], hints: Option<&dyn TypeHints>) -> Result<Entit
 /// ```
 ///
 /// # Errors
-/// Invalid JSON, a page without `value`, a member other than `value` and `odata.*`, or any rule of the
-/// [module docs](crate::json) in an entity, naming the entity's index and the property.
+/// Invalid JSON, a page without `value`, a member other than `value` and `odata.*`, a member given twice, or
+/// any rule of the [module docs](crate::json) in an entity, naming the entity's index and the property.
 pub fn decode_query(json: &[u8], hints: Option<&dyn TypeHints>) -> Result<Vec<Entity>, DecodeError> {
     decode_query_with(json, || EntityBuilder { hints, entity: None })
 }
@@ -376,13 +377,85 @@ struct Scratch<'de> {
     members: Vec<Member<'de>>,
     /// Annotations not paired as they were read: those after their value, or not next to it.
     annotations: Vec<Annotation<'de>>,
+    /// The property names of an object with more than [`SCAN_MAX`] properties, for the duplicate check.
+    property_names: HashSet<Cow<'de, str>>,
+    /// The `odata.*` names other than `odata.etag` (which has its own slot), for the duplicate check.
+    odata_names: NameSet<'de>,
 }
 
-impl Scratch<'_> {
+impl<'de> Scratch<'de> {
     fn new() -> Self {
         const _: () = assert!(std::mem::size_of::<Member<'static>>() <= 64);
         // 12 members of 64 bytes stay under glibc's 1 KiB small-allocation bound, which a busy decoder feels.
-        Scratch { members: Vec::with_capacity(12), annotations: Vec::new() }
+        Scratch {
+            members: Vec::with_capacity(12),
+            annotations: Vec::new(),
+            property_names: HashSet::new(),
+            odata_names: NameSet::default(),
+        }
+    }
+
+    /// Empties the buffers for the next object. A set is cleared only when it was used, so that a large one
+    /// costs its clearing once, not once per later entity.
+    fn clear(&mut self) {
+        self.members.clear();
+        self.annotations.clear();
+        if !self.property_names.is_empty() {
+            self.property_names.clear();
+        }
+        self.odata_names.clear();
+    }
+
+    /// Whether a property named `name` was read before, recording it; exact, and in constant time per name
+    /// (expected), so that refusing duplicates keeps decoding linear in the object's size.
+    // A `&Cow` and not a `&str`: the set keeps a clone, which for a name borrowed from the input is not a copy.
+    #[allow(clippy::ptr_arg)]
+    fn repeats_property(&mut self, filter: &mut NameFilter, name: &Cow<'de, str>) -> bool {
+        if self.members.len() < SCAN_MAX {
+            // Most names are new, and the filter says so without comparing.
+            return filter.insert(name) && self.members.iter().any(|m| m.name == *name);
+        }
+        if self.property_names.is_empty() {
+            self.property_names.extend(self.members.iter().map(|m| m.name.clone()));
+        }
+        !self.property_names.insert(name.clone())
+    }
+}
+
+/// Up to this many names, an object's names are compared one by one (after a Bloom filter for properties);
+/// beyond it, a hash set answers, so that a hostile body with a million members decodes in linear time.
+const SCAN_MAX: usize = 64;
+
+/// Names read in one JSON object, for refusing a name read twice in time linear in the number of names: a
+/// short list compared name by name, then a hash set (`std`'s, randomly keyed, so no input makes it slow).
+#[derive(Default)]
+struct NameSet<'de> {
+    list: Vec<Cow<'de, str>>,
+    set: HashSet<Cow<'de, str>>,
+}
+
+impl<'de> NameSet<'de> {
+    /// Adds a name; `false` when it was there already. (A `&Cow` for the reason given at `repeats_property`.)
+    #[allow(clippy::ptr_arg)]
+    fn insert(&mut self, name: &Cow<'de, str>) -> bool {
+        if self.set.is_empty() {
+            if self.list.iter().any(|n| n == name) {
+                return false;
+            }
+            if self.list.len() < SCAN_MAX {
+                self.list.push(name.clone());
+                return true;
+            }
+            self.set.extend(self.list.drain(..));
+        }
+        self.set.insert(name.clone())
+    }
+
+    fn clear(&mut self) {
+        self.list.clear();
+        if !self.set.is_empty() {
+            self.set.clear();
+        }
     }
 }
 
@@ -449,8 +522,7 @@ impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<V::Value, A::Error> {
         let EntitySeed { visitor, scratch, error, index } = self;
-        scratch.members.clear();
-        scratch.annotations.clear();
+        scratch.clear();
         let mut system = RawSystem::default();
         // Which system annotations were seen, to refuse one twice.
         let mut system_annotations = [false; 3];
@@ -486,6 +558,9 @@ impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
                     system.etag = Some(map.next_value_seed(RawSeed { name: &name, error: &mut *error, index })?);
                 }
                 MemberKind::OData => {
+                    if !scratch.odata_names.insert(&name) {
+                        return Err(failed(error, duplicate()));
+                    }
                     map.next_value::<IgnoredAny>()?;
                 }
                 MemberKind::TypeAnnotation(target) => {
@@ -530,7 +605,7 @@ impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
                         };
                         return Err(failed(error, e));
                     }
-                    if names.insert(&name) && scratch.members.iter().any(|m| m.name == name) {
+                    if scratch.repeats_property(&mut names, &name) {
                         return Err(failed(error, duplicate()));
                     }
                     let value = map.next_value_seed(RawSeed { name: &name, error: &mut *error, index })?;
@@ -557,13 +632,19 @@ fn finish_entity<V: EntityVisitor>(
     scratch: &mut Scratch<'_>,
 ) -> Result<V::Value, DecodeError> {
     let members = &mut scratch.members;
+    // Where each property is, built when an annotation far from its value meets many properties.
+    let mut positions: Option<HashMap<Cow<'_, str>, usize>> = None;
     for a in scratch.annotations.drain(..) {
         // The service writes an annotation just before its value; other writers just after.
         let adjacent = [a.position, a.position.wrapping_sub(1)];
-        let found = adjacent
-            .into_iter()
-            .find(|&i| members.get(i).is_some_and(|m| m.name == a.target))
-            .or_else(|| members.iter().position(|m| m.name == a.target));
+        let found = adjacent.into_iter().find(|&i| members.get(i).is_some_and(|m| m.name == a.target)).or_else(|| {
+            if members.len() <= SCAN_MAX {
+                return members.iter().position(|m| m.name == a.target);
+            }
+            let positions =
+                positions.get_or_insert_with(|| members.iter().enumerate().map(|(i, m)| (m.name.clone(), i)).collect());
+            positions.get(&a.target).copied()
+        });
         let Some(i) = found else {
             return Err(DecodeError::new(DecodeErrorKind::OrphanAnnotation).in_property(&*a.target));
         };
@@ -907,6 +988,7 @@ impl<'de, V: EntityVisitor, F: FnMut() -> V> Visitor<'de> for QuerySeed<'_, F> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vec<V::Value>, A::Error> {
         let QuerySeed { mut new_visitor, error } = self;
         let mut entities = None;
+        let mut odata_names = NameSet::default();
         while let Some(name) = map.next_key_seed(KeySeed)? {
             if name == "value" {
                 if entities.is_some() {
@@ -915,6 +997,10 @@ impl<'de, V: EntityVisitor, F: FnMut() -> V> Visitor<'de> for QuerySeed<'_, F> {
                 }
                 entities = Some(map.next_value_seed(PageSeed { new_visitor: &mut new_visitor, error: &mut *error })?);
             } else if name.starts_with("odata.") {
+                if !odata_names.insert(&name) {
+                    let e = DecodeError::new(DecodeErrorKind::DuplicateMember { name: name.into_owned() });
+                    return Err(fail(error, e));
+                }
                 map.next_value::<IgnoredAny>()?;
             } else {
                 return Err(fail(error, DecodeError::new(DecodeErrorKind::UnknownMember { name: name.into_owned() })));
