@@ -65,6 +65,7 @@ struct Operation {
 
 /// What an operation leaves: the body the entity is stored with and whether it is exactly that (not merged),
 /// or `None` for a delete.
+#[cfg(feature = "client")]
 pub(crate) type Effect<'a> = Option<(&'a [u8], bool)>;
 
 /// What a successful batch did to each operation, in order.
@@ -213,6 +214,7 @@ impl Batch {
         Ok(self)
     }
 
+    #[cfg(feature = "client")]
     /// What each operation leaves in the table once the batch is applied, in order: the entity's RowKey, and
     /// the body it is stored with (and whether the stored entity is exactly that body, or holds it merged into
     /// what was there), or `None` for a delete. For checking, after a lost reply, whether the batch was applied.
@@ -232,18 +234,21 @@ impl Batch {
             .collect()
     }
 
-    /// The exact size of the last operation's part in the body `service` writes (see [`Batch::body_size`]).
+    #[cfg(feature = "client")]
+    /// The exact size of the last operation's part in the body `service` writes for the batch.
     pub(crate) fn last_part_size(&self, service: &TableService) -> usize {
         self.operations
             .last()
             .map_or(0, |op| self.part_size(op, service.endpoint().url(), service.metadata().accept_header()))
     }
 
+    #[cfg(feature = "client")]
     /// The exact size of the body `service` writes for an empty batch: the envelope around the parts.
     pub(crate) fn envelope_size() -> usize {
         envelope_size()
     }
 
+    #[cfg(feature = "client")]
     /// Removes the last operation (the one that did not fit, for a caller that splits batches).
     pub(crate) fn pop(&mut self) {
         if let Some(op) = self.operations.pop() {

@@ -18,6 +18,7 @@ use http::{Method, Request};
 use std::time::SystemTime;
 
 pub(crate) use address::{encode_component, entity_path};
+#[cfg(feature = "client")]
 pub(crate) use write::keys_of;
 pub use write::{EncodedEntity, WriteEntity};
 
