@@ -539,16 +539,21 @@ fn in_batch(mut error: ServiceError, operations: usize, operation: bool) -> Resp
     error.into()
 }
 
-/// The `boundary` parameter of a `multipart/mixed` content type.
+/// The longest boundary RFC 2046 (§5.1.1) allows.
+const MAX_BOUNDARY: usize = 70;
+
+/// The `boundary` parameter of a `multipart/mixed` content type: 1 to 70 characters (RFC 2046 §5.1.1), which
+/// also keeps the search for it linear in the body's length.
 fn boundary_of(content_type: &str) -> Option<String> {
     let (mime, params) = content_type.split_once(';')?;
     if !mime.trim().eq_ignore_ascii_case("multipart/mixed") {
         return None;
     }
-    params.split(';').find_map(|p| {
+    let boundary = params.split(';').find_map(|p| {
         let (k, v) = p.split_once('=')?;
         k.trim().eq_ignore_ascii_case("boundary").then(|| v.trim().trim_matches('"').to_owned())
-    })
+    })?;
+    (1..=MAX_BOUNDARY).contains(&boundary.len()).then_some(boundary)
 }
 
 /// The parts of a multipart body: what lies between `--boundary` lines, up to `--boundary--`.

@@ -328,6 +328,28 @@ fn the_failed_operation_is_inside_the_batch() {
 }
 
 #[test]
+fn boundaries_are_1_to_70_characters() {
+    let part = "--changesetresponse_f2e3\r\nContent-Type: application/http\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n\r\n";
+    let body = |boundary: &str| {
+        format!(
+            "--{boundary}\r\nContent-Type: multipart/mixed; boundary=changesetresponse_f2e3\r\n\r\n{part}\
+             --changesetresponse_f2e3--\r\n--{boundary}--\r\n"
+        )
+    };
+    let longest = "b".repeat(MAX_BOUNDARY);
+    let r = reply(202, &format!("multipart/mixed; boundary=\"{longest}\""), &body(&longest));
+    assert_eq!(read_batch(&r, 1).unwrap().etags, vec![None]);
+    // Longer is refused before the body is searched: a hostile boundary of a megabyte against a body of
+    // another would otherwise cost a comparison of the whole boundary at every byte.
+    let hostile = format!("{}b", "a".repeat(1 << 20));
+    for boundary in ["", &hostile[..=MAX_BOUNDARY], &hostile] {
+        let r = reply(202, &format!("multipart/mixed; boundary={boundary}"), &"a".repeat(1 << 20));
+        let err = read_batch(&r, 1).unwrap_err();
+        assert_eq!(err.to_string(), "invalid response body: no multipart boundary", "{}", boundary.len());
+    }
+}
+
+#[test]
 fn whole_request_errors() {
     let r = reply(403, "application/xml", "<Error><Code>AuthenticationFailed</Code><Message>no</Message></Error>");
     assert_eq!(read_batch(&r, 1).unwrap_err().service().unwrap().code(), Some("AuthenticationFailed"));

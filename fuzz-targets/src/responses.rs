@@ -1,0 +1,107 @@
+//! Whole HTTP responses: a batch's answer ([`response::batch`]), an error ([`response::error`]) and a table
+//! listing ([`response::tables`]), built from the fuzzer's bytes.
+
+use http::header::{HeaderValue, CONTENT_TYPE};
+use http::Response;
+use table_model::response;
+use table_model::{ResponseErrorKind, TableName};
+
+/// The statuses the targets answer with, one picked by a byte: the batch's `202`, successes the operation
+/// does not answer with, and errors.
+const STATUSES: [u16; 8] = [202, 202, 202, 200, 204, 400, 409, 500];
+
+/// The bytes split into a head line and a body: everything up to the first line feed, and the rest.
+fn split_line(data: &[u8]) -> (&[u8], &[u8]) {
+    match data.iter().position(|&b| b == b'\n') {
+        Some(end) => (&data[..end], &data[end + 1..]),
+        None => (data, &[]),
+    }
+}
+
+/// The first byte picks the number of operations (1 to 100) and the status; then a line is the
+/// `Content-Type` (left out when it is no header value), and the rest is the body.
+///
+/// Whatever the response, reading it does not panic; a success has one ETag per operation; a service error's
+/// operation index is inside the batch; an index outside it is refused as
+/// [`ResponseErrorKind::OperationIndexOutOfRange`], with the number and the batch's size.
+pub fn batch_response(data: &[u8]) {
+    let Some((&first, rest)) = data.split_first() else { return };
+    let operations = usize::from(first % 100) + 1;
+    let status = STATUSES[usize::from(first >> 5)];
+    let (content_type, body) = split_line(rest);
+    let mut builder = Response::builder().status(status);
+    if let Ok(value) = HeaderValue::from_bytes(content_type) {
+        builder = builder.header(CONTENT_TYPE, value);
+    }
+    let reply = builder.body(body.to_vec()).expect("a valid status and header");
+    match response::batch(&reply, operations) {
+        Ok(outcome) => {
+            assert_eq!(status, 202, "only 202 is a batch's success");
+            assert_eq!(outcome.etags.len(), operations, "one ETag per operation");
+        }
+        Err(e) => match e.kind() {
+            ResponseErrorKind::Service(service) => {
+                if let Some(index) = service.operation_index() {
+                    assert!(index < operations, "operation {index} of a batch of {operations}: {e}");
+                }
+            }
+            ResponseErrorKind::OperationIndexOutOfRange { index, operations: n, error } => {
+                assert_eq!(*n, operations);
+                assert_eq!(error.operation_index(), None);
+                assert!(!index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()), "{index:?}");
+                assert!(index.parse::<usize>().map_or(true, |i| i >= operations), "{index} is inside {operations}");
+                assert!(error.message().starts_with(&format!("{index}:")), "{e}");
+            }
+            _ => {}
+        },
+    }
+    // The display of any error is one line of text, whatever the body held.
+    if let Err(e) = response::batch(&reply, operations) {
+        let _ = e.to_string();
+    }
+}
+
+/// Two bytes pick the status (300 to 599); then a line is the `x-ms-error-code` header (left out when it
+/// is no header value), and the rest is the body, JSON or XML or anything.
+///
+/// The error is always read; its code is the header's when there is one; an operation index is below 100.
+pub fn error_response(data: &[u8]) {
+    let [a, b, rest @ ..] = data else { return };
+    let status = 300 + u16::from_be_bytes([*a, *b]) % 300;
+    let (code, body) = split_line(rest);
+    let mut builder = Response::builder().status(status);
+    let header = HeaderValue::from_bytes(code).ok();
+    if let Some(value) = &header {
+        builder = builder.header("x-ms-error-code", value.clone());
+    }
+    let reply = builder.body(body.to_vec()).expect("a valid status and header");
+    let error = response::error(&reply).expect("a status of 300 or more is an error");
+    assert_eq!(error.status(), status);
+    if let Some(text) = header.as_ref().and_then(|v| v.to_str().ok()) {
+        assert_eq!(error.code(), Some(text), "the header's code wins");
+    }
+    if let Some(index) = error.operation_index() {
+        assert!(index < 100, "no batch has operation {index}");
+    }
+    let _ = (error.to_string(), error.error_code(), error.message());
+    // Every reader of a response sees the error first.
+    let err = response::empty(&reply).expect_err("an error status");
+    assert_eq!(err.service(), Some(&error));
+}
+
+/// The bytes as the body of a `200 OK` table listing: every table name read is a valid one that re-parses
+/// to itself.
+pub fn table_listing(data: &[u8]) {
+    let reply = Response::builder()
+        .status(200)
+        .header("x-ms-continuation-NextTableName", "1!8!VGFibGU-")
+        .body(data.to_vec())
+        .expect("a valid response");
+    let Ok(page) = response::tables(&reply) else { return };
+    for table in &page.tables {
+        let again =
+            if table.is_analytics() { TableName::analytics(table.as_str()) } else { TableName::new(table.as_str()) };
+        assert_eq!(again.ok().map(TableName::into_string).as_deref(), Some(table.as_str()), "table name {table}");
+    }
+    assert!(page.continuation.is_some());
+}
