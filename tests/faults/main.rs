@@ -1,4 +1,4 @@
-//! The client under faults: bulk writes and single operations through a fault-injecting proxy in front of a
+//! The client under faults: bulk writes and every single operation through a fault-injecting proxy in front of a
 //! real Azurite, checked against what Azurite stores (read directly, not through the proxy).
 //!
 //! Run with `bash scripts/azurite.sh run cargo test --test faults`; without `TABLE_MODEL_AZURITE_ENDPOINT`
@@ -274,4 +274,86 @@ async fn busy_answers_are_retried_and_other_client_errors_are_not() {
     assert_eq!(err.status(), Some(409));
     assert_eq!(proxy.counts().get(&Fault::None).copied().unwrap_or(0), before + 1, "a 4xx was retried");
     direct.delete_table(&name, None).await.unwrap();
+}
+
+/// One of each operation the bulk and write tests above do not cover, each meeting `fault` on its first try (or,
+/// for paging, on every second page), and each checked against what Azurite holds.
+async fn every_operation_survives(url: String, fault: Fault) {
+    let url = url.as_str();
+    let direct = client(url);
+    let n = TABLES.fetch_add(1, Ordering::Relaxed);
+    let name = TableName::new(format!("Each{}x{n}", std::process::id())).expect("a valid name");
+    let scripted = |script: Vec<Fault>| Proxy::scripted(socket_of(url), script, 0, 0, DELAY);
+
+    // Create the table: a retry after a lost reply finds it made, which is what was asked.
+    let proxy = scripted(vec![fault]).await;
+    through(&proxy, url).create_table(&name, None).await.unwrap_or_else(|e| panic!("{fault:?}: create: {e}"));
+    assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: the fault was met");
+    assert!(!direct.table_client(name.clone()).create_table_if_not_exists(None).await.unwrap(), "{fault:?}");
+    let table = direct.table_client(name.clone());
+
+    // Point reads: an entity, a missing one, and a reload.
+    let first = entity(1, 1);
+    table.insert(&first, None).await.unwrap();
+    let (pk, rk) = (first.partition_key().clone(), first.row_key().clone());
+    let proxy = scripted(vec![fault]).await;
+    let got: Entity = through(&proxy, url).table_client(name.clone()).get(&pk, &rk, None).await.unwrap();
+    assert!(same_properties(&got, &first), "{fault:?}: get read {got:?}");
+    let proxy = scripted(vec![fault]).await;
+    let faulty = through(&proxy, url).table_client(name.clone());
+    let missing = faulty.try_get::<Entity>(&pk, &"none".parse().unwrap(), None).await.unwrap();
+    assert!(missing.is_none(), "{fault:?}: try_get");
+    let proxy = scripted(vec![fault]).await;
+    let reloaded = through(&proxy, url).table_client(name.clone()).reload(&got, None).await.unwrap();
+    assert_eq!(reloaded.etag(), got.etag(), "{fault:?}: reload");
+
+    // An upsert: idempotent, so a retry leaves what one write leaves.
+    let proxy = scripted(vec![fault]).await;
+    let newer = entity(1, 7);
+    through(&proxy, url).table_client(name.clone()).upsert(&newer, UpdateMode::Replace, None).await.unwrap();
+    let stored_now: Entity = table.get(&pk, &rk, None).await.unwrap();
+    assert!(same_properties(&stored_now, &newer), "{fault:?}: upsert stored {stored_now:?}");
+
+    // Paging: 23 entities in pages of 5, a fault on each page after the first; every entity once, in order.
+    let mut batch = table.batch(PartitionKey::new("p0").unwrap());
+    for i in 1..=22 {
+        batch.insert(&entity(i * 10, 1)).unwrap();
+    }
+    table.submit_transaction(&batch, None).await.unwrap();
+    let expected: Vec<_> = stored(&table).await.into_keys().collect();
+    assert_eq!(expected.len(), 23);
+    let proxy = scripted([Fault::None, fault].repeat(5)).await;
+    let faulty = through(&proxy, url).table_client(name.clone());
+    let read: Vec<Entity> = faulty.query(&Query::new().top(5), None).unwrap().try_collect().await.unwrap();
+    let read: Vec<_> = read.iter().map(keys).collect();
+    assert_eq!(read, expected, "{fault:?}: paging lost or repeated entities");
+    assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each of pages 2 to 5");
+
+    // Listing tables, filtered to this one.
+    let proxy = scripted(vec![fault]).await;
+    let only = Query::new().filter(table_model::filter::Filter::property("TableName").eq(name.as_str()));
+    let tables: Vec<TableName> = through(&proxy, url).list_tables(&only, None).unwrap().try_collect().await.unwrap();
+    assert_eq!(tables, [name.clone()], "{fault:?}: list_tables");
+
+    // Delete the table: a retry after a lost reply finds it gone, which is what was asked.
+    let proxy = scripted(vec![fault]).await;
+    through(&proxy, url).delete_table(&name, None).await.unwrap_or_else(|e| panic!("{fault:?}: delete: {e}"));
+    assert_eq!(proxy.counts().get(&fault), Some(&1));
+    assert!(!direct.delete_table_if_exists(&name, None).await.unwrap(), "{fault:?}: the table survived");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_operation_meets_every_fault() {
+    let Some(url) = endpoint() else { return };
+    let runs = [
+        Fault::CloseBeforeForwarding,
+        Fault::CloseAfterForwarding,
+        Fault::ServerBusy,
+        Fault::OperationTimedOut,
+        Fault::Delay,
+    ]
+    .map(|fault| tokio::spawn(every_operation_survives(url.clone(), fault)));
+    for run in runs {
+        run.await.expect("no fault run panicked");
+    }
 }

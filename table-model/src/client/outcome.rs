@@ -15,6 +15,7 @@
 //! | delete (any precondition) | `404` | success: the entity is gone |
 //! | delete under an ETag | `412` | `OutcomeUnknown` (the entity was written again since) |
 //! | create table | `409 TableAlreadyExists` | success: the table exists, as asked |
+//! | delete table | `404` | success: the table is gone |
 //! | transaction | an error naming an operation | reads every entity back: all as the transaction leaves them, success; else `OutcomeUnknown` |
 //!
 //! A conflict is never reported as a success without the read-back proving it, and never as a plain

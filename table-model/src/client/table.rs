@@ -120,7 +120,11 @@ impl TableClient {
     pub async fn delete_table(&self, options: Option<RequestOptions<'_>>) -> Result<(), Error> {
         let options = options.unwrap_or_default();
         let request = self.core.requests.delete_table(&self.table);
-        self.core.call(request, &options.method_options.context, response::empty).await
+        match self.core.call_tracked(request, &options.method_options.context, response::empty).await {
+            // A retry after a lost reply finds the table gone: the first try deleted it, as asked.
+            (Err(e), true) if e.is_not_found() => Ok(()),
+            (result, _) => result,
+        }
     }
 
     /// Deletes the table if it exists; `true` when it did.
