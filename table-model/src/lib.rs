@@ -153,6 +153,8 @@ mod query;
 mod request;
 #[cfg(feature = "http")]
 pub mod response;
+#[cfg(feature = "http")]
+pub mod sas;
 mod table_entity;
 mod validated;
 
@@ -172,7 +174,8 @@ pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 pub use entity::{ETag, Entity};
 #[cfg(feature = "http")]
 pub use error::{
-    BatchError, BatchErrorKind, RequestError, RequestErrorKind, ResponseError, ResponseErrorKind, ServiceError,
+    BatchError, BatchErrorKind, RequestError, RequestErrorKind, ResponseError, ResponseErrorKind, SasError,
+    SasErrorKind, ServiceError,
 };
 pub use error::{ConnectionError, ConnectionErrorKind, FilterError, FilterErrorKind, QueryError, QueryErrorKind};
 pub use error::{
