@@ -17,7 +17,7 @@
 //! ```
 //!
 //! Fields not given are empty lines. The signature is the base64 HMAC-SHA256 of the string, keyed with the
-//! decoded account key, as for Shared Key ([`auth::signature`](crate::auth::signature)). Times are signed in
+//! decoded account key, as for Shared Key ([`auth::signature`]). Times are signed in
 //! whole seconds; key bounds are signed as they are and percent-encoded in the token.
 //!
 //! ```
