@@ -363,3 +363,40 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// The same for an account SAS.
+    #[test]
+    fn any_account_input_is_a_valid_token_or_a_typed_error(
+        bits in any::<u8>(),
+        types in any::<u8>(),
+        (start, expiry) in (any_time(), any_time()),
+        ip in proptest::option::of(any::<u32>()),
+    ) {
+        let Some(expiry) = expiry else { return Ok(()) };
+        let (permissions, resource_types) = (AccountSasPermissions(bits & 0x7f), AccountSasResourceTypes(types & 0b111));
+        let mut sas = AccountSas::new(resource_types, permissions, expiry);
+        if let Some(start) = start { sas = sas.start(start); }
+        if let Some(ip) = ip { sas = sas.ip(SasIpRange::single(Ipv4Addr::from(ip))); }
+        match sas.sign("acct", &AccountKey::development()) {
+            Ok(token) => {
+                let url = format!("https://acct.table.core.windows.net/?{}", token.as_str());
+                prop_assert!(url.parse::<http::Uri>().is_ok(), "{url}");
+                prop_assert_eq!(param(&token, "sp"), Some(permissions.to_string()));
+                prop_assert_eq!(param(&token, "srt"), Some(resource_types.to_string()));
+                prop_assert_eq!(param(&token, "ss"), Some("t".to_owned()));
+            }
+            Err(e) => {
+                let out_of_range = |t: Option<DateTime<Utc>>| t.is_some_and(|t| !(1..=9999).contains(&t.year()));
+                let holds = match e.kind() {
+                    SasErrorKind::NoPermission => permissions.is_empty(),
+                    SasErrorKind::NoResourceType => resource_types.is_empty(),
+                    SasErrorKind::TimeOutOfRange { .. } => out_of_range(start) || out_of_range(Some(expiry)),
+                    SasErrorKind::ExpiryNotAfterStart { .. } => start.is_some_and(|s| s.timestamp() >= expiry.timestamp()),
+                    _ => false,
+                };
+                prop_assert!(holds, "{}", e);
+            }
+        }
+    }
+}
