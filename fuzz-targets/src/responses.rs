@@ -105,3 +105,43 @@ pub fn table_listing(data: &[u8]) {
     }
     assert!(page.continuation.is_some());
 }
+
+/// The bytes are the body of a `200` answer to `Get Table ACL` ([`response::access_policies`]).
+///
+/// Whatever the body, reading it does not panic. Policies read are written back by
+/// [`TableService::set_access_policy`](table_model::TableService::set_access_policy) and read again to the
+/// same list, or refused there for a rule the list breaks: more than 5, an identifier twice, a year the
+/// service's form cannot write.
+pub fn access_policies(data: &[u8]) {
+    use table_model::{RequestErrorKind, SasErrorKind, TableService};
+    let reply = Response::builder().status(200).body(data.to_vec()).expect("a valid response");
+    let Ok(policies) = response::access_policies(&reply) else { return };
+    let service = TableService::from_connection_string("UseDevelopmentStorage=true").expect("the development storage");
+    let table = TableName::from_static("Fuzz");
+    match service.set_access_policy(&table, &policies) {
+        Ok(request) => {
+            let again = Response::builder().status(200).body(request.into_body()).expect("a valid response");
+            assert_eq!(
+                response::access_policies(&again).as_ref(),
+                Ok(&policies),
+                "{:?}",
+                String::from_utf8_lossy(data)
+            );
+        }
+        Err(e) => {
+            let RequestErrorKind::AccessPolicy(e) = e.kind() else { panic!("not a policy rule: {e}") };
+            let holds = match e.kind() {
+                SasErrorKind::TooManyPolicies { found } => *found == policies.len() && *found > 5,
+                SasErrorKind::DuplicatePolicyId { id } => policies.iter().filter(|p| p.id.as_str() == id).count() > 1,
+                SasErrorKind::TimeOutOfRange { .. } => {
+                    use chrono::Datelike as _;
+                    let outside =
+                        |t: &Option<chrono::DateTime<chrono::Utc>>| t.is_some_and(|t| !(1..=9999).contains(&t.year()));
+                    policies.iter().any(|p| outside(&p.policy.start) || outside(&p.policy.expiry))
+                }
+                _ => false,
+            };
+            assert!(holds, "{e}");
+        }
+    }
+}

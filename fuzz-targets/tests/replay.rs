@@ -251,6 +251,7 @@ fuzz_proptests!(
     batch_response,
     error_response,
     table_listing,
+    access_policies,
     connection_string,
     endpoint,
     sas_token,

@@ -37,3 +37,8 @@ pub const TICKS_PER_SECOND: i64 = 10_000_000;
 
 /// The system property names, which a custom property may not take in any case (`docs/rules.md` §1.3).
 pub const SYSTEM_PROPERTIES: [&str; 3] = ["PartitionKey", "RowKey", "Timestamp"];
+
+/// Maximum number of stored access policies on one table (`docs/rules.md` §9.3).
+pub const ACCESS_POLICIES_MAX: usize = 5;
+/// Maximum length of a stored access policy's identifier, in characters (`docs/rules.md` §9.3).
+pub const ACCESS_POLICY_ID_MAX_CHARS: usize = 64;

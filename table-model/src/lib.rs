@@ -114,14 +114,36 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # }
 //! ```
 //!
+//! ## Sharing access
+//!
+//! The account owner hands out shared access signatures made by [`sas::TableSas`] (some operations on one
+//! table, optionally within a range of keys, or under a stored access policy of the table) and
+//! [`sas::AccountSas`] (the account's tables and entities). Each signs a [`SasToken`] with the account key and
+//! gives a URL that [`client::TableServiceClient::new`] takes as it is. A table's stored access policies are
+//! read and replaced with [`TableService::get_access_policy`] and [`TableService::set_access_policy`] (or the
+//! client's methods of the same names).
+//!
+//! ```
+//! use table_model::sas::{TableSas, TableSasPermissions};
+//! use table_model::{AccountKey, Endpoint};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let expiry = chrono::Utc::now() + chrono::Duration::hours(1);
+//! let sas = TableSas::new("AuditLog".parse()?).permissions(TableSasPermissions::READ).expiry(expiry);
+//! let endpoint = Endpoint::parse("https://acme.table.core.windows.net")?;
+//! let url = sas.url(&endpoint, &AccountKey::from_base64("a2V5")?)?;
+//! assert!(url.starts_with("https://acme.table.core.windows.net?se="));
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! ## Features
 //! - `serde` (default): `Serialize`/`Deserialize` for the validated newtypes. Deserializing validates, so it
 //!   cannot build an invalid value.
 //! - `derive` (default): `#[derive(TableEntity)]`, re-exported from `table-model-derive`.
 //! - `client` (default): the async [`client`] on `azure_core` 1.x (reqwest with rustls, tokio). Implies `http`.
 //! - `http` (default): the protocol layer: [`TableService`], [`Endpoint`]s and [`ConnectionString`]s,
-//!   Shared Key signing ([`auth`]), [`Batch`]es and [`response`] parsing, on the `http` crate's types. The
-//!   [`filter`] builder and [`Query`] do not need it.
+//!   Shared Key signing ([`auth`]), shared access signatures ([`sas`]), [`Batch`]es and [`response`]
+//!   parsing, on the `http` crate's types. The [`filter`] builder and [`Query`] do not need it.
 #![deny(missing_docs, missing_debug_implementations)]
 
 extern crate self as table_model;
@@ -153,6 +175,8 @@ mod query;
 mod request;
 #[cfg(feature = "http")]
 pub mod response;
+#[cfg(feature = "http")]
+pub mod sas;
 mod table_entity;
 mod validated;
 
@@ -172,7 +196,8 @@ pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 pub use entity::{ETag, Entity};
 #[cfg(feature = "http")]
 pub use error::{
-    BatchError, BatchErrorKind, RequestError, RequestErrorKind, ResponseError, ResponseErrorKind, ServiceError,
+    BatchError, BatchErrorKind, RequestError, RequestErrorKind, ResponseError, ResponseErrorKind, SasError,
+    SasErrorKind, ServiceError,
 };
 pub use error::{ConnectionError, ConnectionErrorKind, FilterError, FilterErrorKind, QueryError, QueryErrorKind};
 pub use error::{

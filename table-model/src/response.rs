@@ -10,6 +10,7 @@ use crate::error::{ResponseError, ResponseErrorKind, ServiceError};
 use crate::json::{decode_entity, decode_query, TypeHints};
 use crate::limits::BATCH_MAX_OPERATIONS;
 use crate::name::TableName;
+use crate::sas::SignedIdentifier;
 use crate::table_entity::TableEntity;
 use http::{HeaderMap, Response};
 
@@ -244,6 +245,30 @@ impl<T: TableEntity> ReadEntity for T {
     fn read_page<B: AsRef<[u8]>>(response: &Response<B>) -> Result<QueryPage<Self>, ResponseError> {
         query_as(response)
     }
+}
+
+/// Reads the answer to [`get_access_policy`](crate::TableService::get_access_policy): `200 OK` with the
+/// table's stored access policies as a `SignedIdentifiers` XML document.
+///
+/// ```
+/// use table_model::response;
+/// use table_model::sas::TableSasPermissions;
+/// let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers><SignedIdentifier><Id>readers</Id>\
+///             <AccessPolicy><Expiry>2026-11-23T00:00:00.0000000Z</Expiry><Permission>r</Permission>\
+///             </AccessPolicy></SignedIdentifier></SignedIdentifiers>";
+/// let reply = http::Response::builder().status(200).body(body.as_bytes())?;
+/// let policies = response::access_policies(&reply)?;
+/// assert_eq!(policies[0].id.as_str(), "readers");
+/// assert_eq!(policies[0].policy.permissions, TableSasPermissions::READ);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// A service error, another status, or a body that is not such a document.
+pub fn access_policies<B: AsRef<[u8]>>(response: &Response<B>) -> Result<Vec<SignedIdentifier>, ResponseError> {
+    expect(response, &[200], "200")?;
+    crate::sas::decode_signed_identifiers(response.body().as_ref())
+        .map_err(|reason| ResponseError::new(ResponseErrorKind::Malformed { reason }))
 }
 
 /// Reads a page of a table listing: `200 OK` with `{"value": [{"TableName": ...}, ...]}` and the

@@ -13,5 +13,6 @@ mod error_codes;
 mod operations;
 mod paging;
 mod queries;
+mod sas;
 mod spec_gaps;
 mod tables;

@@ -14,6 +14,7 @@ use crate::name::TableName;
 use crate::query::Query;
 use crate::request::{IfMatch, UpdateMode, WriteEntity};
 use crate::response::{self, BatchOutcome, Continuation, QueryPage, ReadEntity};
+use crate::sas::SignedIdentifier;
 use crate::{Entity, ErrorCode};
 use azure_core::http::Context;
 use futures::TryStreamExt as _;
@@ -351,6 +352,57 @@ impl TableClient {
             }
         }
         Ok(out)
+    }
+
+    /// The table's stored access policies (at most 5), which a SAS names with
+    /// [`TableSas::policy`](crate::sas::TableSas::policy).
+    ///
+    /// ```no_run
+    /// use table_model::client::TableServiceClient;
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+    /// for stored in service.table_client("AuditLog".parse()?).get_access_policy(None).await? {
+    ///     println!("{}: {} until {:?}", stored.id, stored.policy.permissions, stored.policy.expiry);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// `404` when there is no such table, and any failure to send; the Cosmos DB Table API does not serve
+    /// stored access policies.
+    pub async fn get_access_policy(&self, options: Option<RequestOptions<'_>>) -> Result<Vec<SignedIdentifier>, Error> {
+        let options = options.unwrap_or_default();
+        let request = self.core.requests.get_access_policy(&self.table);
+        self.core.call(request, &options.method_options.context, response::access_policies).await
+    }
+
+    /// Replaces the table's stored access policies with these; an empty list removes them all, and with them
+    /// every SAS that names one.
+    ///
+    /// ```no_run
+    /// use table_model::client::TableServiceClient;
+    /// use table_model::sas::{AccessPolicy, SignedIdentifier, TableSasPermissions};
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+    /// let readers = AccessPolicy::new(TableSasPermissions::READ).with_expiry(chrono::Utc::now() + chrono::Duration::days(7));
+    /// let table = service.table_client("AuditLog".parse()?);
+    /// table.set_access_policy(&[SignedIdentifier::new("readers".parse()?, readers)], None).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// More than 5 policies, an identifier given twice or a time outside the years 1 to 9999 (nothing is sent);
+    /// `404` when there is no such table, and any failure to send.
+    pub async fn set_access_policy(
+        &self,
+        policies: &[SignedIdentifier],
+        options: Option<RequestOptions<'_>>,
+    ) -> Result<(), Error> {
+        let options = options.unwrap_or_default();
+        let request = self.core.requests.set_access_policy(&self.table, policies);
+        self.core.call(request, &options.method_options.context, response::empty).await
     }
 
     /// A new, empty transaction on this table and a PartitionKey.
