@@ -5,9 +5,9 @@
 //!   converted with `reqwest::Request::try_from`, sent with a bare `reqwest::Client`, the body collected and
 //!   read with [`response::entity_as`] / [`response::query_as`] into a `#[derive(TableEntity)]` struct.
 //! - Client: [`TableClient::get`] and the first page of [`TableClient::query`] (`into_pages`), through the
-//!   `azure_core` pipeline (Shared Key policy, user agent, request id, retry, logging) on the same
-//!   `reqwest::Client` (one pool, set up as `azure_core`'s default transport: 20 s connect and 60 s read
-//!   timeouts, no redirects), on the same single-threaded tokio runtime.
+//!   `azure_core` pipeline (Shared Key policy, user agent, request id, retry, logging) and the client's default
+//!   transport (a `reqwest::Client` set up as `azure_core`'s default: 20 s connect and 60 s read timeouts, no
+//!   redirects; the baseline's client is set up the same way), on the same single-threaded tokio runtime.
 //!
 //! The difference is what the client adds: its request and response conversions and `azure_core`'s policies.
 //! Both sides build the same request with [`TableService`] and read it with the same `response` function.
@@ -41,7 +41,7 @@ use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use table_model::client::{TableClient, TableServiceClient, TableServiceClientOptions};
+use table_model::client::{TableClient, TableServiceClient};
 use table_model::response::{self, QueryPage};
 use table_model::{
     AccountKey, Credential, ETag, Endpoint, PartitionKey, Query, RowKey, TableEntity, TableName, TableService,
@@ -251,14 +251,7 @@ impl Fixture {
             .unwrap();
         let requests =
             TableService::new(Endpoint::parse(&url).unwrap(), Credential::SharedKey(AccountKey::development()));
-        let options = TableServiceClientOptions {
-            client_options: azure_core::http::ClientOptions {
-                transport: Some(azure_core::http::Transport::new(Arc::new(http.clone()))),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        let service = TableServiceClient::new(&url, AccountKey::development(), Some(options)).unwrap();
+        let service = TableServiceClient::new(&url, AccountKey::development(), None).unwrap();
         let table = TableName::from_static("Customers");
         let first = customer(0);
         let fixture = Fixture {

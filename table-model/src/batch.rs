@@ -483,7 +483,7 @@ pub fn read_batch<B: AsRef<[u8]>>(response: &Response<B>, operations: usize) -> 
             expected: "202",
         }));
     }
-    let content_type = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let content_type = crate::response::header(response.headers(), "content-type").unwrap_or("");
     let boundary = boundary_of(content_type).ok_or_else(|| malformed("no multipart boundary"))?;
     let mut subs = Vec::new();
     for part in split_multipart(response.body().as_ref(), boundary.as_bytes()) {

@@ -42,6 +42,7 @@ pub mod outcome;
 mod pager;
 mod service;
 mod table;
+mod transport;
 
 /// The `azure_core` this client is built on, for its options, credentials and errors, whatever version a
 /// dependent crate names.

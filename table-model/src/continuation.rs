@@ -47,10 +47,10 @@ impl Continuation {
 
     /// The continuation of a response, if it has one.
     pub fn from_headers(headers: &HeaderMap) -> Option<Self> {
-        let pk = header(headers, "x-ms-continuation-NextPartitionKey")?;
+        let pk = header(headers, "x-ms-continuation-nextpartitionkey")?;
         Some(Continuation {
             next_partition_key: pk.to_owned(),
-            next_row_key: header(headers, "x-ms-continuation-NextRowKey").map(str::to_owned),
+            next_row_key: header(headers, "x-ms-continuation-nextrowkey").map(str::to_owned),
         })
     }
 
@@ -87,7 +87,7 @@ impl TableContinuation {
 
     /// The continuation of a response, if it has one.
     pub fn from_headers(headers: &HeaderMap) -> Option<Self> {
-        header(headers, "x-ms-continuation-NextTableName").map(TableContinuation::new)
+        header(headers, "x-ms-continuation-nexttablename").map(TableContinuation::new)
     }
 
     /// The `NextTableName` value.

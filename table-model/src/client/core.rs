@@ -5,10 +5,12 @@ use super::credential::{SharedKeyPolicy, TableCredential};
 use super::error::Error;
 use super::options::TableServiceClientOptions;
 use super::outcome::{TryLog, TryPolicy};
+use super::transport::{known, ReqwestTransport};
 use crate::auth::SharedKeyScheme;
 use crate::connection::{Credential, Endpoint, ServiceKind};
 use crate::error::{RequestError, ResponseError};
 use crate::request::{MergeVerb, TableService};
+use crate::response::HEADERS_READ;
 use async_trait::async_trait;
 use azure_core::error::ErrorKind as CoreErrorKind;
 use azure_core::http::headers::{Header as _, HeaderName, HeaderValue, Headers, CLIENT_REQUEST_ID, CONTENT_LENGTH};
@@ -16,10 +18,11 @@ use azure_core::http::policies::auth::BearerTokenAuthorizationPolicy;
 use azure_core::http::policies::{Policy, PolicyResult};
 use azure_core::http::request::options::ClientRequestId;
 use azure_core::http::{
-    AsyncRawResponse, AsyncResponseBody, Context, Method, Pipeline, PipelineStreamOptions, Request, Url,
+    AsyncRawResponse, AsyncResponseBody, Context, Method, Pipeline, PipelineStreamOptions, Request, Transport, Url,
 };
 use azure_core::{Bytes, Uuid};
 use futures::TryStreamExt as _;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -68,10 +71,14 @@ impl Core {
             ServiceKind::CosmosDb => MergeVerb::PostTunnel,
             _ => MergeVerb::Patch,
         };
-        // The body is read by the last per-try policy, after the user's own (which see whole bodies, as with
-        // azure_core's buffering) and inside the retry loop (a body that fails half-way is retried).
+        // Bodies are read whole inside the retry loop (a body that fails half-way is retried) and before the
+        // user's per-try policies see them, as with azure_core's buffering: by the client's own transport, or
+        // for a transport of the user's, by a last per-try policy.
         let mut client_options = options.client_options;
-        client_options.per_try_policies.push(Arc::new(ReadBodyPolicy));
+        match client_options.transport {
+            None => client_options.transport = Some(Transport::new(Arc::new(ReqwestTransport::new()?))),
+            Some(_) => client_options.per_try_policies.push(Arc::new(ReadBodyPolicy)),
+        }
         let base_url = Url::parse(endpoint.url()).ok();
         let mut requests =
             TableService::new(endpoint, request_credential).with_metadata(options.metadata).with_merge_verb(merge_verb);
@@ -141,17 +148,15 @@ impl Core {
             })??,
         };
         let (status, headers, body) = response.deconstruct();
-        let mut reply = http::Response::new(read_body(body, 0).await?);
+        let mut reply = http::Response::new(read_body(body, || 0).await?);
         *reply.status_mut() = http::StatusCode::from_u16(u16::from(status))
             .map_err(|e| azure_core::Error::new(CoreErrorKind::DataConversion, e))?;
+        // The response layer reads a few headers (`HEADERS_READ`); converting the others would be wasted.
         let map = reply.headers_mut();
-        map.reserve(16);
         for (name, value) in headers {
-            // A header the `http` crate cannot hold is not one the protocol uses: leave it out.
-            if let (Ok(name), Ok(value)) =
-                (http::HeaderName::from_bytes(name.as_str().as_bytes()), http::HeaderValue::from_str(value.as_str()))
-            {
-                map.append(name, value);
+            let Some(name) = HEADERS_READ.iter().find(|read| **read == name.as_str()) else { continue };
+            if let Ok(value) = http::HeaderValue::from_str(value.as_str()) {
+                map.append(http::HeaderName::from_static(name), value);
             }
         }
         Ok(reply)
@@ -199,7 +204,7 @@ impl Core {
         // a quarter of a point read's). Present, the policy leaves it.
         let id: String = match ctx.value::<ClientRequestId>() {
             Some(id) => id.value().as_str().to_owned(),
-            None => Uuid::new_v4().into(),
+            None => new_request_id().into(),
         };
         headers.insert(CLIENT_REQUEST_ID, HeaderValue::from(id));
         *core.headers_mut() = Headers::from(headers);
@@ -208,6 +213,25 @@ impl Core {
         }
         Ok(core)
     }
+}
+
+/// A new random (version 4) UUID for `x-ms-client-request-id`, as azure_core's policy would make, from a
+/// per-thread generator seeded once by the operating system: a request id must be unique, not secret, and
+/// `Uuid::new_v4` makes a system call for each.
+fn new_request_id() -> Uuid {
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(Uuid::new_v4().as_u64_pair().0);
+    }
+    // SplitMix64: a bijection of a counter, so no output repeats within 2^64 steps of one thread.
+    let next = |state: &Cell<u64>| {
+        let mut z = state.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
+        state.set(z);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let (high, low) = STATE.with(|state| (next(state), next(state)));
+    uuid::Builder::from_random_bytes(((u128::from(high) << 64) | u128::from(low)).to_le_bytes()).into_uuid()
 }
 
 /// Whether a request's URI has the scheme, host and port of the endpoint's URL (and no user information).
@@ -219,22 +243,12 @@ fn same_origin(base: &Url, uri: &http::Uri) -> bool {
         && authority.port_u16() == base.port()
 }
 
-/// The name in `azure_core`'s type: a constant for the headers the request builder sets, without the copy and
-/// the lowercasing of an owned name.
+/// The name in `azure_core`'s type: a constant for the headers the protocol uses, without the copy and the
+/// lowercasing of an owned name.
 fn header_name(name: &http::HeaderName) -> HeaderName {
-    match name.as_str() {
-        "accept" => HeaderName::from_static("accept"),
-        "authorization" => HeaderName::from_static("authorization"),
-        "content-type" => HeaderName::from_static("content-type"),
-        "content-md5" => HeaderName::from_static("content-md5"),
-        "dataserviceversion" => HeaderName::from_static("dataserviceversion"),
-        "maxdataserviceversion" => HeaderName::from_static("maxdataserviceversion"),
-        "if-match" => HeaderName::from_static("if-match"),
-        "prefer" => HeaderName::from_static("prefer"),
-        "x-http-method" => HeaderName::from_static("x-http-method"),
-        "x-ms-date" => HeaderName::from_static("x-ms-date"),
-        "x-ms-version" => HeaderName::from_static("x-ms-version"),
-        other => HeaderName::from(other.to_owned()),
+    match known(name.as_str()) {
+        Some(name) => HeaderName::from_static(name),
+        None => HeaderName::from(name.as_str().to_owned()),
     }
 }
 
@@ -249,18 +263,26 @@ impl Policy for ReadBodyPolicy {
     async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
         let response = next[0].send(ctx, request, &next[1..]).await?;
         let (status, headers, body) = response.deconstruct();
-        let length = headers.get_optional_with(&CONTENT_LENGTH, |v| v.as_str().parse::<usize>()).ok().flatten();
-        let body = read_body(body, length.unwrap_or(0)).await?;
+        // Looked up only for a body in pieces (the client's transport reads it whole).
+        let length = || find_header(&headers, &CONTENT_LENGTH).and_then(|v| v.parse().ok()).unwrap_or(0);
+        let body = read_body(body, length).await?;
         Ok(AsyncRawResponse::from_bytes(status, headers, body))
     }
 }
 
+/// A header's value. `Headers::get_optional_str` and `get_optional_with` build an `azure_core::Error` when the
+/// header is absent (with a captured backtrace when `RUST_BACKTRACE` is set) and format one when it is present:
+/// thousands of instructions for a lookup.
+pub(crate) fn find_header<'a>(headers: &'a Headers, name: &HeaderName) -> Option<&'a str> {
+    headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+}
+
 /// The whole body: the first chunk as it is when it is the only one, else all of them in one buffer of
-/// `length` (the `Content-Length`, when known; at most 16 MiB reserved ahead).
-async fn read_body(mut body: AsyncResponseBody, length: usize) -> azure_core::Result<Bytes> {
+/// `length()` (the `Content-Length`, when known; at most 16 MiB reserved ahead).
+async fn read_body(mut body: AsyncResponseBody, length: impl FnOnce() -> usize) -> azure_core::Result<Bytes> {
     let Some(first) = body.try_next().await? else { return Ok(Bytes::new()) };
     let Some(second) = body.try_next().await? else { return Ok(first) };
-    let mut buffer = Vec::with_capacity(length.min(16 << 20).max(first.len() + second.len()));
+    let mut buffer = Vec::with_capacity(length().min(16 << 20).max(first.len() + second.len()));
     buffer.extend_from_slice(&first);
     buffer.extend_from_slice(&second);
     while let Some(chunk) = body.try_next().await? {
@@ -337,6 +359,15 @@ mod tests {
     }
 
     #[test]
+    fn request_ids_are_distinct_version_4_uuids() {
+        let ids: std::collections::HashSet<Uuid> = (0..10_000).map(|_| new_request_id()).collect();
+        assert_eq!(ids.len(), 10_000);
+        assert!(ids.iter().all(|id| id.get_version() == Some(uuid::Version::Random)));
+        let other_thread = std::thread::spawn(new_request_id).join().unwrap();
+        assert!(!ids.contains(&other_thread));
+    }
+
+    #[test]
     fn the_context_request_id_is_the_one_sent() {
         let core = core("http://127.0.0.1:10002/devstoreaccount1", TableCredential::Anonymous);
         let request = core.requests.list_tables(&Query::new(), None).unwrap();
@@ -353,14 +384,14 @@ mod tests {
 
     #[tokio::test]
     async fn bodies_are_read_whole() {
-        assert_eq!(read_body(body(&[]), 0).await.unwrap(), Bytes::new());
+        assert_eq!(read_body(body(&[]), || 0).await.unwrap(), Bytes::new());
         let one: &'static [u8] = b"{\"value\":[]}";
-        let read = read_body(body(&[one]), one.len()).await.unwrap();
+        let read = read_body(body(&[one]), || one.len()).await.unwrap();
         assert_eq!((read.as_ptr(), read.len()), (one.as_ptr(), one.len()), "one chunk is not copied");
-        assert_eq!(read_body(body(&[b"ab", b"cd", b"e"]), 5).await.unwrap(), Bytes::from_static(b"abcde"));
+        assert_eq!(read_body(body(&[b"ab", b"cd", b"e"]), || 5).await.unwrap(), Bytes::from_static(b"abcde"));
         // A wrong Content-Length only sizes the buffer.
-        assert_eq!(read_body(body(&[b"ab", b"cd", b"e"]), 1).await.unwrap(), Bytes::from_static(b"abcde"));
-        assert_eq!(read_body(body(&[b"ab", b"", b"e"]), usize::MAX).await.unwrap(), Bytes::from_static(b"abe"));
+        assert_eq!(read_body(body(&[b"ab", b"cd", b"e"]), || 1).await.unwrap(), Bytes::from_static(b"abcde"));
+        assert_eq!(read_body(body(&[b"ab", b"", b"e"]), || usize::MAX).await.unwrap(), Bytes::from_static(b"abe"));
     }
 
     /// A transport whose first answer breaks off in the middle of its body.

@@ -1,5 +1,6 @@
 //! How the client authorizes: Shared Key (signed on every try), a SAS, a Microsoft Entra ID token, or none.
 
+use super::core::find_header;
 use crate::auth::{rfc1123, shared_key_authorization, SharedKeyScheme, SignedParts, X_MS_DATE};
 use crate::connection::{AccountKey, Credential, SasToken};
 use async_trait::async_trait;
@@ -7,7 +8,6 @@ use azure_core::credentials::TokenCredential;
 use azure_core::http::headers::HeaderName;
 use azure_core::http::policies::{Policy, PolicyResult};
 use azure_core::http::{Context, Request};
-use std::convert::Infallible;
 use std::fmt;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -122,15 +122,7 @@ impl Policy for SharedKeyPolicy {
         request.insert_header(X_MS_DATE, date.clone());
         let authorization = {
             let headers = request.headers();
-            // Not `get_optional_str`: it builds an `azure_core::Error` for every absent header (a GET has no
-            // Content-Type or Content-MD5), with a captured backtrace when `RUST_BACKTRACE` is set.
-            let header = |name: &'static str| {
-                headers
-                    .get_optional_with(&HeaderName::from_static(name), |v| Ok::<_, Infallible>(v.as_str()))
-                    .ok()
-                    .flatten()
-                    .unwrap_or("")
-            };
+            let header = |name: &'static str| find_header(headers, &HeaderName::from_static(name)).unwrap_or("");
             let parts = SignedParts {
                 method: request.method().as_str(),
                 content_md5: header("content-md5"),

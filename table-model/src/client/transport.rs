@@ -1,0 +1,215 @@
+//! The client's default transport: `reqwest`, configured as `azure_core`'s own default (rustls, tokio, connect
+//! timeout 20 s, read timeout 60 s, no redirects, gzip and deflate answers decompressed), with leaner
+//! conversions between `azure_core`'s types and `reqwest`'s.
+//!
+//! `azure_core`'s adapter for `reqwest` parses every request header again through `reqwest`'s builder, and
+//! copies every response header into an owned, lowercased name (`HeaderName::from(String)` lowercases a copy)
+//! and an owned value. The headers this protocol uses are known, already lowercase, and valid: here they are
+//! constants both ways, and only unknown names are copied. The body is read whole here, inside the try (a body
+//! that breaks off is an I/O error, which the retry policy retries), so the pipeline sees one chunk.
+//!
+//! A transport given in `ClientOptions::transport` is used instead, unchanged.
+
+use async_trait::async_trait;
+use azure_core::error::ErrorKind as CoreErrorKind;
+use azure_core::http::headers::{HeaderName, HeaderValue, Headers};
+use azure_core::http::request::Body;
+use azure_core::http::{AsyncRawResponse, HttpClient, Method, Request};
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// `azure_core`'s defaults for its `reqwest` client.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
+const READ_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A `reqwest::Client` as the pipeline's [`HttpClient`].
+#[derive(Debug)]
+pub(crate) struct ReqwestTransport {
+    client: reqwest::Client,
+}
+
+impl ReqwestTransport {
+    /// The client `azure_core` would build by default.
+    pub(crate) fn new() -> azure_core::Result<Self> {
+        let client = reqwest::ClientBuilder::new()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .read_timeout(READ_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .gzip(true)
+            .deflate(true)
+            .build()
+            .map_err(|e| azure_core::Error::with_error(CoreErrorKind::Other, e, "could not build the HTTP client"))?;
+        Ok(ReqwestTransport { client })
+    }
+}
+
+#[async_trait]
+impl HttpClient for ReqwestTransport {
+    async fn execute_request(&self, request: &Request) -> azure_core::Result<AsyncRawResponse> {
+        let response = self.client.execute(to_reqwest(request)?).await.map_err(|e| {
+            // A connection that could not be made carried nothing; anything later may have carried the request.
+            let kind = if e.is_connect() { CoreErrorKind::Connection } else { CoreErrorKind::Io };
+            azure_core::Error::with_error(kind, e, "the request could not be sent")
+        })?;
+        let status = response.status().as_u16().into();
+        let headers = to_core_headers(response.headers());
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| azure_core::Error::with_error(CoreErrorKind::Io, e, "the answer broke off"))?;
+        Ok(AsyncRawResponse::from_bytes(status, headers, body))
+    }
+}
+
+/// The request in `reqwest`'s types.
+fn to_reqwest(request: &Request) -> azure_core::Result<reqwest::Request> {
+    let method = match request.method() {
+        Method::Get => reqwest::Method::GET,
+        Method::Post => reqwest::Method::POST,
+        Method::Put => reqwest::Method::PUT,
+        Method::Delete => reqwest::Method::DELETE,
+        Method::Patch => reqwest::Method::PATCH,
+        Method::Head => reqwest::Method::HEAD,
+        other => {
+            let message = format!("method {other} is not one this transport sends");
+            return Err(azure_core::Error::with_message(CoreErrorKind::DataConversion, message));
+        }
+    };
+    let mut out = reqwest::Request::new(method, request.url().clone());
+    let map = out.headers_mut();
+    for (name, value) in request.headers().iter() {
+        let name = match known(name.as_str()) {
+            Some(name) => http::HeaderName::from_static(name),
+            None => http::HeaderName::from_bytes(name.as_str().as_bytes()).map_err(invalid_header)?,
+        };
+        let value = http::HeaderValue::from_str(value.as_str()).map_err(invalid_header)?;
+        map.append(name, value);
+    }
+    *out.body_mut() = match request.body() {
+        Body::Bytes(bytes) if bytes.is_empty() => None,
+        Body::Bytes(bytes) => Some(reqwest::Body::from(bytes.clone())),
+        Body::SeekableStream(stream) => Some(reqwest::Body::wrap_stream(stream.clone())),
+    };
+    Ok(out)
+}
+
+fn invalid_header(e: impl std::error::Error + Send + Sync + 'static) -> azure_core::Error {
+    azure_core::Error::with_error(CoreErrorKind::DataConversion, e, "a header cannot be sent")
+}
+
+/// The response's headers in `azure_core`'s type: known names as constants, values copied once.
+fn to_core_headers(map: &http::HeaderMap) -> Headers {
+    let mut headers = HashMap::with_capacity(map.len());
+    for (name, value) in map {
+        // A value that is not visible ASCII is not one the protocol uses: leave it out, as azure_core does.
+        let Ok(value) = value.to_str() else { continue };
+        let name = match known(name.as_str()) {
+            Some(name) => HeaderName::from_static(name),
+            // `http` names are lowercase already; `From<String>` would lowercase a copy.
+            None => HeaderName::from(name.as_str().to_owned()),
+        };
+        headers.insert(name, HeaderValue::from(value.to_owned()));
+    }
+    Headers::from(headers)
+}
+
+/// The `'static` form of a header name the protocol uses, in requests or answers (lowercase, as both `http` and
+/// `azure_core` hold them).
+pub(crate) fn known(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "accept" => "accept",
+        "authorization" => "authorization",
+        "cache-control" => "cache-control",
+        "connection" => "connection",
+        "content-length" => "content-length",
+        "content-md5" => "content-md5",
+        "content-type" => "content-type",
+        "dataserviceid" => "dataserviceid",
+        "dataserviceversion" => "dataserviceversion",
+        "date" => "date",
+        "etag" => "etag",
+        "if-match" => "if-match",
+        "keep-alive" => "keep-alive",
+        "location" => "location",
+        "maxdataserviceversion" => "maxdataserviceversion",
+        "prefer" => "prefer",
+        "preference-applied" => "preference-applied",
+        "retry-after" => "retry-after",
+        "server" => "server",
+        "transfer-encoding" => "transfer-encoding",
+        "user-agent" => "user-agent",
+        "x-content-type-options" => "x-content-type-options",
+        "x-http-method" => "x-http-method",
+        "x-ms-client-request-id" => "x-ms-client-request-id",
+        "x-ms-continuation-nextpartitionkey" => "x-ms-continuation-nextpartitionkey",
+        "x-ms-continuation-nextrowkey" => "x-ms-continuation-nextrowkey",
+        "x-ms-continuation-nexttablename" => "x-ms-continuation-nexttablename",
+        "x-ms-date" => "x-ms-date",
+        "x-ms-error-code" => "x-ms-error-code",
+        "x-ms-request-id" => "x-ms-request-id",
+        "x-ms-retry-after-ms" => "x-ms-retry-after-ms",
+        "x-ms-version" => "x-ms-version",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use azure_core::http::Url;
+    use azure_core::Bytes;
+
+    #[test]
+    fn requests_keep_method_url_headers_and_body() {
+        let url =
+            Url::parse("http://127.0.0.1:10002/devstoreaccount1/People(PartitionKey='a%20b',RowKey='c')?x=1").unwrap();
+        let mut request = Request::new(url.clone(), Method::Patch);
+        request.insert_header("x-ms-version", "2019-02-02");
+        request.insert_header("if-match", "W/\"datetime'2026-11-23T00%3A00%3A00Z'\"");
+        request.insert_header("x-custom-header", "kept");
+        request.set_body(Bytes::from_static(b"{\"A\":1}"));
+        let out = to_reqwest(&request).unwrap();
+        assert_eq!(out.method(), reqwest::Method::PATCH);
+        assert_eq!(out.url(), &url);
+        assert_eq!(out.headers().len(), 3);
+        assert_eq!(out.headers()["x-ms-version"], "2019-02-02");
+        assert_eq!(out.headers()["if-match"], "W/\"datetime'2026-11-23T00%3A00%3A00Z'\"");
+        assert_eq!(out.headers()["x-custom-header"], "kept");
+        assert_eq!(out.body().and_then(reqwest::Body::as_bytes), Some(&b"{\"A\":1}"[..]));
+
+        let empty = Request::new(url, Method::Get);
+        assert!(to_reqwest(&empty).unwrap().body().is_none());
+    }
+
+    #[test]
+    fn a_header_http_cannot_carry_is_an_error_not_a_panic() {
+        let mut request = Request::new(Url::parse("http://127.0.0.1/").unwrap(), Method::Get);
+        request.insert_header("x-ms-meta", "line\nbreak");
+        let err = to_reqwest(&request).unwrap_err();
+        assert_eq!(err.kind(), &CoreErrorKind::DataConversion);
+    }
+
+    #[test]
+    fn response_headers_keep_every_visible_value() {
+        let mut map = http::HeaderMap::new();
+        map.insert("etag", "W/\"datetime'x'\"".parse().unwrap());
+        map.insert("x-ms-continuation-nextpartitionkey", "1!8!cDE-".parse().unwrap());
+        map.insert("x-unknown", "u".parse().unwrap());
+        map.insert("x-binary", http::HeaderValue::from_bytes(b"\xff").unwrap());
+        let headers = to_core_headers(&map);
+        assert_eq!(headers.get_optional_str(&HeaderName::from_static("etag")), Some("W/\"datetime'x'\""));
+        let next = HeaderName::from_static("x-ms-continuation-nextpartitionkey");
+        assert_eq!(headers.get_optional_str(&next), Some("1!8!cDE-"));
+        assert_eq!(headers.get_optional_str(&HeaderName::from_static("x-unknown")), Some("u"));
+        assert_eq!(headers.iter().count(), 3, "a value that is not visible ASCII is left out");
+    }
+
+    #[test]
+    fn known_names_are_themselves() {
+        for name in ["etag", "x-ms-date", "user-agent", "x-ms-continuation-nexttablename"] {
+            assert_eq!(known(name), Some(name));
+        }
+        assert_eq!(known("x-ms-meta"), None);
+        assert_eq!(known("ETag"), None, "names arrive lowercase");
+    }
+}
