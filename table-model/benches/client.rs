@@ -10,7 +10,8 @@
 //!   redirects; the baseline's client is set up the same way), on the same single-threaded tokio runtime.
 //!
 //! The difference is what the client adds: its request and response conversions and `azure_core`'s policies.
-//! Both sides build the same request with [`TableService`] and read it with the same `response` function.
+//! Both sides build the same request with [`TableService`] (with the `timeout` parameter the client sends for its
+//! default per-try timeout) and read it with the same `response` function.
 //!
 //! The server is this binary, started again as a child process (`CLIENT_BENCH_SERVER=1`) so that its work
 //! is not counted in the client's instructions under callgrind: hyper, HTTP/1.1 with keep-alive, on
@@ -41,7 +42,7 @@ use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use table_model::client::{TableClient, TableServiceClient};
+use table_model::client::{TableClient, TableServiceClient, TableServiceClientOptions};
 use table_model::response::{self, QueryPage};
 use table_model::{
     AccountKey, Credential, ETag, Endpoint, PartitionKey, Query, RowKey, TableEntity, TableName, TableService,
@@ -250,7 +251,9 @@ impl Fixture {
             .build()
             .unwrap();
         let requests =
-            TableService::new(Endpoint::parse(&url).unwrap(), Credential::SharedKey(AccountKey::development()));
+            TableService::new(Endpoint::parse(&url).unwrap(), Credential::SharedKey(AccountKey::development()))
+                // The request the client sends: its default per-try timeout is sent as the `timeout` parameter.
+                .with_server_timeout(TableServiceClientOptions::default().try_timeout.unwrap());
         let service = TableServiceClient::new(&url, AccountKey::development(), None).unwrap();
         let table = TableName::from_static("Customers");
         let first = customer(0);

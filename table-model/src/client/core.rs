@@ -6,10 +6,13 @@ use super::error::Error;
 use super::options::TableServiceClientOptions;
 use super::outcome::{TryLog, TryPolicy};
 use super::transport::{known, ReqwestTransport};
-use crate::auth::SharedKeyScheme;
+use crate::auth::{SharedKeyScheme, X_MS_DATE};
 use crate::connection::{Credential, Endpoint, ServiceKind};
 use crate::error::{RequestError, ResponseError};
-use crate::request::{MergeVerb, TableService};
+use crate::json::MetadataLevel;
+use crate::request::{
+    MergeVerb, TableService, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE, MAX_DATA_SERVICE_VERSION, X_MS_VERSION,
+};
 use crate::response::HEADERS_READ;
 use async_trait::async_trait;
 use azure_core::error::ErrorKind as CoreErrorKind;
@@ -36,6 +39,8 @@ pub(crate) struct Core {
     pub(crate) kind: ServiceKind,
     /// The endpoint's URL, parsed once: each request's URL is this one with the request's path and query.
     base_url: Option<Url>,
+    /// Whether a per-try policy dates each try (Shared Key): the builder's `x-ms-date` is then not carried over.
+    dated_per_try: bool,
     pipeline: Pipeline,
     deadline: Option<Duration>,
 }
@@ -50,6 +55,7 @@ impl Core {
         let account = endpoint.account().to_owned();
         // First of the per-try policies, so that its timeout covers signing, the token and the transport.
         let mut per_try: Vec<Arc<dyn Policy>> = vec![Arc::new(TryPolicy { try_timeout: options.try_timeout })];
+        let dated_per_try = matches!(credential, TableCredential::SharedKey(_) | TableCredential::SharedKeyLite(_));
         let request_credential = match credential {
             TableCredential::SharedKey(key) => {
                 per_try.push(Arc::new(SharedKeyPolicy { account, key, scheme: SharedKeyScheme::Full }));
@@ -93,7 +99,7 @@ impl Core {
             per_try,
             None,
         );
-        Ok(Core { requests, kind, base_url, pipeline, deadline: options.deadline })
+        Ok(Core { requests, kind, base_url, dated_per_try, pipeline, deadline: options.deadline })
     }
 
     /// Sends a request built by [`TableService`] and reads the answer with a function of the response layer.
@@ -154,9 +160,12 @@ impl Core {
         // The response layer reads a few headers (`HEADERS_READ`); converting the others would be wasted.
         let map = reply.headers_mut();
         for (name, value) in headers {
-            let Some(name) = HEADERS_READ.iter().find(|read| **read == name.as_str()) else { continue };
+            // Every name read is a known one (a test checks).
+            let Some(known) = known(name.as_str()).filter(|_| HEADERS_READ.contains(&name.as_str())) else {
+                continue;
+            };
             if let Ok(value) = http::HeaderValue::from_str(value.as_str()) {
-                map.append(http::HeaderName::from_static(name), value);
+                map.append(known.http, value);
             }
         }
         Ok(reply)
@@ -194,8 +203,11 @@ impl Core {
         // Room for the headers the pipeline adds (request id, user agent, date, authorization, length).
         let mut headers = HashMap::with_capacity(parts.headers.len() + 6);
         for (name, value) in &parts.headers {
+            if self.dated_per_try && name == X_MS_DATE {
+                continue;
+            }
             if let Ok(value) = value.to_str() {
-                headers.insert(header_name(name), HeaderValue::from(value.to_owned()));
+                headers.insert(header_name(name), header_value(value));
             }
         }
         // The `x-ms-client-request-id` azure_core's ClientRequestIdPolicy would add, from the context as it
@@ -247,8 +259,26 @@ fn same_origin(base: &Url, uri: &http::Uri) -> bool {
 /// lowercasing of an owned name.
 fn header_name(name: &http::HeaderName) -> HeaderName {
     match known(name.as_str()) {
-        Some(name) => HeaderName::from_static(name),
+        Some(known) => known.core,
         None => HeaderName::from(name.as_str().to_owned()),
+    }
+}
+
+/// The value in `azure_core`'s type: one of the request builder's constants without a copy.
+fn header_value(value: &str) -> HeaderValue {
+    const CONSTANTS: [&str; 8] = [
+        X_MS_VERSION,
+        DATA_SERVICE_VERSION,
+        MAX_DATA_SERVICE_VERSION,
+        JSON_CONTENT_TYPE,
+        MetadataLevel::None.accept_header(),
+        MetadataLevel::Minimal.accept_header(),
+        MetadataLevel::Full.accept_header(),
+        "return-no-content",
+    ];
+    match CONSTANTS.iter().find(|constant| **constant == value) {
+        Some(constant) => HeaderValue::from(*constant),
+        None => HeaderValue::from(value.to_owned()),
     }
 }
 
@@ -337,7 +367,11 @@ mod tests {
                 assert_eq!(converted.url(), &expected);
                 for (name, value) in &headers {
                     let got = converted.headers().get_optional_str(&HeaderName::from(name.as_str().to_owned()));
-                    assert_eq!(got, Some(value.to_str().unwrap()), "{name}");
+                    if core.dated_per_try && name == X_MS_DATE {
+                        assert_eq!(got, None, "the Shared Key policy dates each try");
+                    } else {
+                        assert_eq!(got, Some(value.to_str().unwrap()), "{name}");
+                    }
                 }
                 assert!(converted.headers().get_optional_str(&CLIENT_REQUEST_ID).is_some());
             }
@@ -356,6 +390,11 @@ mod tests {
         let default_port = Url::parse("https://acme.table.core.windows.net").unwrap();
         assert!(same_origin(&default_port, &"https://acme.table.core.windows.net/T()".parse().unwrap()));
         assert!(!same_origin(&default_port, &"https://acme.table.core.windows.net:443/T()".parse().unwrap()));
+    }
+
+    #[test]
+    fn every_header_the_response_layer_reads_is_converted() {
+        assert!(HEADERS_READ.iter().all(|name| known(name).is_some()));
     }
 
     #[test]

@@ -119,21 +119,22 @@ pub(crate) struct SharedKeyPolicy {
 impl Policy for SharedKeyPolicy {
     async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
         let date = rfc1123(SystemTime::now());
-        request.insert_header(X_MS_DATE, date.clone());
+        // Constant names: `HeaderName::from(&str)` checks every character again.
+        request.insert_header(const { HeaderName::from_static(X_MS_DATE) }, date.clone());
         let authorization = {
             let headers = request.headers();
-            let header = |name: &'static str| find_header(headers, &HeaderName::from_static(name)).unwrap_or("");
+            let header = |name: &HeaderName| find_header(headers, name).unwrap_or("");
             let parts = SignedParts {
                 method: request.method().as_str(),
-                content_md5: header("content-md5"),
-                content_type: header("content-type"),
+                content_md5: header(&const { HeaderName::from_static("content-md5") }),
+                content_type: header(&const { HeaderName::from_static("content-type") }),
                 date: &date,
                 path: request.url().path(),
                 query: request.url().query(),
             };
             shared_key_authorization(self.scheme, &self.account, &self.key, &parts)
         };
-        request.insert_header("authorization", authorization);
+        request.insert_header(const { HeaderName::from_static("authorization") }, authorization);
         next[0].send(ctx, request, &next[1..]).await
     }
 }

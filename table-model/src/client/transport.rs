@@ -79,7 +79,7 @@ fn to_reqwest(request: &Request) -> azure_core::Result<reqwest::Request> {
     let map = out.headers_mut();
     for (name, value) in request.headers().iter() {
         let name = match known(name.as_str()) {
-            Some(name) => http::HeaderName::from_static(name),
+            Some(known) => known.http,
             None => http::HeaderName::from_bytes(name.as_str().as_bytes()).map_err(invalid_header)?,
         };
         let value = http::HeaderValue::from_str(value.as_str()).map_err(invalid_header)?;
@@ -104,7 +104,7 @@ fn to_core_headers(map: &http::HeaderMap) -> Headers {
         // A value that is not visible ASCII is not one the protocol uses: leave it out, as azure_core does.
         let Ok(value) = value.to_str() else { continue };
         let name = match known(name.as_str()) {
-            Some(name) => HeaderName::from_static(name),
+            Some(known) => known.core,
             // `http` names are lowercase already; `From<String>` would lowercase a copy.
             None => HeaderName::from(name.as_str().to_owned()),
         };
@@ -113,45 +113,62 @@ fn to_core_headers(map: &http::HeaderMap) -> Headers {
     Headers::from(headers)
 }
 
-/// The `'static` form of a header name the protocol uses, in requests or answers (lowercase, as both `http` and
-/// `azure_core` hold them).
-pub(crate) fn known(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "accept" => "accept",
-        "authorization" => "authorization",
-        "cache-control" => "cache-control",
-        "connection" => "connection",
-        "content-length" => "content-length",
-        "content-md5" => "content-md5",
-        "content-type" => "content-type",
-        "dataserviceid" => "dataserviceid",
-        "dataserviceversion" => "dataserviceversion",
-        "date" => "date",
-        "etag" => "etag",
-        "if-match" => "if-match",
-        "keep-alive" => "keep-alive",
-        "location" => "location",
-        "maxdataserviceversion" => "maxdataserviceversion",
-        "prefer" => "prefer",
-        "preference-applied" => "preference-applied",
-        "retry-after" => "retry-after",
-        "server" => "server",
-        "transfer-encoding" => "transfer-encoding",
-        "user-agent" => "user-agent",
-        "x-content-type-options" => "x-content-type-options",
-        "x-http-method" => "x-http-method",
-        "x-ms-client-request-id" => "x-ms-client-request-id",
-        "x-ms-continuation-nextpartitionkey" => "x-ms-continuation-nextpartitionkey",
-        "x-ms-continuation-nextrowkey" => "x-ms-continuation-nextrowkey",
-        "x-ms-continuation-nexttablename" => "x-ms-continuation-nexttablename",
-        "x-ms-date" => "x-ms-date",
-        "x-ms-error-code" => "x-ms-error-code",
-        "x-ms-request-id" => "x-ms-request-id",
-        "x-ms-retry-after-ms" => "x-ms-retry-after-ms",
-        "x-ms-version" => "x-ms-version",
-        _ => return None,
-    })
+/// A header name the protocol uses, in both crates' types, each made at compile time: no validation, copy or
+/// lowercasing when a request or an answer is converted.
+pub(crate) struct Known {
+    pub(crate) core: HeaderName,
+    pub(crate) http: http::HeaderName,
 }
+
+macro_rules! known_names {
+    ($($name:literal),* $(,)?) => {
+        /// The name in both types, when the protocol uses it (names arrive lowercase in both crates).
+        pub(crate) fn known(name: &str) -> Option<Known> {
+            Some(match name {
+                $($name => Known {
+                    core: const { HeaderName::from_static($name) },
+                    http: const { http::HeaderName::from_static($name) },
+                },)*
+                _ => return None,
+            })
+        }
+    };
+}
+
+known_names!(
+    "accept",
+    "authorization",
+    "cache-control",
+    "connection",
+    "content-length",
+    "content-md5",
+    "content-type",
+    "dataserviceid",
+    "dataserviceversion",
+    "date",
+    "etag",
+    "if-match",
+    "keep-alive",
+    "location",
+    "maxdataserviceversion",
+    "prefer",
+    "preference-applied",
+    "retry-after",
+    "server",
+    "transfer-encoding",
+    "user-agent",
+    "x-content-type-options",
+    "x-http-method",
+    "x-ms-client-request-id",
+    "x-ms-continuation-nextpartitionkey",
+    "x-ms-continuation-nextrowkey",
+    "x-ms-continuation-nexttablename",
+    "x-ms-date",
+    "x-ms-error-code",
+    "x-ms-request-id",
+    "x-ms-retry-after-ms",
+    "x-ms-version",
+);
 
 #[cfg(test)]
 mod tests {
@@ -205,11 +222,12 @@ mod tests {
     }
 
     #[test]
-    fn known_names_are_themselves() {
+    fn known_names_are_themselves_in_both_types() {
         for name in ["etag", "x-ms-date", "user-agent", "x-ms-continuation-nexttablename"] {
-            assert_eq!(known(name), Some(name));
+            let known = known(name).unwrap();
+            assert_eq!((known.core.as_str(), known.http.as_str()), (name, name));
         }
-        assert_eq!(known("x-ms-meta"), None);
-        assert_eq!(known("ETag"), None, "names arrive lowercase");
+        assert!(known("x-ms-meta").is_none());
+        assert!(known("ETag").is_none(), "names arrive lowercase");
     }
 }
