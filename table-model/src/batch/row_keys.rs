@@ -56,6 +56,7 @@ impl RowKeyIndex {
         self.slots[slot] = u8::try_from(index + 1).expect("at most 100 operations");
     }
 
+    #[cfg(feature = "client")]
     /// Forgets operation `index`, the last one: the table is rebuilt from the RowKeys of the operations before
     /// it (rare: a caller that splits batches takes back the operation that did not fit).
     pub(super) fn remove_last<'a>(&mut self, index: usize, row_key_of: impl Fn(usize) -> &'a str) {
@@ -128,6 +129,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "client")]
     #[test]
     fn removing_the_last_frees_its_key_only() {
         let keys: Vec<String> = (0..10).map(|i| format!("k{i}")).collect();
