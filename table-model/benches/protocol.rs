@@ -7,9 +7,10 @@
 //!   that gets quotes wrong;
 //! - a `$filter` of 15 comparisons rendered by `Filter::render` against `format!` of the same text.
 //!
-//! Run with `cargo bench -p table-model --bench protocol`.
+//! Run with `cargo bench -p table-model --bench protocol`. On a busy machine, count instructions instead:
+//! `PROTOCOL_BENCH_LOOP=<operation>:<count>` (see `main`) under `valgrind --tool=callgrind`.
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use criterion::{black_box, criterion_group, Criterion};
 use std::time::{Duration, UNIX_EPOCH};
 use table_model::filter::Filter;
 use table_model::json::encode_entity;
@@ -67,9 +68,41 @@ fn filter(c: &mut Criterion) {
     group.finish();
 }
 
+/// One operation of each group, by name, for the loop mode.
+fn run(op: &str, service: &TableService, table: &TableName, e: &Entity) {
+    let (pk, rk) = (PartitionKey::new("customer-42").unwrap(), RowKey::new("O'Brien 50%").unwrap());
+    match op {
+        "insert_request/encode_entity" => drop(black_box(encode_entity(black_box(e)).unwrap())),
+        "insert_request/TableService::insert" => drop(black_box(service.insert(table, black_box(e)).unwrap())),
+        "get_request/format" => drop(black_box(format!(
+            "{}/{}(PartitionKey='{}',RowKey='{}')",
+            service.endpoint().url(),
+            table,
+            black_box(&pk),
+            rk
+        ))),
+        "get_request/TableService::get" => drop(black_box(service.get(table, black_box(&pk), &rk).unwrap())),
+        _ => panic!("unknown operation `{op}`"),
+    }
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
     targets = insert, address, filter
 }
-criterion_main!(benches);
+/// `PROTOCOL_BENCH_LOOP=<operation>:<count>` runs one operation of [`run`] `count` times and exits instead of
+/// the criterion run: for counting instructions under `valgrind --tool=callgrind`, which a busy machine does not
+/// disturb. The two keys of the get request are built in every run, on both sides.
+fn main() {
+    if let Ok(spec) = std::env::var("PROTOCOL_BENCH_LOOP") {
+        let (service, table, e) = (service(), TableName::new("Orders").unwrap(), entity());
+        let (op, count) = spec.rsplit_once(':').expect("PROTOCOL_BENCH_LOOP=<operation>:<count>");
+        for _ in 0..count.parse::<usize>().expect("a count") {
+            run(op, &service, &table, &e);
+        }
+        return;
+    }
+    benches();
+    criterion::Criterion::default().configure_from_args().final_summary();
+}

@@ -12,12 +12,16 @@ use crate::error::{BatchError, BatchErrorKind, RequestError, ResponseError, Resp
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::{BATCH_MAX_BODY_BYTES, BATCH_MAX_OPERATIONS};
 use crate::name::TableName;
-use crate::request::{entity_path, if_match_header, IfMatch, TableService, UpdateMode, WriteEntity};
+use crate::request::{entity_path_pieces, if_match_header, IfMatch, TableService, UpdateMode, WriteEntity};
 use crate::request::{DATA_SERVICE_VERSION, JSON_CONTENT_TYPE};
 use http::header::{HeaderValue, CONTENT_TYPE};
 use http::{Method, Request, Response};
-use std::collections::HashMap;
+use multipart::{find, skip_line_end};
+use row_keys::{Lookup, RowKeyIndex};
 use std::hash::{BuildHasher, Hasher};
+
+mod multipart;
+mod row_keys;
 
 /// The operations of one entity group transaction, on one table and one PartitionKey.
 ///
@@ -47,8 +51,8 @@ pub struct Batch {
     table: TableName,
     partition_key: PartitionKey,
     operations: Vec<Operation>,
-    /// RowKey → index of its operation.
-    row_keys: HashMap<String, usize>,
+    /// Which operation holds each RowKey.
+    row_keys: RowKeyIndex,
     /// The body's size without the endpoint URL and the `Accept` value of each sub-request, which the service
     /// adds at build time: a lower bound, checked exactly by [`TableService::batch`].
     size: usize,
@@ -57,10 +61,14 @@ pub struct Batch {
 #[derive(Clone, Debug)]
 struct Operation {
     method: Method,
-    row_key: Option<String>,
+    row_key: String,
+    /// An insert is addressed to the table and asks for no content back; every other operation is addressed to
+    /// its entity.
+    insert: bool,
     body: Option<Vec<u8>>,
     if_match: Option<HeaderValue>,
-    prefer_no_content: bool,
+    /// The size of the operation's part without the endpoint URL and the `Accept` value.
+    size: usize,
 }
 
 /// What an operation leaves: the body the entity is stored with and whether it is exactly that (not merged),
@@ -76,7 +84,7 @@ pub struct BatchOutcome {
     pub etags: Vec<Option<ETag>>,
 }
 
-/// The length of a boundary: a prefix and 32 hex digits.
+/// The length of a boundary's random part: 32 hex digits (128 bits).
 const BOUNDARY_HEX: usize = 32;
 const BATCH_PREFIX: &str = "batch_";
 const CHANGESET_PREFIX: &str = "changeset_";
@@ -84,7 +92,7 @@ const CHANGESET_PREFIX: &str = "changeset_";
 impl Batch {
     /// An empty batch on this table and PartitionKey.
     pub fn new(table: TableName, partition_key: PartitionKey) -> Self {
-        Batch { table, partition_key, operations: Vec::new(), row_keys: HashMap::new(), size: envelope_size() }
+        Batch { table, partition_key, operations: Vec::new(), row_keys: RowKeyIndex::new(), size: envelope_size() }
     }
 
     /// The table.
@@ -144,16 +152,17 @@ impl Batch {
     /// A RowKey already in the batch, a 101st operation, a body that would reach 4 MiB, an ETag that cannot be
     /// sent as a header.
     pub fn delete(&mut self, row_key: &RowKey, if_match: IfMatch) -> Result<&mut Self, BatchError> {
-        self.check_row_key(row_key)?;
+        let slot = self.check_row_key(row_key)?;
         let header = if_match_header(&if_match).map_err(|e| self.request_error(e))?;
         let op = Operation {
             method: Method::DELETE,
-            row_key: Some(row_key.as_str().to_owned()),
+            row_key: row_key.as_str().to_owned(),
+            insert: false,
             body: None,
             if_match: Some(header),
-            prefer_no_content: false,
+            size: 0,
         };
-        self.push(op, row_key)
+        self.push(op, slot)
     }
 
     fn request_error(&self, e: RequestError) -> BatchError {
@@ -169,47 +178,42 @@ impl Batch {
     ) -> Result<&mut Self, BatchError> {
         let index = self.operations.len();
         let encoded = entity.encode().map_err(|e| self.request_error(e.into()))?;
-        if encoded.partition_key() != self.partition_key.as_str() {
+        let (partition_key, row_key, body) = encoded.into_parts();
+        if partition_key != self.partition_key.as_str() {
             return Err(BatchError::new(
                 index,
-                BatchErrorKind::PartitionKeyMismatch {
-                    expected: self.partition_key.to_string(),
-                    found: encoded.partition_key().to_owned(),
-                },
+                BatchErrorKind::PartitionKeyMismatch { expected: self.partition_key.to_string(), found: partition_key },
             ));
         }
-        self.check_row_key(encoded.row_key())?;
-        let row_key = encoded.row_key().to_owned();
-        // An insert is addressed to the table; every other operation to the entity.
-        let op = Operation {
-            method,
-            row_key: (!insert).then(|| row_key.clone()),
-            body: Some(encoded.into_body().into_bytes()),
-            if_match,
-            prefer_no_content: insert,
-        };
-        self.push(op, &row_key)
+        let slot = self.check_row_key(&row_key)?;
+        let op = Operation { method, row_key, insert, body: Some(body.into_bytes()), if_match, size: 0 };
+        self.push(op, slot)
     }
 
-    fn check_row_key(&self, row_key: &str) -> Result<(), BatchError> {
+    /// The free slot of a RowKey not yet in the batch, when the batch has room for another operation.
+    fn check_row_key(&self, row_key: &str) -> Result<usize, BatchError> {
         let index = self.operations.len();
-        if let Some(&first) = self.row_keys.get(row_key) {
-            return Err(BatchError::new(index, BatchErrorKind::DuplicateRowKey { row_key: row_key.to_owned(), first }));
+        match self.row_keys.lookup(row_key, |i| &self.operations[i].row_key) {
+            Lookup::Held(first) => {
+                Err(BatchError::new(index, BatchErrorKind::DuplicateRowKey { row_key: row_key.to_owned(), first }))
+            }
+            Lookup::Free(_) if index >= BATCH_MAX_OPERATIONS => {
+                Err(BatchError::new(index, BatchErrorKind::TooManyOperations))
+            }
+            Lookup::Free(slot) => Ok(slot),
         }
-        if index >= BATCH_MAX_OPERATIONS {
-            return Err(BatchError::new(index, BatchErrorKind::TooManyOperations));
-        }
-        Ok(())
     }
 
-    fn push(&mut self, op: Operation, row_key: &str) -> Result<&mut Self, BatchError> {
+    /// Adds an operation whose RowKey takes `slot` of the index, if its part fits.
+    fn push(&mut self, mut op: Operation, slot: usize) -> Result<&mut Self, BatchError> {
         let index = self.operations.len();
-        let size = self.size + self.part_size(&op, "", "");
+        op.size = self.part_size(&op, "", "");
+        let size = self.size + op.size;
         if size >= BATCH_MAX_BODY_BYTES {
             return Err(BatchError::new(index, BatchErrorKind::BodyTooLarge { size }));
         }
         self.size = size;
-        self.row_keys.insert(row_key.to_owned(), index);
+        self.row_keys.insert(slot, index);
         self.operations.push(op);
         Ok(self)
     }
@@ -222,14 +226,8 @@ impl Batch {
         self.operations
             .iter()
             .map(|op| {
-                let body = op.body.as_deref();
-                let row_key = match (&op.row_key, body) {
-                    (Some(rk), _) => rk.clone(),
-                    (None, Some(body)) => crate::request::keys_of(body).map(|(_, rk)| rk).unwrap_or_default(),
-                    (None, None) => String::new(),
-                };
                 let exact = op.method != crate::request::merge_method();
-                (row_key, body.map(|b| (b, exact)))
+                (op.row_key.clone(), op.body.as_deref().map(|b| (b, exact)))
             })
             .collect()
     }
@@ -237,9 +235,7 @@ impl Batch {
     #[cfg(feature = "client")]
     /// The exact size of the last operation's part in the body `service` writes for the batch.
     pub(crate) fn last_part_size(&self, service: &TableService) -> usize {
-        self.operations
-            .last()
-            .map_or(0, |op| self.part_size(op, service.endpoint().url(), service.metadata().accept_header()))
+        self.operations.last().map_or(0, |op| op.size + sub_request_extra(service))
     }
 
     #[cfg(feature = "client")]
@@ -252,18 +248,23 @@ impl Batch {
     /// Removes the last operation (the one that did not fit, for a caller that splits batches).
     pub(crate) fn pop(&mut self) {
         if let Some(op) = self.operations.pop() {
-            self.size -= self.part_size(&op, "", "");
-            let index = self.operations.len();
-            self.row_keys.retain(|_, i| *i != index);
+            self.size -= op.size;
+            let operations = &self.operations;
+            self.row_keys.remove_last(operations.len(), |i| &operations[i].row_key);
         }
     }
 
     /// The size of an operation's part, for an endpoint URL of `base` and an `Accept` of `accept`.
     fn part_size(&self, op: &Operation, base: &str, accept: &str) -> usize {
         let mut counter = Counter(0);
-        write_part(&mut counter, &self.table, &self.partition_key, op, &Boundaries::placeholder(), base, accept);
+        write_part(&mut counter, &self.table, &self.partition_key, op, &Boundaries::PLACEHOLDER, base, accept);
         counter.0
     }
+}
+
+/// What `service` adds to each sub-request at build time: its endpoint URL and `Accept` value.
+fn sub_request_extra(service: &TableService) -> usize {
+    service.endpoint().url().len() + service.metadata().accept_header().len()
 }
 
 /// Where parts are written: a buffer, or a counter of the bytes a buffer would get.
@@ -285,55 +286,74 @@ impl Sink for Counter {
     }
 }
 
+/// The boundaries of a body, `batch_<hex>` and `changeset_<hex>`, which share their 32 random hex digits: a body
+/// that holds neither boundary is one that does not hold the digits, which one linear search tells.
 struct Boundaries {
-    batch: String,
-    changeset: String,
+    hex: [u8; BOUNDARY_HEX],
 }
 
 impl Boundaries {
     /// Boundaries of the real length, for counting.
-    fn placeholder() -> Self {
-        Boundaries {
-            batch: format!("{BATCH_PREFIX}{}", "0".repeat(BOUNDARY_HEX)),
-            changeset: format!("{CHANGESET_PREFIX}{}", "0".repeat(BOUNDARY_HEX)),
+    const PLACEHOLDER: Boundaries = Boundaries { hex: [b'0'; BOUNDARY_HEX] };
+
+    /// Random boundaries (128 bits, from the standard library's randomly keyed hasher).
+    fn random() -> Self {
+        let state = std::collections::hash_map::RandomState::new();
+        let (mut a, mut b) = (state.build_hasher(), state.build_hasher());
+        a.write_u8(1);
+        b.write_u8(2);
+        let bits = (u128::from(a.finish()) << 64) | u128::from(b.finish());
+        let mut hex = [0; BOUNDARY_HEX];
+        for (i, digit) in hex.iter_mut().enumerate() {
+            *digit = b"0123456789abcdef"[((bits >> (4 * (BOUNDARY_HEX - 1 - i))) & 0xf) as usize];
+        }
+        Boundaries { hex }
+    }
+
+    /// Random boundaries that occur in none of `bodies`: drawn again in the (1 in 2<sup>128</sup> per body
+    /// position) event that one does. Each draw searches each body once, in O(body) (`memchr::memmem`).
+    fn absent_from<'a>(bodies: impl Iterator<Item = &'a [u8]> + Clone) -> Self {
+        loop {
+            let b = Boundaries::random();
+            let finder = memchr::memmem::Finder::new(&b.hex);
+            if bodies.clone().all(|body| finder.find(body).is_none()) {
+                return b;
+            }
         }
     }
 
-    /// Random boundaries (128 bits each, from the standard library's randomly keyed hasher).
-    fn random() -> Self {
-        let hex = || {
-            let state = std::collections::hash_map::RandomState::new();
-            let (mut a, mut b) = (state.build_hasher(), state.build_hasher());
-            a.write_u8(1);
-            b.write_u8(2);
-            format!("{:016x}{:016x}", a.finish(), b.finish())
-        };
-        Boundaries { batch: format!("{BATCH_PREFIX}{}", hex()), changeset: format!("{CHANGESET_PREFIX}{}", hex()) }
+    fn put_batch(&self, out: &mut impl Sink) {
+        out.put(BATCH_PREFIX.as_bytes());
+        out.put(&self.hex);
+    }
+
+    fn put_changeset(&self, out: &mut impl Sink) {
+        out.put(CHANGESET_PREFIX.as_bytes());
+        out.put(&self.hex);
     }
 }
 
 /// The bytes of the body around the parts: the batch part's head and the two closing delimiters.
 fn envelope_size() -> usize {
-    let b = Boundaries::placeholder();
     let mut counter = Counter(0);
-    write_head(&mut counter, &b);
-    write_tail(&mut counter, &b);
+    write_head(&mut counter, &Boundaries::PLACEHOLDER);
+    write_tail(&mut counter, &Boundaries::PLACEHOLDER);
     counter.0
 }
 
 fn write_head(out: &mut impl Sink, b: &Boundaries) {
     out.put(b"--");
-    out.put(b.batch.as_bytes());
+    b.put_batch(out);
     out.put(b"\r\nContent-Type: multipart/mixed; boundary=");
-    out.put(b.changeset.as_bytes());
+    b.put_changeset(out);
     out.put(b"\r\n\r\n");
 }
 
 fn write_tail(out: &mut impl Sink, b: &Boundaries) {
     out.put(b"--");
-    out.put(b.changeset.as_bytes());
+    b.put_changeset(out);
     out.put(b"--\r\n--");
-    out.put(b.batch.as_bytes());
+    b.put_batch(out);
     out.put(b"--\r\n");
 }
 
@@ -348,16 +368,17 @@ fn write_part(
     accept: &str,
 ) {
     out.put(b"--");
-    out.put(b.changeset.as_bytes());
+    b.put_changeset(out);
     out.put(b"\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n");
     out.put(op.method.as_str().as_bytes());
     out.put(b" ");
     out.put(base.as_bytes());
-    match &op.row_key {
-        Some(rk) => out.put(entity_path(table, partition_key, rk).as_bytes()),
-        None => {
-            out.put(b"/");
-            out.put(table.as_str().as_bytes());
+    if op.insert {
+        out.put(b"/");
+        out.put(table.as_str().as_bytes());
+    } else {
+        for piece in entity_path_pieces(table, partition_key, &op.row_key) {
+            out.put(piece.as_bytes());
         }
     }
     out.put(b" HTTP/1.1\r\n");
@@ -369,7 +390,7 @@ fn write_part(
     out.put(b"Accept: ");
     out.put(accept.as_bytes());
     out.put(b"\r\n");
-    if op.prefer_no_content {
+    if op.insert {
         out.put(b"Prefer: return-no-content\r\n");
     }
     out.put(b"DataServiceVersion: ");
@@ -401,23 +422,15 @@ impl TableService {
         }
         let base = self.endpoint().url();
         let accept = self.metadata().accept_header();
+        let extra = sub_request_extra(self);
         let mut size = envelope_size();
         for (index, op) in batch.operations.iter().enumerate() {
-            size += batch.part_size(op, base, accept);
+            size += op.size + extra;
             if size >= BATCH_MAX_BODY_BYTES {
                 return Err(BatchError::new(index, BatchErrorKind::BodyTooLarge { size }).into());
             }
         }
-        let boundaries = loop {
-            let b = Boundaries::random();
-            let clash = batch.operations.iter().filter_map(|op| op.body.as_deref()).any(|body| {
-                body.windows(b.changeset.len()).any(|w| w == b.changeset.as_bytes())
-                    || body.windows(b.batch.len()).any(|w| w == b.batch.as_bytes())
-            });
-            if !clash {
-                break b;
-            }
-        };
+        let boundaries = Boundaries::absent_from(batch.operations.iter().filter_map(|op| op.body.as_deref()));
         let mut body = Vec::with_capacity(size);
         write_head(&mut body, &boundaries);
         for op in &batch.operations {
@@ -426,8 +439,9 @@ impl TableService {
         write_tail(&mut body, &boundaries);
         debug_assert_eq!(body.len(), size);
         let mut request = self.request(Method::POST, "/$batch", &[], Some(body))?;
-        let content_type = format!("multipart/mixed; boundary={}", boundaries.batch);
-        request.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_str(&content_type).expect("ASCII boundary"));
+        let mut content_type = b"multipart/mixed; boundary=".to_vec();
+        boundaries.put_batch(&mut content_type);
+        request.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_bytes(&content_type).expect("ASCII boundary"));
         self.sign(&mut request);
         Ok(request)
     }
@@ -486,12 +500,12 @@ pub fn read_batch<B: AsRef<[u8]>>(response: &Response<B>, operations: usize) -> 
     let content_type = crate::response::header(response.headers(), "content-type").unwrap_or("");
     let boundary = boundary_of(content_type).ok_or_else(|| malformed("no multipart boundary"))?;
     let mut subs = Vec::new();
-    for part in split_multipart(response.body().as_ref(), boundary.as_bytes()) {
+    for part in multipart::split(response.body().as_ref(), boundary.as_bytes()) {
         let (headers, content) = split_head(part).ok_or_else(|| malformed("a part has no header end"))?;
         let inner = header_value(&headers, "content-type").and_then(boundary_of);
         match inner {
             Some(changeset) => {
-                for sub in split_multipart(content, changeset.as_bytes()) {
+                for sub in multipart::split(content, changeset.as_bytes()) {
                     let (_, http) = split_head(sub).ok_or_else(|| malformed("a changeset part has no header end"))?;
                     subs.push(parse_sub_response(http).ok_or_else(|| malformed("a sub-response is not HTTP"))?);
                 }
@@ -554,38 +568,6 @@ fn boundary_of(content_type: &str) -> Option<String> {
         k.trim().eq_ignore_ascii_case("boundary").then(|| v.trim().trim_matches('"').to_owned())
     })?;
     (1..=MAX_BOUNDARY).contains(&boundary.len()).then_some(boundary)
-}
-
-/// The parts of a multipart body: what lies between `--boundary` lines, up to `--boundary--`.
-fn split_multipart<'a>(body: &'a [u8], boundary: &[u8]) -> Vec<&'a [u8]> {
-    let mut delimiter = b"--".to_vec();
-    delimiter.extend_from_slice(boundary);
-    let mut parts = Vec::new();
-    let mut rest = body;
-    let Some(first) = find(rest, &delimiter) else { return parts };
-    rest = &rest[first + delimiter.len()..];
-    loop {
-        if rest.starts_with(b"--") {
-            break;
-        }
-        let Some(next) = find(rest, &delimiter) else { break };
-        let part = &rest[..next];
-        parts.push(trim_line_end(skip_line_end(part)));
-        rest = &rest[next + delimiter.len()..];
-    }
-    parts
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-fn skip_line_end(s: &[u8]) -> &[u8] {
-    s.strip_prefix(b"\r\n").or_else(|| s.strip_prefix(b"\n")).unwrap_or(s)
-}
-
-fn trim_line_end(s: &[u8]) -> &[u8] {
-    s.strip_suffix(b"\r\n").or_else(|| s.strip_suffix(b"\n")).unwrap_or(s)
 }
 
 /// Header lines parsed as `(name, value)`.

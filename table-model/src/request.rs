@@ -18,9 +18,7 @@ use http::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, IF_MATCH};
 use http::{Method, Request};
 use std::time::SystemTime;
 
-pub(crate) use address::{encode_component, entity_path};
-#[cfg(feature = "client")]
-pub(crate) use write::keys_of;
+pub(crate) use address::{encode_component, entity_path, entity_path_pieces};
 pub use write::{EncodedEntity, WriteEntity};
 
 /// The service version this crate speaks, sent as `x-ms-version`: the version of the Table REST API's

@@ -16,7 +16,7 @@ pub fn bench_operations(c: &mut Criterion, operations: &[&'static str], run: imp
 /// divided by the difference of iterations is the cost of one operation.
 pub fn loop_mode(var: &str, run: impl Fn(&str)) -> bool {
     let Ok(spec) = std::env::var(var) else { return false };
-    let (op, count) = spec.split_once(':').unwrap_or_else(|| panic!("{var}=<operation>:<count>"));
+    let (op, count) = spec.rsplit_once(':').unwrap_or_else(|| panic!("{var}=<operation>:<count>"));
     for _ in 0..count.parse::<usize>().expect("a count") {
         run(op);
     }

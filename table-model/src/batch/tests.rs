@@ -356,3 +356,101 @@ fn whole_request_errors() {
     let r = reply(202, "text/plain", "");
     assert!(matches!(read_batch(&r, 1).unwrap_err().kind(), ResponseErrorKind::Malformed { .. }));
 }
+
+/// The multipart reader against a naive reference (the boundary compared at every byte), on random bodies
+/// made of few distinct bytes and many delimiters, so that partial and overlapping matches abound.
+mod multipart_reference {
+    use super::super::multipart;
+    use super::*;
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
+    fn naive_find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+        haystack.windows(needle.len()).position(|w| w == needle)
+    }
+
+    /// The splitter as it was written before the linear search.
+    fn naive_split<'a>(body: &'a [u8], boundary: &[u8]) -> Vec<&'a [u8]> {
+        let delimiter = [b"--", boundary].concat();
+        let mut parts = Vec::new();
+        let Some(first) = naive_find(body, &delimiter) else { return parts };
+        let mut rest = &body[first + delimiter.len()..];
+        while !rest.starts_with(b"--") {
+            let Some(next) = naive_find(rest, &delimiter) else { break };
+            let part = &rest[..next];
+            let part = part.strip_prefix(b"\r\n").or_else(|| part.strip_prefix(b"\n")).unwrap_or(part);
+            parts.push(part.strip_suffix(b"\r\n").or_else(|| part.strip_suffix(b"\n")).unwrap_or(part));
+            rest = &rest[next + delimiter.len()..];
+        }
+        parts
+    }
+
+    /// Random bytes of `-ab` and line ends, with the delimiter (`--boundary`, sometimes closing) inserted at
+    /// random places.
+    fn body_with(boundary: &str, filler: &[u8], cuts: &[(usize, bool)]) -> Vec<u8> {
+        let mut body = filler.to_vec();
+        for &(at, closing) in cuts {
+            let at = at.min(body.len());
+            let delimiter = format!("\r\n--{boundary}{}\r\n", if closing { "--" } else { "" });
+            body.splice(at..at, delimiter.into_bytes());
+        }
+        body
+    }
+
+    fn filler() -> impl Strategy<Value = Vec<u8>> {
+        vec(prop_oneof![Just(b'-'), Just(b'a'), Just(b'b'), Just(b'\r'), Just(b'\n')], 0..300)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn find_agrees(haystack in filler(), needle in vec(prop_oneof![Just(b'-'), Just(b'a'), Just(b'\n')], 1..8)) {
+            prop_assert_eq!(multipart::find(&haystack, &needle), naive_find(&haystack, &needle));
+        }
+
+        #[test]
+        fn split_agrees(
+            boundary in "[-ab]{1,8}",
+            filler in filler(),
+            cuts in vec((0..300usize, any::<bool>()), 0..6),
+        ) {
+            let body = body_with(&boundary, &filler, &cuts);
+            prop_assert_eq!(multipart::split(&body, boundary.as_bytes()), naive_split(&body, boundary.as_bytes()));
+        }
+
+        /// The whole reader on random responses: it never panics, and what it accepts has one ETag per operation.
+        #[test]
+        fn reader_never_panics(
+            boundary in "[-ab]{1,8}",
+            changeset in "[-ab]{1,8}",
+            pieces in vec(prop_oneof![
+                Just("HTTP/1.1 204 No Content\r\n".to_owned()),
+                Just("HTTP/1.1 409 Conflict\r\n".to_owned()),
+                Just("ETag: W/\"1\"\r\n".to_owned()),
+                Just("Content-Type: application/http\r\n".to_owned()),
+                Just("\r\n".to_owned()),
+                Just("\n".to_owned()),
+                Just("{\"odata.error\":{\"code\":\"X\",\"message\":{\"value\":\"1:x\"}}}".to_owned()),
+                "[-ab:\r\n ]{0,12}",
+            ], 0..40),
+            cuts in vec((0..40usize, 0..4u8), 0..8),
+            operations in 1..4usize,
+        ) {
+            let mut pieces = pieces;
+            for (at, kind) in cuts {
+                let delimiter = match kind {
+                    0 => format!("--{boundary}\r\n"),
+                    1 => format!("--{boundary}\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n"),
+                    2 => format!("--{changeset}\r\n"),
+                    _ => format!("--{changeset}--\r\n--{boundary}--\r\n"),
+                };
+                pieces.insert(at.min(pieces.len()), delimiter);
+            }
+            let r = reply(202, &format!("multipart/mixed; boundary={boundary}"), &pieces.concat());
+            if let Ok(outcome) = read_batch(&r, operations) {
+                prop_assert_eq!(outcome.etags.len(), operations);
+            }
+        }
+    }
+}

@@ -14,16 +14,30 @@ pub(crate) fn encode_component(value: &str) -> Cow<'_, str> {
     utf8_percent_encode(value, COMPONENT).into()
 }
 
-/// A key as it goes into an entity address: every `'` doubled (the key is an OData string literal), then
-/// percent-encoded. The service percent-decodes before it parses the literal, so encoding alone is not
-/// enough: `%27` is a quote to it.
-pub(crate) fn encode_key(key: &str) -> String {
-    encode_component(&key.replace('\'', "''")).into_owned()
+/// A key as it goes into an entity address, in pieces: every `'` doubled (the key is an OData string literal),
+/// then percent-encoded, which is each `%27` given twice. The service percent-decodes before it parses the
+/// literal, so encoding alone is not enough: `%27` is a quote to it.
+fn key_pieces(key: &str) -> impl Iterator<Item = &str> {
+    utf8_percent_encode(key, COMPONENT).flat_map(|piece| std::iter::repeat_n(piece, if piece == "%27" { 2 } else { 1 }))
 }
 
-/// `/<table>(PartitionKey='<pk>',RowKey='<rk>')`, keys escaped by [`encode_key`].
+/// `/<table>(PartitionKey='<pk>',RowKey='<rk>')`, keys escaped by [`key_pieces`].
 pub(crate) fn entity_path(table: &TableName, partition_key: &str, row_key: &str) -> String {
-    format!("/{}(PartitionKey='{}',RowKey='{}')", table.as_str(), encode_key(partition_key), encode_key(row_key))
+    entity_path_pieces(table, partition_key, row_key).collect()
+}
+
+/// [`entity_path`] in pieces, for writing it into a buffer or counting its bytes without building it.
+pub(crate) fn entity_path_pieces<'a>(
+    table: &'a TableName,
+    partition_key: &'a str,
+    row_key: &'a str,
+) -> impl Iterator<Item = &'a str> {
+    ["/", table.as_str(), "(PartitionKey='"]
+        .into_iter()
+        .chain(key_pieces(partition_key))
+        .chain(["',RowKey='"])
+        .chain(key_pieces(row_key))
+        .chain(["')"])
 }
 
 #[cfg(test)]
@@ -31,6 +45,10 @@ mod tests {
     use super::*;
     use percent_encoding::percent_decode_str;
     use proptest::prelude::*;
+
+    fn encode_key(key: &str) -> String {
+        key_pieces(key).collect()
+    }
 
     #[test]
     fn spec_examples() {

@@ -2,9 +2,10 @@
 
 use crate::entity::{ETag, Entity};
 use crate::error::{EncodeError, EntityError};
-use crate::json::{encode_entity, EntityBody};
+use crate::json::{encode_entity, key_ranges, EntityBody};
 use crate::key::{PartitionKey, RowKey};
 use crate::table_entity::TableEntity;
+use std::ops::Range;
 
 /// An entity that insert, upsert, update and batches can write: it encodes to its keys, for the address, and
 /// its JSON body.
@@ -56,6 +57,11 @@ impl EncodedEntity {
     pub fn into_body(self) -> EntityBody {
         self.body
     }
+
+    /// The keys and the body, owned.
+    pub(crate) fn into_parts(self) -> (String, String, EntityBody) {
+        (self.partition_key, self.row_key, self.body)
+    }
 }
 
 impl WriteEntity for Entity {
@@ -95,18 +101,18 @@ impl<T: TableEntity> WriteEntity for T {
 
 /// The keys at the start of a body: `{"PartitionKey":"..","RowKey":".."`, the order every body is written in.
 pub(crate) fn keys_of(body: &[u8]) -> Option<(String, String)> {
-    let rest = body.strip_prefix(b"{\"PartitionKey\":")?;
-    let (partition_key, used) = json_string(rest)?;
-    let rest = rest[used..].strip_prefix(b",\"RowKey\":")?;
-    let (row_key, _) = json_string(rest)?;
-    Some((partition_key, row_key))
+    let (partition_key, row_key) = key_ranges(body)?;
+    Some((json_string(body, partition_key)?, json_string(body, row_key)?))
 }
 
-/// The JSON string at the start of `bytes`, and how many bytes it took.
-fn json_string(bytes: &[u8]) -> Option<(String, usize)> {
-    let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<String>();
-    let value = values.next()?.ok()?;
-    Some((value, values.byte_offset()))
+/// The JSON string whose contents are `body[contents]`: the bytes themselves when nothing is escaped (the
+/// usual key), else read by serde_json.
+fn json_string(body: &[u8], contents: Range<usize>) -> Option<String> {
+    let raw = &body[contents.clone()];
+    if !raw.contains(&b'\\') {
+        return std::str::from_utf8(raw).ok().map(str::to_owned);
+    }
+    serde_json::from_slice(&body[contents.start - 1..contents.end + 1]).ok()
 }
 
 #[cfg(test)]
