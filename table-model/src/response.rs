@@ -255,10 +255,7 @@ impl<T: TableEntity> EntityVisitor for StructVisitor<'_, T> {
 
     fn end(self) -> Result<T, DecodeError> {
         let misfit = self.misfit;
-        self.inner.end().map_err(|e| {
-            misfit.set(true);
-            e
-        })
+        self.inner.end().inspect_err(|_| misfit.set(true))
     }
 }
 
