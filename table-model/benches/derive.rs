@@ -38,6 +38,20 @@ struct Order {
     region: String,
 }
 
+/// One long string: a 32,768-unit non-ASCII value (`é`, two UTF-8 bytes each), the most an `Edm.String` holds.
+#[derive(TableEntity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[table(rename_all = "PascalCase")]
+#[serde(rename_all = "PascalCase")]
+struct Note {
+    #[table(partition_key)]
+    #[serde(rename = "PartitionKey")]
+    topic: String,
+    #[table(row_key)]
+    #[serde(rename = "RowKey")]
+    id: String,
+    text: String,
+}
+
 /// A visitor that keeps nothing: what the JSON decoder core costs by itself, whatever the target type.
 #[derive(Default)]
 struct Discard;
@@ -82,6 +96,10 @@ struct Fixture {
     ours: Vec<u8>,
     nometadata: Vec<u8>,
     theirs: Vec<u8>,
+    note: Note,
+    /// A query page of 1,000 orders as `to_json` writes them, and as a `200 OK` response.
+    page: Vec<u8>,
+    page_response: http::Response<Vec<u8>>,
 }
 
 impl Fixture {
@@ -96,7 +114,14 @@ impl Fixture {
         plain.retain(|k, _| !k.ends_with("@odata.type"));
         let nometadata = serde_json::to_vec(&plain).unwrap();
         assert_eq!(Order::from_json(&nometadata).unwrap(), order);
-        Fixture { order, ours, nometadata, theirs }
+        let note = Note { topic: "t".into(), id: "1".into(), text: "é".repeat(32 * 1024) };
+        assert_eq!(Note::from_json(note.to_json().unwrap().as_bytes()).unwrap(), note);
+        let entities = vec![std::str::from_utf8(&ours).unwrap(); 1000].join(",");
+        let page = format!(r#"{{"odata.metadata":"m","value":[{entities}]}}"#).into_bytes();
+        let page_response = http::Response::builder().status(200).body(page.clone()).unwrap();
+        assert_eq!(Order::from_json_query(&page).unwrap().len(), 1000);
+        assert_eq!(table_model::response::query_as::<Order, _>(&page_response).unwrap().entities.len(), 1000);
+        Fixture { order, ours, nometadata, theirs, note, page, page_response }
     }
 
     /// Runs one named operation once.
@@ -119,6 +144,18 @@ impl Fixture {
             "decode/decode_entity+from_entity" => drop(black_box(
                 Order::from_entity(table_model::decode_entity(black_box(&self.ours), None).unwrap()).unwrap(),
             )),
+            "string32k/serde_json_derive" => {
+                let json = serde_json::to_vec(black_box(&self.note)).unwrap();
+                drop(black_box(serde_json::from_slice::<Note>(&json).unwrap()));
+            }
+            "string32k/to_json+from_json" => {
+                let body = black_box(&self.note).to_json().unwrap();
+                drop(black_box(Note::from_json(body.as_bytes()).unwrap()));
+            }
+            "page/from_json_query" => drop(black_box(Order::from_json_query(black_box(&self.page)).unwrap())),
+            "page/response_query_as" => {
+                drop(black_box(table_model::response::query_as::<Order, _>(black_box(&self.page_response)).unwrap()))
+            }
             _ => panic!("unknown operation `{op}`"),
         }
     }

@@ -405,13 +405,64 @@ fn compare(rounds: usize) {
     }
 }
 
+/// The operations over inputs of a chosen size, built once before the loop: `props/<n>` encodes and decodes an
+/// `Entity` of `n` properties named `P000`, `P001`, ... (the names that fill the name filter soonest);
+/// `members/values/<n>`, `members/nulls/<n>` and `members/annotations_apart/<n>` decode a body of `n`
+/// properties with values (refused at the 253rd), `n` null properties (absent values: no limit), and `n` null
+/// properties followed by `n` type annotations for them, far from their values.
+fn sized(op: &str) -> Option<Box<dyn Fn()>> {
+    let (kind, n) = op.rsplit_once('/')?;
+    let n: usize = n.parse().ok()?;
+    let members = |member: &dyn Fn(usize) -> String| (0..n).map(member).collect::<String>();
+    let body = |members: String| format!(r#"{{"PartitionKey":"p","RowKey":"r"{members}}}"#).into_bytes();
+    match kind {
+        "props" => {
+            let mut e = Entity::new(PartitionKey::new("p").unwrap(), RowKey::new("r").unwrap());
+            for i in 0..n {
+                let name = PropertyName::new(format!("P{i:03}")).unwrap();
+                match i % 4 {
+                    0 => e.insert(name, format!("value {i}")),
+                    1 => e.insert(name, i as i32),
+                    2 => e.insert(name, i as i64),
+                    _ => e.insert(name, i as f64 + 0.5),
+                }
+                .unwrap();
+            }
+            assert_eq!(decode_entity(encode_entity(&e).unwrap().as_bytes(), None).unwrap(), e);
+            Some(Box::new(move || {
+                let body = encode_entity(black_box(&e)).unwrap();
+                drop(black_box(decode_entity(body.as_bytes(), None).unwrap()));
+            }))
+        }
+        "members/values" | "members/nulls" | "members/annotations_apart" => {
+            let json = match kind {
+                "members/values" => body(members(&|i| format!(r#","P{i}":{i}"#))),
+                "members/nulls" => body(members(&|i| format!(r#","P{i}":null"#))),
+                _ => body(
+                    members(&|i| format!(r#","P{i}":null"#))
+                        + &members(&|i| format!(r#","P{i}@odata.type":"Edm.Int64""#)),
+                ),
+            };
+            let refused = kind == "members/values" && n > 252;
+            assert_eq!(decode_entity(&json, None).is_err(), refused);
+            Some(Box::new(move || drop(black_box(decode_entity(black_box(&json), None)))))
+        }
+        _ => None,
+    }
+}
+
 /// `JSON_BENCH_LOOP=<operation>:<count>` runs one operation `count` times and exits, instead of the
 /// criterion run: for counting instructions under `valgrind --tool=callgrind`, which a busy machine does not
-/// disturb. The difference between two counts divided by the difference of iterations is the cost of one.
+/// disturb. The difference between two counts divided by the difference of iterations is the cost of one. The
+/// operations of [`sized`] run only this way.
 /// `JSON_BENCH_COMPARE=<rounds>` prints interleaved minimum times and ratios (see [`compare`]).
 fn main() {
     if let Ok(rounds) = std::env::var("JSON_BENCH_COMPARE") {
         compare(rounds.parse().expect("a number of rounds"));
+        return;
+    }
+    if let Some(run) = std::env::var("JSON_BENCH_LOOP").ok().and_then(|spec| sized(spec.split_once(':')?.0)) {
+        support::loop_mode("JSON_BENCH_LOOP", |_| run());
         return;
     }
     let fixture = Fixture::new();

@@ -813,6 +813,23 @@ impl DecodeError {
     pub fn entity_index(&self) -> Option<usize> {
         self.0.entity
     }
+
+    /// The error as a struct's refusal of the entity, [`EntityError`], when it is one of the kinds a struct
+    /// refuses with (a missing property, a value its field does not take, an entity error); otherwise itself.
+    /// The error [`TableEntity::from_entity`](crate::TableEntity::from_entity) gives for the same entity.
+    #[cfg(feature = "http")]
+    pub(crate) fn into_misfit(self) -> Result<EntityError, DecodeError> {
+        let DecodeErrorInner { kind, property, entity } = *self.0;
+        match (kind, property) {
+            (DecodeErrorKind::MissingProperty, Some(property)) => {
+                Ok(EntityError::new(EntityErrorKind::MissingProperty { property: property.clone() }, Some(&property)))
+            }
+            (DecodeErrorKind::Value(e), Some(property)) if e.property().is_none() => Ok(e.in_property(property).into()),
+            (DecodeErrorKind::Value(e), _) => Ok(e.into()),
+            (DecodeErrorKind::Entity(e), _) => Ok(e),
+            (kind, property) => Err(DecodeError(Box::new(DecodeErrorInner { kind, property, entity }))),
+        }
+    }
 }
 
 impl From<ValueError> for DecodeError {

@@ -81,8 +81,9 @@ pub use encode::{encode_entity, AsPropertyName, BodyWriter, EntityBody};
 pub(crate) use encode::{key_ranges, properties_json};
 
 use crate::edm::EdmType;
-use std::collections::{BTreeMap, HashMap};
-use std::hash::BuildHasher;
+use std::collections::hash_map::RandomState;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
 /// How much OData metadata a response carries, chosen by the request's `Accept` header (`docs/rules.md` §5.3).
 ///
@@ -222,5 +223,55 @@ impl NameFilter {
         let seen = self.0 & bit != 0;
         self.0 |= bit;
         seen
+    }
+}
+
+/// The names of a large object as keyed 64-bit hashes, for telling a new name from a possible repeat in
+/// constant time once [`NameFilter`] is full: what keeps refusing duplicates linear in the number of names.
+///
+/// The hashes are `std`'s SipHash with a random key per process, so a body cannot be built to make its names
+/// collide. A name whose hash is new is certainly new; one whose hash was seen is a repeat or (with
+/// probability about 2^-64 per pair) a collision, which the caller tells apart by comparing names, once.
+#[derive(Debug, Default)]
+struct NameHashes {
+    /// Drawn when the first name is added: small objects never need one.
+    key: Option<RandomState>,
+    seen: HashSet<u64, BuildHasherDefault<PassThrough>>,
+}
+
+impl NameHashes {
+    /// Adds a name; returns whether its hash was seen before (then the caller compares for real).
+    fn insert(&mut self, name: &[u8]) -> bool {
+        let hash = self.key.get_or_insert_with(RandomState::new).hash_one(name);
+        !self.seen.insert(hash)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.seen.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.seen.clear();
+    }
+}
+
+/// The hasher of [`NameHashes`]' set, whose keys are already keyed hashes: it passes them through.
+#[derive(Debug, Default)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `u64`s are hashed; fold anything else in rather than drop it.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
     }
 }

@@ -5,14 +5,18 @@
 //! Each function checks the status first: an error status becomes [`ResponseErrorKind::Service`] with the
 //! service's code and message, whatever the operation.
 
+use crate::edm::{EdmType, EdmValue};
 use crate::entity::{ETag, Entity};
-use crate::error::{ResponseError, ResponseErrorKind, ServiceError};
-use crate::json::{decode_entity, decode_query, TypeHints};
+use crate::error::{DecodeError, ResponseError, ResponseErrorKind, ServiceError};
+use crate::json::{
+    decode_entity, decode_entity_with, decode_query, decode_query_with, EntityVisitor, SystemProperties, TypeHints,
+};
 use crate::limits::BATCH_MAX_OPERATIONS;
 use crate::name::TableName;
 use crate::sas::SignedIdentifier;
 use crate::table_entity::TableEntity;
 use http::{HeaderMap, Response};
+use std::cell::Cell;
 
 pub use crate::batch::{read_batch as batch, BatchOutcome};
 pub use crate::continuation::{Continuation, ContinuationError, ContinuationErrorKind, TableContinuation};
@@ -193,29 +197,86 @@ pub fn query<B: AsRef<[u8]>>(
 
 /// Reads the answer to a get into a `#[derive(TableEntity)]` struct: as [`entity`], with the struct's schema
 /// as the type hints (so `nometadata` responses read typed too), its `#[table(etag)]` field set from the
-/// `ETag` header.
+/// `ETag` header. The body is decoded straight into the struct ([`TableEntity::from_json`]); no [`Entity`] is
+/// built.
 ///
 /// # Errors
 /// As [`entity`], and [`ResponseErrorKind::Entity`] when the entity does not fit the struct.
 pub fn entity_as<T: TableEntity, B: AsRef<[u8]>>(response: &Response<B>) -> Result<T, ResponseError> {
-    let entity = entity(response, Some(&T::SCHEMA))?;
-    T::from_entity(entity).map_err(|e| ResponseError::new(ResponseErrorKind::Entity(e)))
+    expect(response, &[200], "200")?;
+    let misfit = Cell::new(false);
+    let visitor =
+        StructVisitor::<T> { inner: T::__Visitor::default(), etag: etag_header(response.headers()), misfit: &misfit };
+    decode_entity_with(response.body().as_ref(), visitor).map_err(|e| read_error(e, misfit.get()))
 }
 
 /// Reads a page of a query into `#[derive(TableEntity)]` structs, typed by the struct's schema at any
-/// metadata level.
+/// metadata level. The page is decoded straight into the structs ([`TableEntity::from_json_query`]); no
+/// [`Entity`] is built.
 ///
 /// # Errors
 /// As [`query`], and [`ResponseErrorKind::Entity`] when an entity does not fit the struct.
 pub fn query_as<T: TableEntity, B: AsRef<[u8]>>(response: &Response<B>) -> Result<QueryPage<T>, ResponseError> {
-    let page = query(response, Some(&T::SCHEMA))?;
-    let entities = page
-        .entities
-        .into_iter()
-        .map(T::from_entity)
-        .collect::<Result<_, _>>()
-        .map_err(|e| ResponseError::new(ResponseErrorKind::Entity(e)))?;
-    Ok(QueryPage { entities, continuation: page.continuation })
+    expect(response, &[200], "200")?;
+    let misfit = Cell::new(false);
+    let visitor = || StructVisitor::<T> { inner: T::__Visitor::default(), etag: None, misfit: &misfit };
+    let entities = decode_query_with(response.body().as_ref(), visitor).map_err(|e| read_error(e, misfit.get()))?;
+    Ok(QueryPage { entities, continuation: Continuation::from_headers(response.headers()) })
+}
+
+/// The error of reading a struct: [`ResponseErrorKind::Entity`] when the struct refused the entity (`misfit`)
+/// as [`TableEntity::from_entity`] would, [`ResponseErrorKind::Decode`] for a body that breaks the rules.
+fn read_error(e: DecodeError, misfit: bool) -> ResponseError {
+    if !misfit {
+        return e.into();
+    }
+    match e.into_misfit() {
+        Ok(e) => ResponseError::new(ResponseErrorKind::Entity(e)),
+        Err(e) => e.into(),
+    }
+}
+
+/// The derive's decoder of `T` as [`entity_as`] and [`query_as`] run it: the `ETag` header, when given, takes
+/// the place of the body's `odata.etag`, and an error of the struct's own is recorded in `misfit`.
+struct StructVisitor<'a, T: TableEntity> {
+    inner: T::__Visitor,
+    etag: Option<ETag>,
+    misfit: &'a Cell<bool>,
+}
+
+impl<T: TableEntity> StructVisitor<'_, T> {
+    fn misfit(&self, e: DecodeError) -> DecodeError {
+        self.misfit.set(true);
+        e
+    }
+}
+
+impl<T: TableEntity> EntityVisitor for StructVisitor<'_, T> {
+    type Value = T;
+
+    fn edm_type(&self, property: &str) -> Option<EdmType> {
+        self.inner.edm_type(property)
+    }
+
+    fn is_known_property(&self, property: &str) -> bool {
+        self.inner.is_known_property(property)
+    }
+
+    fn begin(&mut self, mut system: SystemProperties) -> Result<(), DecodeError> {
+        if let Some(etag) = self.etag.take() {
+            system.etag = Some(etag);
+        }
+        self.inner.begin(system).map_err(|e| self.misfit(e))
+    }
+
+    fn property(&mut self, name: &str, value: EdmValue) -> Result<(), DecodeError> {
+        self.inner.property(name, value).map_err(|e| self.misfit(e))
+    }
+
+    fn end(self) -> Result<T, DecodeError> {
+        let misfit = self.misfit;
+        self.inner.end().inspect_err(|_| misfit.set(true))
+    }
 }
 
 /// What a get or a query reads into: the dynamic [`Entity`], or any `#[derive(TableEntity)]` struct (typed
@@ -471,6 +532,57 @@ mod tests {
         let err = entity_as::<Row, _>(&r).unwrap_err();
         assert!(matches!(err.kind(), ResponseErrorKind::Entity(_)), "{err}");
         assert_eq!(err.to_string(), "the entity read does not fit: missing property `Big`");
+    }
+
+    /// The struct is decoded straight from the body: the `ETag` header wins over `odata.etag`, the struct's own
+    /// refusals are [`ResponseErrorKind::Entity`] as through an `Entity`, and a body that breaks the rules is
+    /// [`ResponseErrorKind::Decode`].
+    #[cfg(feature = "derive")]
+    #[test]
+    fn typed_reads_decode_straight_from_the_body() {
+        let body =
+            r#"{"odata.etag":"W/\"body\"","PartitionKey":"p","RowKey":"r","Big@odata.type":"Edm.Int64","Big":"5"}"#;
+        let row: Row = entity_as(&reply(200, &[("ETag", "W/\"header\"")], body)).unwrap();
+        assert_eq!(row.etag, Some(ETag::new("W/\"header\"")));
+        let row: Row = entity_as(&reply(200, &[], body)).unwrap();
+        assert_eq!((row.big, row.etag), (5, Some(ETag::new("W/\"body\""))));
+        let page: QueryPage<Row> = query_as(&reply(200, &[], &format!(r#"{{"value":[{body},{body}]}}"#))).unwrap();
+        assert_eq!(
+            page.entities.iter().map(|r| r.etag.as_ref().unwrap().as_str()).collect::<Vec<_>>(),
+            ["W/\"body\""; 2]
+        );
+
+        // The struct's refusals: the errors `from_entity` gives for the same entity.
+        #[derive(crate::TableEntity, Debug)]
+        struct Small {
+            #[table(partition_key)]
+            pk: String,
+            #[table(row_key)]
+            rk: String,
+            tiny: u8,
+        }
+        for body in [r#"{"PartitionKey":"p","RowKey":"r","tiny":300}"#, r#"{"PartitionKey":"p","RowKey":"r"}"#] {
+            let r = reply(200, &[], body);
+            let err = entity_as::<Small, _>(&r).unwrap_err();
+            let through_entity = Small::from_entity(entity(&r, Some(&Small::SCHEMA)).unwrap()).unwrap_err();
+            assert_eq!(err.kind(), &ResponseErrorKind::Entity(through_entity), "{body}");
+        }
+        let err =
+            entity_as::<Small, _>(&reply(200, &[], r#"{"PartitionKey":"p","RowKey":"r","tiny":300}"#)).unwrap_err();
+        assert_eq!(err.to_string(), "the entity read does not fit: property `tiny`: value 300 does not fit in `u8`");
+        let r = reply(
+            200,
+            &[],
+            r#"{"value":[{"PartitionKey":"p","RowKey":"r","Big":"1"},{"PartitionKey":"p","RowKey":"s"}]}"#,
+        );
+        let err = query_as::<Row, _>(&r).unwrap_err();
+        assert_eq!(err.to_string(), "the entity read does not fit: missing property `Big`");
+        // A body that breaks the rules is a decode error, with the entity's index.
+        let r = reply(200, &[], r#"{"value":[{"PartitionKey":"p","RowKey":"r","Big":"1","Big":"2"}]}"#);
+        let err = query_as::<Row, _>(&r).unwrap_err();
+        assert!(matches!(err.kind(), ResponseErrorKind::Decode(e) if e.entity_index() == Some(0)), "{err}");
+        let err = entity_as::<Row, _>(&reply(200, &[], "{")).unwrap_err();
+        assert!(matches!(err.kind(), ResponseErrorKind::Decode(_)), "{err}");
     }
 
     #[test]

@@ -883,6 +883,27 @@ fn more_than_252_properties_are_refused() {
     assert_eq!(err.kind(), &DecodeErrorKind::DuplicateMember { name: "P200".into() });
 }
 
+/// The limit is checked as each value is read: the 253rd property is refused before anything after it is read,
+/// so a body with far more members is refused at the same point (here the rest is not even valid JSON).
+#[test]
+fn the_property_limit_is_checked_while_reading() {
+    let members = |n: usize| -> String { (0..n).map(|i| format!(r#","P{i}":{i}"#)).collect() };
+    let err = decode_err(&format!(r#"{{"PartitionKey":"p","RowKey":"r"{},"P253":[{{"#, members(253)));
+    assert_eq!(err.kind(), &DecodeErrorKind::TooManyProperties { count: 253 });
+    assert_eq!(err.to_string(), "invalid entity: at most 252 custom properties are allowed, found 253");
+    let err = decode_err(&format!(r#"{{"PartitionKey":"p","RowKey":"r"{}"#, members(75_000)));
+    assert_eq!(err.kind(), &DecodeErrorKind::TooManyProperties { count: 253 });
+    // In a page, the entity is named; nulls do not count.
+    let nulls: String = (0..1000).map(|i| format!(r#","N{i}":null"#)).collect();
+    let page = format!(
+        r#"{{"value":[{{"PartitionKey":"p","RowKey":"1"{nulls}{}}},{{"PartitionKey":"p","RowKey":"2"{}}}]}}"#,
+        members(252),
+        members(300)
+    );
+    let err = decode_query(page.as_bytes(), None).unwrap_err();
+    assert_eq!((err.kind(), err.entity_index()), (&DecodeErrorKind::TooManyProperties { count: 253 }, Some(1)));
+}
+
 /// `docs/rules.md` §5.5: a member given twice is refused, `odata.*` members included, in entities and in the
 /// query page around them.
 #[test]
@@ -960,10 +981,10 @@ fn many_distinct_members_decode_in_linear_time() {
     let last = format!("P{}", N - 1);
     let err = decode_err(&format!(r#"{{{nulls}"PartitionKey":"p","RowKey":"r","{last}":null}}"#));
     assert_eq!(err.kind(), &duplicate(&last));
-    // Distinct properties with values: too many, counted exactly.
+    // Distinct properties with values: refused at the 253rd, as it is read (the rest is not read).
     let values = distinct(&|i| format!(r#""P{i}":{i},"#));
     let err = decode_err(&format!(r#"{{{values}"PartitionKey":"p","RowKey":"r"}}"#));
-    assert_eq!(err.kind(), &DecodeErrorKind::TooManyProperties { count: N });
+    assert_eq!(err.kind(), &DecodeErrorKind::TooManyProperties { count: 253 });
     // Annotations far from their values: each finds its property, and one given twice is found.
     let annotations = distinct(&|i| format!(r#""P{i}@odata.type":"Edm.Int64","#));
     let json = format!(r#"{{{nulls}{annotations}"PartitionKey":"p","RowKey":"r"}}"#);

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use table_model::json::{decode_entity, decode_query, encode_entity, BodyWriter};
 use table_model::limits::{BINARY_MAX_BYTES, DATETIME_MAX_TICKS, DATETIME_MIN_TICKS, STRING_MAX_UTF16};
 use table_model::{
-    DateTime, EdmType, EdmValue, EncodeErrorKind, Entity, PartitionKey, PropertyName, RowKey, ValueErrorKind,
+    DateTime, DecodeErrorKind, EdmType, EdmValue, EncodeErrorKind, Entity, PartitionKey, PropertyName, RowKey,
+    ValueErrorKind,
 };
 use uuid::Uuid;
 
@@ -431,6 +432,93 @@ fn mutated_documented_payloads_never_panic() {
             let mut inserted = page.to_vec();
             inserted.splice(i..i, token.bytes());
             decode_everything(&inserted).unwrap();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Large objects: duplicates, the property limit and far annotations against a model
+// ---------------------------------------------------------------------------------------------------------
+
+/// One member of a generated entity object: a property from a pool of names that often repeat, with a value or
+/// `null`, and maybe its `Edm.Int64` annotation just before it or at the end of the object.
+#[derive(Debug, Clone)]
+struct Generated {
+    name: usize,
+    null: bool,
+    annotation: Option<bool>,
+}
+
+/// Up to `max` members, each named after its position or, rarely, repeating an earlier member's name, so that
+/// objects both reach the limit and hold duplicates.
+fn any_members(max: usize) -> impl Strategy<Value = Vec<Generated>> {
+    let member = (
+        any::<u16>(),
+        prop::bool::weighted(0.003),
+        prop::bool::weighted(0.3),
+        prop::option::weighted(0.2, any::<bool>()),
+    );
+    vec(member, 0..max).prop_map(|members| {
+        let name = |i: usize, earlier: u16, repeat: bool| if repeat && i > 0 { usize::from(earlier) % i } else { i };
+        members
+            .into_iter()
+            .enumerate()
+            .map(|(i, (earlier, repeat, null, annotation))| Generated {
+                name: name(i, earlier, repeat),
+                null,
+                annotation,
+            })
+            .collect()
+    })
+}
+
+/// What the decoder must answer, from the rules alone (`docs/rules.md` §4.1 and §5.5): reading in order, the
+/// first property name read twice is a duplicate, and the 253rd non-null value is too many, both found as they
+/// are read; otherwise the entity has the non-null properties. (Each property has at most one annotation, so
+/// once no name repeats, no annotation does, and each far annotation finds its property.)
+fn expected(members: &[Generated]) -> Result<usize, DecodeErrorKind> {
+    let mut names = std::collections::HashSet::new();
+    let mut count = 0;
+    for m in members {
+        if !names.insert(m.name) {
+            return Err(DecodeErrorKind::DuplicateMember { name: format!("P{}", m.name) });
+        }
+        if !m.null {
+            count += 1;
+            if count > 252 {
+                return Err(DecodeErrorKind::TooManyProperties { count });
+            }
+        }
+    }
+    Ok(count)
+}
+
+fn object(members: &[Generated]) -> String {
+    let mut json = String::from(r#"{"PartitionKey":"p","RowKey":"r""#);
+    for m in members {
+        if m.annotation == Some(true) {
+            json += &format!(r#","P{}@odata.type":"Edm.Int64""#, m.name);
+        }
+        json += &if m.null { format!(r#","P{}":null"#, m.name) } else { format!(r#","P{}":"{}""#, m.name, m.name) };
+    }
+    for m in members.iter().filter(|m| m.annotation == Some(false)) {
+        json += &format!(r#","P{}@odata.type":"Edm.Int64""#, m.name);
+    }
+    json + "}"
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Objects of up to 600 members (bounded, so no case takes long): the duplicate check, the limit checked
+    /// while reading and the pairing of far annotations agree with the model, whatever the size.
+    #[test]
+    fn large_objects_follow_the_rules(members in any_members(600)) {
+        let json = object(&members);
+        let got = decode_entity(json.as_bytes(), None);
+        match expected(&members) {
+            Ok(count) => prop_assert_eq!(got.map(|e| e.len()), Ok(count)),
+            Err(kind) => prop_assert_eq!(got.map_err(|e| e.kind().clone()), Err(kind)),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! annotation with its value, and hand the typed values to an [`EntityVisitor`]. [`decode_entity`] and
 //! [`decode_query`] are that core with the visitor that builds an [`Entity`].
 
-use super::{NameFilter, TypeHints};
+use super::{NameFilter, NameHashes, TypeHints};
 use crate::datetime::{eight_digits, DateTime};
 use crate::edm::{EdmBinary, EdmString, EdmType, EdmValue};
 use crate::entity::{ETag, Entity};
@@ -378,9 +378,12 @@ struct Scratch<'de> {
     /// Annotations not paired as they were read: those after their value, or not next to it.
     annotations: Vec<Annotation<'de>>,
     /// The property names of an object with more than [`SCAN_MAX`] properties, for the duplicate check.
-    property_names: HashSet<Cow<'de, str>>,
+    property_hashes: NameHashes,
     /// The `odata.*` names other than `odata.etag` (which has its own slot), for the duplicate check.
     odata_names: NameSet<'de>,
+    /// How many members have a value (are not `null`), counted once an object has more members than the
+    /// property limit.
+    values: Option<usize>,
 }
 
 impl<'de> Scratch<'de> {
@@ -390,8 +393,9 @@ impl<'de> Scratch<'de> {
         Scratch {
             members: Vec::with_capacity(12),
             annotations: Vec::new(),
-            property_names: HashSet::new(),
+            property_hashes: NameHashes::default(),
             odata_names: NameSet::default(),
+            values: None,
         }
     }
 
@@ -400,31 +404,56 @@ impl<'de> Scratch<'de> {
     fn clear(&mut self) {
         self.members.clear();
         self.annotations.clear();
-        if !self.property_names.is_empty() {
-            self.property_names.clear();
+        if !self.property_hashes.is_empty() {
+            self.property_hashes.clear();
         }
         self.odata_names.clear();
+        self.values = None;
+    }
+
+    /// The number of properties with a value once `value`, read for the next member, is added: counted once,
+    /// then kept up to date, so that an object of many `null`s stays linear.
+    #[cold]
+    #[inline(never)]
+    fn count_values(&mut self, value: &Raw<'_>) -> usize {
+        let earlier = match self.values {
+            Some(n) => n,
+            None => self.members.iter().filter(|m| !matches!(m.value, Raw::Null)).count(),
+        };
+        let count = earlier + usize::from(!matches!(value, Raw::Null));
+        self.values = Some(count);
+        count
     }
 
     /// Whether a property named `name` was read before, recording it; exact, and in constant time per name
     /// (expected), so that refusing duplicates keeps decoding linear in the object's size.
-    // A `&Cow` and not a `&str`: the set keeps a clone, which for a name borrowed from the input is not a copy.
-    #[allow(clippy::ptr_arg)]
-    fn repeats_property(&mut self, filter: &mut NameFilter, name: &Cow<'de, str>) -> bool {
+    fn repeats_property(&mut self, filter: &mut NameFilter, name: &str) -> bool {
         if self.members.len() < SCAN_MAX {
             // Most names are new, and the filter says so without comparing.
-            return filter.insert(name) && self.members.iter().any(|m| m.name == *name);
+            return filter.insert(name) && self.members.iter().any(|m| m.name == name);
         }
-        if self.property_names.is_empty() {
-            self.property_names.extend(self.members.iter().map(|m| m.name.clone()));
+        self.repeats_in_large_object(name)
+    }
+
+    /// [`repeats_property`](Scratch::repeats_property) past [`SCAN_MAX`] names: out of line, so that small
+    /// entities do not carry the hashing.
+    #[inline(never)]
+    fn repeats_in_large_object(&mut self, name: &str) -> bool {
+        if self.property_hashes.is_empty() {
+            for m in &self.members {
+                self.property_hashes.insert(m.name.as_bytes());
+            }
         }
-        !self.property_names.insert(name.clone())
+        self.property_hashes.insert(name.as_bytes()) && self.members.iter().any(|m| m.name == name)
     }
 }
 
 /// Up to this many names, an object's names are compared one by one (after a Bloom filter for properties);
-/// beyond it, a hash set answers, so that a hostile body with a million members decodes in linear time.
-const SCAN_MAX: usize = 64;
+/// beyond it, a hash set answers, so that a hostile body with a million members decodes in linear time. Small:
+/// the 128-bit filter is mostly full by 64 names (`P000` to `P251` set only 80 bits), and each name past it
+/// would then be compared with every earlier one, so an entity of 252 properties paid more per property than
+/// one of 12.
+const SCAN_MAX: usize = 16;
 
 /// Names read in one JSON object, for refusing a name read twice in time linear in the number of names: a
 /// short list compared name by name, then a hash set (`std`'s, randomly keyed, so no input makes it slow).
@@ -609,6 +638,16 @@ impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
                         return Err(failed(error, duplicate()));
                     }
                     let value = map.next_value_seed(RawSeed { name: &name, error: &mut *error, index })?;
+                    // The limit is checked as each value is read, so that a body with more members than the
+                    // limit is refused at the first one over it, without reading (or keeping) the rest. Only
+                    // an object with more members than the limit counts its values.
+                    if scratch.members.len() >= MAX_CUSTOM_PROPERTIES {
+                        let count = scratch.count_values(&value);
+                        if count > MAX_CUSTOM_PROPERTIES {
+                            let e = DecodeError::new(DecodeErrorKind::TooManyProperties { count });
+                            return Err(failed(error, e));
+                        }
+                    }
                     let annotation = match pending.take() {
                         Some(a) if a.target == name => Some(a.edm_type),
                         other => {
@@ -625,7 +664,8 @@ impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
     }
 }
 
-/// Pairs annotations with their values, types everything and drives the visitor.
+/// Pairs annotations with their values, types everything and drives the visitor. The number of properties
+/// with a value is within the limit (checked as they were read).
 fn finish_entity<V: EntityVisitor>(
     mut visitor: V,
     system: RawSystem<'_>,
@@ -654,9 +694,7 @@ fn finish_entity<V: EntityVisitor>(
         }
     }
     let count = members.iter().filter(|m| !matches!(m.value, Raw::Null)).count();
-    if count > MAX_CUSTOM_PROPERTIES {
-        return Err(DecodeError::new(DecodeErrorKind::TooManyProperties { count }));
-    }
+    debug_assert!(count <= MAX_CUSTOM_PROPERTIES);
     visitor.begin(SystemProperties {
         partition_key: system.partition_key.map(|raw| key(raw, KeyKind::Partition)).transpose()?.flatten(),
         row_key: system.row_key.map(|raw| key(raw, KeyKind::Row)).transpose()?.flatten(),
