@@ -168,6 +168,9 @@ pub struct TableService {
     merge_verb: MergeVerb,
     server_timeout: Option<u32>,
     time: Option<SystemTime>,
+    /// The client dates and signs each try itself (Shared Key): its requests leave here undated and unsigned.
+    #[cfg(feature = "client")]
+    signed_per_try: bool,
 }
 
 impl TableService {
@@ -180,6 +183,8 @@ impl TableService {
             merge_verb: MergeVerb::Merge,
             server_timeout: None,
             time: None,
+            #[cfg(feature = "client")]
+            signed_per_try: false,
         }
     }
 
@@ -410,8 +415,19 @@ impl TableService {
     }
 
     fn signed(&self, mut request: Request<Vec<u8>>) -> Request<Vec<u8>> {
+        #[cfg(feature = "client")]
+        if self.signed_per_try {
+            return request;
+        }
         self.sign(&mut request);
         request
+    }
+
+    /// Leaves requests undated and unsigned, for the client, whose per-try policy dates and signs each try.
+    #[cfg(feature = "client")]
+    pub(crate) fn with_signing_per_try(mut self) -> Self {
+        self.signed_per_try = true;
+        self
     }
 
     /// The absolute URL of a resource path (which starts with `/`), with query parameters encoded.

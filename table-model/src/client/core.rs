@@ -6,7 +6,7 @@ use super::error::Error;
 use super::options::TableServiceClientOptions;
 use super::outcome::{TryLog, TryPolicy};
 use super::transport::{known, ReqwestTransport};
-use crate::auth::{SharedKeyScheme, X_MS_DATE};
+use crate::auth::SharedKeyScheme;
 use crate::connection::{Credential, Endpoint, ServiceKind};
 use crate::error::{RequestError, ResponseError};
 use crate::json::MetadataLevel;
@@ -39,8 +39,6 @@ pub(crate) struct Core {
     pub(crate) kind: ServiceKind,
     /// The endpoint's URL, parsed once: each request's URL is this one with the request's path and query.
     base_url: Option<Url>,
-    /// Whether a per-try policy dates each try (Shared Key): the builder's `x-ms-date` is then not carried over.
-    dated_per_try: bool,
     pipeline: Pipeline,
     deadline: Option<Duration>,
 }
@@ -55,7 +53,7 @@ impl Core {
         let account = endpoint.account().to_owned();
         // First of the per-try policies, so that its timeout covers signing, the token and the transport.
         let mut per_try: Vec<Arc<dyn Policy>> = vec![Arc::new(TryPolicy { try_timeout: options.try_timeout })];
-        let dated_per_try = matches!(credential, TableCredential::SharedKey(_) | TableCredential::SharedKeyLite(_));
+        let signed_per_try = matches!(credential, TableCredential::SharedKey(_) | TableCredential::SharedKeyLite(_));
         let request_credential = match credential {
             TableCredential::SharedKey(key) => {
                 per_try.push(Arc::new(SharedKeyPolicy { account, key, scheme: SharedKeyScheme::Full }));
@@ -91,6 +89,9 @@ impl Core {
         if let Some(limit) = options.try_timeout {
             requests = requests.with_server_timeout(limit);
         }
+        if signed_per_try {
+            requests = requests.with_signing_per_try();
+        }
         let pipeline = Pipeline::new(
             Some(env!("CARGO_PKG_NAME")),
             Some(env!("CARGO_PKG_VERSION")),
@@ -99,7 +100,7 @@ impl Core {
             per_try,
             None,
         );
-        Ok(Core { requests, kind, base_url, dated_per_try, pipeline, deadline: options.deadline })
+        Ok(Core { requests, kind, base_url, pipeline, deadline: options.deadline })
     }
 
     /// Sends a request built by [`TableService`] and reads the answer with a function of the response layer.
@@ -161,9 +162,10 @@ impl Core {
         let map = reply.headers_mut();
         for (name, value) in headers {
             // Every name read is a known one (a test checks).
-            let Some(known) = known(name.as_str()).filter(|_| HEADERS_READ.contains(&name.as_str())) else {
+            if !HEADERS_READ.contains(&name.as_str()) {
                 continue;
-            };
+            }
+            let Some(known) = known(name.as_str()) else { continue };
             if let Ok(value) = http::HeaderValue::from_str(value.as_str()) {
                 map.append(known.http, value);
             }
@@ -203,9 +205,6 @@ impl Core {
         // Room for the headers the pipeline adds (request id, user agent, date, authorization, length).
         let mut headers = HashMap::with_capacity(parts.headers.len() + 6);
         for (name, value) in &parts.headers {
-            if self.dated_per_try && name == X_MS_DATE {
-                continue;
-            }
             if let Ok(value) = value.to_str() {
                 headers.insert(header_name(name), header_value(value));
             }
@@ -367,11 +366,7 @@ mod tests {
                 assert_eq!(converted.url(), &expected);
                 for (name, value) in &headers {
                     let got = converted.headers().get_optional_str(&HeaderName::from(name.as_str().to_owned()));
-                    if core.dated_per_try && name == X_MS_DATE {
-                        assert_eq!(got, None, "the Shared Key policy dates each try");
-                    } else {
-                        assert_eq!(got, Some(value.to_str().unwrap()), "{name}");
-                    }
+                    assert_eq!(got, Some(value.to_str().unwrap()), "{name}");
                 }
                 assert!(converted.headers().get_optional_str(&CLIENT_REQUEST_ID).is_some());
             }

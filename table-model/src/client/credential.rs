@@ -119,8 +119,6 @@ pub(crate) struct SharedKeyPolicy {
 impl Policy for SharedKeyPolicy {
     async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
         let date = rfc1123(SystemTime::now());
-        // Constant names: `HeaderName::from(&str)` checks every character again.
-        request.insert_header(const { HeaderName::from_static(X_MS_DATE) }, date.clone());
         let authorization = {
             let headers = request.headers();
             let header = |name: &HeaderName| find_header(headers, name).unwrap_or("");
@@ -134,6 +132,8 @@ impl Policy for SharedKeyPolicy {
             };
             shared_key_authorization(self.scheme, &self.account, &self.key, &parts)
         };
+        // Constant names: `HeaderName::from(&str)` checks every character again.
+        request.insert_header(const { HeaderName::from_static(X_MS_DATE) }, date);
         request.insert_header(const { HeaderName::from_static("authorization") }, authorization);
         next[0].send(ctx, request, &next[1..]).await
     }

@@ -121,54 +121,46 @@ pub(crate) struct Known {
 }
 
 macro_rules! known_names {
-    ($($name:literal),* $(,)?) => {
-        /// The name in both types, when the protocol uses it (names arrive lowercase in both crates).
+    ($($length:literal: $($name:literal)+;)+) => {
+        /// The name in both types, when the protocol uses it (names arrive lowercase in both crates). Names are
+        /// told apart by length first, then compared.
         pub(crate) fn known(name: &str) -> Option<Known> {
-            Some(match name {
-                $($name => Known {
-                    core: const { HeaderName::from_static($name) },
-                    http: const { http::HeaderName::from_static($name) },
-                },)*
+            $($(const { assert!($name.len() == $length) };)+)+
+            let known = match name.len() {
+                $($length => match name {
+                    $($name => Known {
+                        core: const { HeaderName::from_static($name) },
+                        http: const { http::HeaderName::from_static($name) },
+                    },)+
+                    _ => return None,
+                },)+
                 _ => return None,
-            })
+            };
+            Some(known)
         }
     };
 }
 
-known_names!(
-    "accept",
-    "authorization",
-    "cache-control",
-    "connection",
-    "content-length",
-    "content-md5",
-    "content-type",
-    "dataserviceid",
-    "dataserviceversion",
-    "date",
-    "etag",
-    "if-match",
-    "keep-alive",
-    "location",
-    "maxdataserviceversion",
-    "prefer",
-    "preference-applied",
-    "retry-after",
-    "server",
-    "transfer-encoding",
-    "user-agent",
-    "x-content-type-options",
-    "x-http-method",
-    "x-ms-client-request-id",
-    "x-ms-continuation-nextpartitionkey",
-    "x-ms-continuation-nextrowkey",
-    "x-ms-continuation-nexttablename",
-    "x-ms-date",
-    "x-ms-error-code",
-    "x-ms-request-id",
-    "x-ms-retry-after-ms",
-    "x-ms-version",
-);
+known_names! {
+    4: "date" "etag";
+    6: "accept" "prefer" "server";
+    8: "if-match" "location";
+    9: "x-ms-date";
+    10: "connection" "keep-alive" "user-agent";
+    11: "content-md5" "retry-after";
+    12: "content-type" "x-ms-version";
+    13: "authorization" "cache-control" "dataserviceid" "x-http-method";
+    14: "content-length";
+    15: "x-ms-error-code" "x-ms-request-id";
+    17: "transfer-encoding";
+    18: "dataserviceversion" "preference-applied";
+    19: "x-ms-retry-after-ms";
+    21: "maxdataserviceversion";
+    22: "x-content-type-options" "x-ms-client-request-id";
+    28: "x-ms-continuation-nextrowkey";
+    31: "x-ms-continuation-nexttablename";
+    34: "x-ms-continuation-nextpartitionkey";
+}
 
 #[cfg(test)]
 mod tests {
