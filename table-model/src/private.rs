@@ -19,6 +19,7 @@ pub use serde;
 pub use serde_json;
 pub use std::borrow::Cow;
 pub use std::string::String;
+pub use table_model_rules::name_hash::name_bucket;
 
 use crate::error::{EntityErrorKind, KeyError};
 use crate::limits::{MAX_CUSTOM_PROPERTIES, PROPERTY_NAME_MAX_UTF16};
