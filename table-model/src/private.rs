@@ -432,6 +432,13 @@ pub fn finish<T>(
     }
 }
 
+/// The [`BodyWriter`] of `to_json` for a struct without flattened groups: its property names are the ones the
+/// derive checked to be distinct when the struct was compiled, so the writer does not look for repeats (with
+/// flattened groups, whose names come from other impls, it does).
+pub fn body_writer_distinct(capacity: usize, partition_key: &str, row_key: &str) -> BodyWriter {
+    BodyWriter::with_capacity(capacity, partition_key, row_key).names_are_distinct()
+}
+
 /// The error for a property the struct does not have, under `deny_unknown_properties`.
 pub fn unknown_property_json(name: &str) -> DecodeError {
     DecodeError::from(unknown_property(name))
