@@ -1,22 +1,37 @@
 #!/usr/bin/env bash
-# Build-time cost of #[derive(TableEntity)] against serde's Serialize + Deserialize derives (issue 3).
+# Build-time cost of #[derive(TableEntity)] against serde's Serialize + Deserialize derives (issues 3 and 8).
 #
-# Generates two crates with the same 100 structs of 12 fields: one derives TableEntity (through the
-# table-model facade, as users do), the other derives serde::Serialize and serde::Deserialize. Dependencies
-# are built once; then each crate's own source is touched and rebuilt REPS times, alternating the two, and
-# the median wall-clock times are compared. Debug profile (`cargo build`), the edit-compile loop users feel.
+# Two workloads, each as two crates that differ only in the derive attributes (one derives TableEntity through
+# the table-model facade, as users do; the other serde::Serialize and serde::Deserialize):
+#   - `many`: 100 structs of 12 fields (two String keys, ten properties), built in the debug profile (`cargo
+#     build`), the edit-compile loop users feel, with incremental compilation on (cargo's default) and off
+#     (CARGO_INCREMENTAL=0);
+#   - `wide`: ONE struct of two String keys and WIDE properties (default 252, the most an entity may have)
+#     cycling through every property type both derives support, built with `cargo build --release`. TableEntity
+#     generates monomorphic code (its JSON encoder and decoder), which is compiled in the user's crate; serde's
+#     derive generates generic impls, compiled only where a format uses them. So serde is measured twice: with
+#     `serde_json::to_vec` and `serde_json::from_slice` of the struct in the crate (what TableEntity's `to_json`
+#     and `from_json` do; the baseline of the target), and the bare derive (nothing to compile but the impls'
+#     type checking).
+# Dependencies are built once; then each crate's own source is touched and rebuilt REPS times, the sides
+# alternating, and the median wall-clock and CPU (user + sys) times are compared.
 #
-# Usage: scripts/bench-build-time.sh [REPS]   (default 5). Prints the medians and the ratio.
+# Usage: scripts/bench-build-time.sh [REPS] [WIDE]   (defaults 3 and 252). Prints the runs, medians and ratios.
+# WORKLOADS="many wide" (default) selects workloads; MODES="incremental non-incremental" the debug modes.
+# BENCH_TARGET_DIR reuses a target directory (its dependencies) instead of a new temporary one.
 set -euo pipefail
 
-REPS="${1:-5}"
+REPS="${1:-3}"
+WIDE="${2:-252}"
+WORKLOADS="${WORKLOADS:-many wide}"
+MODES="${MODES:-incremental non-incremental}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/table-model-build-time.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
-export CARGO_TARGET_DIR="$WORK/target"
+export CARGO_TARGET_DIR="${BENCH_TARGET_DIR:-$WORK/target}"
 
-# One struct: two keys and ten properties of the types both derives support.
-structs() {
+# `many`: one struct of two keys and ten properties of the types both derives support, 100 times.
+many_structs() {
     local attrs="$1" keys="$2"
     for i in $(seq 1 100); do
         printf '%s\npub struct Entity%d {\n' "$attrs" "$i"
@@ -28,8 +43,23 @@ structs() {
     done
 }
 
+# `wide`: one struct of two keys and $WIDE properties named p000, p001, ... (sequential names, the worst case
+# for a name lookup that compares prefixes), the property types in turn.
+WIDE_TYPES=(bool i8 i16 i32 u8 u16 i64 u32 f32 f64 String 'Vec<u8>' uuid::Uuid 'chrono::DateTime<chrono::Utc>'
+    table_model::DateTime 'Option<i32>' 'Option<String>' 'Option<f64>')
+wide_struct() {
+    local attrs="$1" keys="$2"
+    printf '%s\npub struct Wide {\n' "$attrs"
+    printf '    %spub partition: String,\n' "$keys"
+    printf '    %spub row: String,\n' "${keys/partition_key/row_key}"
+    for i in $(seq 0 $((WIDE - 1))); do
+        printf '    pub p%03d: %s,\n' "$i" "${WIDE_TYPES[i % ${#WIDE_TYPES[@]}]}"
+    done
+    printf '}\n'
+}
+
 make_crate() {
-    local name="$1" deps="$2" attrs="$3" keys="$4"
+    local name="$1" deps="$2" source="$3"
     mkdir -p "$WORK/$name/src"
     cat > "$WORK/$name/Cargo.toml" <<TOML
 [package]
@@ -43,38 +73,94 @@ $deps
 
 [workspace]
 TOML
-    structs "$attrs" "$keys" > "$WORK/$name/src/lib.rs"
+    printf '%s\n' "$source" > "$WORK/$name/src/lib.rs"
+    cp "$ROOT/Cargo.lock" "$WORK/$name/Cargo.lock"
 }
 
-make_crate derived_table "table-model = { path = \"$ROOT/table-model\" }" \
-    '#[derive(table_model::TableEntity)]' '#[table(partition_key)] '
-make_crate derived_serde 'serde = { version = "1", features = ["derive"] }' \
-    '#[derive(serde::Serialize, serde::Deserialize)]' ''
-
-# Build each crate once so that only its own compilation is timed afterwards.
-for c in derived_table derived_serde; do
-    cp "$ROOT/Cargo.lock" "$WORK/$c/Cargo.lock"
-    (cd "$WORK/$c" && cargo build --offline --quiet)
-done
-
-time_build() {
-    local c="$1" start end
-    touch "$WORK/$c/src/lib.rs"
-    start=$(date +%s.%N)
-    (cd "$WORK/$c" && cargo build --offline --quiet)
-    end=$(date +%s.%N)
-    awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }' 
+TABLE_DEP="table-model = { path = \"$ROOT/table-model\" }"
+SERDE_DEP='serde = { version = "1", features = ["derive"] }'
+# The wide struct's types (Uuid, chrono, table_model::DateTime) need every side to depend on the same crates;
+# table-model without its HTTP layers, which the derive does not use, to keep the release dependencies few.
+WIDE_DEPS="table-model = { path = \"$ROOT/table-model\", default-features = false, features = [\"derive\", \"serde\"] }
+$SERDE_DEP
+serde_json = \"1\"
+uuid = { version = \"1\", features = [\"serde\"] }
+chrono = { version = \"0.4\", default-features = false, features = [\"std\", \"serde\"] }"
+SERDE_JSON_FNS='
+pub fn to_json(value: &Wide) -> Result<Vec<u8>, serde_json::Error> {
+    serde_json::to_vec(value)
 }
 
-declare -a table serde
-for _ in $(seq 1 "$REPS"); do
-    table+=("$(time_build derived_table)")
-    serde+=("$(time_build derived_serde)")
-done
+pub fn from_json(json: &[u8]) -> Result<Wide, serde_json::Error> {
+    serde_json::from_slice(json)
+}'
+make_crate many_table "$TABLE_DEP" "$(many_structs '#[derive(table_model::TableEntity)]' '#[table(partition_key)] ')"
+make_crate many_serde "$SERDE_DEP" "$(many_structs '#[derive(serde::Serialize, serde::Deserialize)]' '')"
+make_crate wide_table "$WIDE_DEPS" "$(wide_struct '#[derive(table_model::TableEntity)]' '#[table(partition_key)] ')"
+make_crate wide_serde "$WIDE_DEPS" "$(wide_struct '#[derive(serde::Serialize, serde::Deserialize)]' '')
+$SERDE_JSON_FNS"
+make_crate wide_serdebare "$WIDE_DEPS" "$(wide_struct '#[derive(serde::Serialize, serde::Deserialize)]' '')"
+
+# One build of crate $1 with cargo arguments $2 and CARGO_INCREMENTAL=$3 ("" for cargo's default); prints
+# "wall cpu" in seconds, cpu being the user + sys time of the compiler processes.
+build() {
+    local c="$1" args="$2" incr="$3"
+    (
+        cd "$WORK/$c"
+        if [ -n "$incr" ]; then export CARGO_INCREMENTAL="$incr"; fi
+        # shellcheck disable=SC2086
+        /usr/bin/time -f '%e %U %S' -o "$WORK/time" cargo build --offline --quiet $args
+    )
+    awk '{ printf "%.2f %.2f", $1, $2 + $3 }' "$WORK/time"
+}
 
 median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-mt=$(median "${table[@]}")
-ms=$(median "${serde[@]}")
-echo "runs (s), TableEntity:           ${table[*]}"
-echo "runs (s), Serialize+Deserialize: ${serde[*]}"
-awk -v t="$mt" -v s="$ms" 'BEGIN { printf "median TableEntity %.2f s, serde %.2f s, ratio %.2f\n", t, s, t / s }' 
+
+# Times REPS rebuilds of ${2}_table and of each ${2}_<side> for the sides in $5, alternating, after one untimed
+# build of each (which builds the dependencies), and prints the runs, the medians and the ratios to TableEntity.
+compare() {
+    local label="$1" workload="$2" args="$3" incr="$4" sides="table $5" side w c
+    for side in $sides; do build "${workload}_$side" "$args" "$incr" > /dev/null; done
+    declare -A wall cpu
+    for _ in $(seq 1 "$REPS"); do
+        for side in $sides; do
+            touch "$WORK/${workload}_$side/src/lib.rs"
+            read -r w c <<< "$(build "${workload}_$side" "$args" "$incr")"
+            wall[$side]+="$w "
+            cpu[$side]+="$c "
+        done
+    done
+    echo "== $label"
+    local tw tc
+    # shellcheck disable=SC2086
+    tw=$(median ${wall[table]}); tc=$(median ${cpu[table]})
+    for side in $sides; do
+        # shellcheck disable=SC2086
+        w=$(median ${wall[$side]}); c=$(median ${cpu[$side]})
+        printf '   %-10s wall (s): %-24s cpu (s): %-24s median wall %7.2f s, cpu %7.2f s' \
+            "$side" "${wall[$side]}" "${cpu[$side]}" "$w" "$c"
+        if [ "$side" != table ]; then
+            awk -v tw="$tw" -v tc="$tc" -v w="$w" -v c="$c" \
+                'BEGIN { printf "; TableEntity / this: wall %.2f, cpu %.2f", tw / w, tc / c }'
+        fi
+        echo
+    done
+}
+
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+for workload in $WORKLOADS; do
+    case "$workload" in
+        many)
+            for mode in $MODES; do
+                case "$mode" in
+                    incremental) compare "100 structs of 12 fields, debug, incremental" many "" "" serde ;;
+                    non-incremental) compare "100 structs of 12 fields, debug, CARGO_INCREMENTAL=0" many "" 0 serde ;;
+                    *) echo "unknown mode $mode" >&2; exit 2 ;;
+                esac
+            done
+            ;;
+        wide) compare "one struct of $WIDE properties, release" wide "--release" "" "serde serdebare" ;;
+        *) echo "unknown workload $workload" >&2; exit 2 ;;
+    esac
+done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -717,6 +717,13 @@ fn expand_struct(cont: &Container) -> TokenStream {
                 }
                 (None, None) => unreachable!("checked"),
             };
+            // Without flattened groups every name is one the derive checked to be distinct (check.rs): the
+            // writer need not look for repeats.
+            let writer = if fields.iter().any(|f| f.attrs.flatten.is_set()) {
+                quote!(#private::BodyWriter::with_capacity)
+            } else {
+                quote!(#private::body_writer_distinct)
+            };
             let json_pk = json_key(a.partition_key.get(), pk_field, quote!(Partition));
             let json_rk = json_key(a.row_key.get(), rk_field, quote!(Row));
             let etag_fn = fields.iter().find(|f| f.attrs.etag.is_set()).map(|f| {
@@ -840,7 +847,7 @@ fn expand_struct(cont: &Container) -> TokenStream {
                         #json_prelude
                         let __pk = #json_pk;
                         let __rk = #json_rk;
-                        let mut __writer = #private::BodyWriter::with_capacity(#capacity, &__pk, &__rk);
+                        let mut __writer = #writer(#capacity, &__pk, &__rk);
                         let __w = &mut __writer;
                         #(#json_writes)*
                         #json_finish

@@ -13,6 +13,7 @@ pub mod display;
 pub mod edm_type;
 pub mod key;
 pub mod limits;
+pub mod name_hash;
 pub mod property_name;
 pub mod table_name;
 mod utf8;

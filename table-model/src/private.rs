@@ -19,6 +19,7 @@ pub use serde;
 pub use serde_json;
 pub use std::borrow::Cow;
 pub use std::string::String;
+pub use table_model_rules::name_hash::name_bucket;
 
 use crate::error::{EntityErrorKind, KeyError};
 use crate::limits::{MAX_CUSTOM_PROPERTIES, PROPERTY_NAME_MAX_UTF16};
@@ -429,6 +430,13 @@ pub fn finish<T>(
         Some(v) => Ok(v),
         None => absent().ok_or_else(|| DecodeError::missing_property(full_name(prefix, name))),
     }
+}
+
+/// The [`BodyWriter`] of `to_json` for a struct without flattened groups: its property names are the ones the
+/// derive checked to be distinct when the struct was compiled, so the writer does not look for repeats (with
+/// flattened groups, whose names come from other impls, it does).
+pub fn body_writer_distinct(capacity: usize, partition_key: &str, row_key: &str) -> BodyWriter {
+    BodyWriter::with_capacity(capacity, partition_key, row_key).names_are_distinct()
 }
 
 /// The error for a property the struct does not have, under `deny_unknown_properties`.

@@ -3,10 +3,12 @@
 
 use super::{bare_params, decode_unique, default_fn, edm_type_ident, read_expr, respan, tie_source, Ctx};
 use crate::ast::{Derive, Field, Role};
-use proc_macro2::{Ident, TokenStream};
+use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
+use std::collections::BTreeMap;
 use syn::spanned::Spanned;
 use syn::Generics;
+use table_model_rules::name_hash;
 
 /// The statement that writes a field into a JSON body (`__w: &mut BodyWriter`).
 pub(super) fn json_write_stmt(cx: &Ctx, field: &Field) -> TokenStream {
@@ -61,13 +63,14 @@ pub(super) fn slot_type(cx: &Ctx, field: &Field) -> Option<TokenStream> {
     })
 }
 
-/// The arm of `__visit` that takes a property, for a field stored as one property.
-pub(super) fn visit_arm(cx: &Ctx, field: &Field, slot: &Ident) -> Option<TokenStream> {
+/// The arm of `__visit` that takes a property, for a field stored as one property: `index` is the field's
+/// position, which `__index` gives for its name.
+pub(super) fn visit_arm(cx: &Ctx, field: &Field, index: usize, slot: &Ident) -> Option<TokenStream> {
     let ty = field.ty;
     let span = ty.span();
     let krate = respan(cx.krate.clone(), span);
     let private = quote_spanned!(span=> #krate::__private);
-    let name = &field.name;
+    let index = Literal::usize_unsuffixed(index);
     let value = match field.role() {
         Role::Property { edm: None } => quote_spanned!(span=> <#ty as #private::EdmField>::from_edm(__value)?),
         Role::Property { edm: Some(_) } => quote_spanned!(span=> #private::decode_as(
@@ -76,19 +79,19 @@ pub(super) fn visit_arm(cx: &Ctx, field: &Field, slot: &Ident) -> Option<TokenSt
         Role::Json => quote_spanned!(span=> #private::decode_json::<#ty>(__value)?),
         _ => return None,
     };
-    Some(quote!(#name => {
+    Some(quote!(::core::option::Option::Some(#index) => {
         self.#slot = ::core::option::Option::Some(#value);
         ::core::result::Result::Ok(::core::option::Option::None)
     }))
 }
 
-/// The arm of `__edm_type` for a field stored as one property.
-pub(super) fn edm_type_arm(cx: &Ctx, field: &Field) -> Option<TokenStream> {
+/// The arm of `__edm_type` for a field stored as one property (`index` as for [`visit_arm`]).
+pub(super) fn edm_type_arm(cx: &Ctx, field: &Field, index: usize) -> Option<TokenStream> {
     let ty = field.ty;
     let span = ty.span();
     let krate = respan(cx.krate.clone(), span);
     let private = quote_spanned!(span=> #krate::__private);
-    let name = &field.name;
+    let index = Literal::usize_unsuffixed(index);
     let t = match field.role() {
         Role::Property { edm: None } => quote_spanned!(span=> <#ty as #private::EdmField>::EDM_TYPE),
         Role::Property { edm: Some((t, _)) } => {
@@ -98,10 +101,11 @@ pub(super) fn edm_type_arm(cx: &Ctx, field: &Field) -> Option<TokenStream> {
         Role::Json => quote!(::core::option::Option::Some(#private::EdmType::String)),
         _ => return None,
     };
-    Some(quote!(#name => #t,))
+    Some(quote!(::core::option::Option::Some(#index) => #t,))
 }
 
-/// The expression that builds a field from its slot (`self.#slot`) once decoding is done.
+/// The expression that builds a field from its slot (the local `#slot`, moved out of `self`) once decoding is
+/// done.
 pub(super) fn finish_expr(cx: &Ctx, field: &Field, slot: Option<&Ident>) -> TokenStream {
     let ty = field.ty;
     let span = ty.span();
@@ -118,7 +122,7 @@ pub(super) fn finish_expr(cx: &Ctx, field: &Field, slot: Option<&Ident>) -> Toke
     match (field.role(), slot) {
         (Role::Skip, _) | (_, None) => read_expr(cx, field),
         (Role::Flatten { prefix }, Some(slot)) => quote_spanned!(span=>
-            <#ty as #private::TableProperties>::read_properties(&mut #private::buffered(self.#slot), #prefix)?
+            <#ty as #private::TableProperties>::read_properties(&mut #private::buffered(#slot), #prefix)?
         ),
         (Role::PartitionKey { .. } | Role::RowKey { .. } | Role::TieBreaker, Some(slot)) => {
             let kind = match field.role() {
@@ -129,7 +133,7 @@ pub(super) fn finish_expr(cx: &Ctx, field: &Field, slot: Option<&Ident>) -> Toke
                     quote!(#kind)
                 }
             };
-            quote!(match self.#slot {
+            quote!(match #slot {
                 ::core::option::Option::Some(__v) => __v,
                 ::core::option::Option::None => {
                     return ::core::result::Result::Err(#private::DecodeError::missing_key(#private::KeyKind::#kind))
@@ -137,12 +141,12 @@ pub(super) fn finish_expr(cx: &Ctx, field: &Field, slot: Option<&Ident>) -> Toke
             })
         }
         (Role::Timestamp, Some(slot)) => {
-            quote_spanned!(span=> <#ty as #private::TimestampField>::from_timestamp(self.#slot))
+            quote_spanned!(span=> <#ty as #private::TimestampField>::from_timestamp(#slot))
         }
         (Role::ETag, Some(slot)) => {
-            quote_spanned!(span=> <#ty as #private::ETagField>::from_etag(::core::option::Option::as_ref(&self.#slot)))
+            quote_spanned!(span=> <#ty as #private::ETagField>::from_etag(::core::option::Option::as_ref(&#slot)))
         }
-        (_, Some(slot)) => quote_spanned!(span=> #private::finish(self.#slot, __prefix, #name, #absent)?),
+        (_, Some(slot)) => quote_spanned!(span=> #private::finish(#slot, __prefix, #name, #absent)?),
     }
 }
 
@@ -252,9 +256,22 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
             quote!(__marker: ::core::marker::PhantomData,),
         )
     };
-    let visit_arms: Vec<TokenStream> =
-        fields.iter().zip(&slots).filter_map(|(f, s)| s.as_ref().and_then(|s| visit_arm(cx, f, s))).collect();
-    let type_arms: Vec<TokenStream> = fields.iter().filter_map(|f| edm_type_arm(cx, f)).collect();
+    let visit_arms: Vec<TokenStream> = fields
+        .iter()
+        .zip(&slots)
+        .enumerate()
+        .filter_map(|(i, (f, s))| s.as_ref().and_then(|s| visit_arm(cx, f, i, s)))
+        .collect();
+    let type_arms: Vec<TokenStream> = fields.iter().enumerate().filter_map(|(i, f)| edm_type_arm(cx, f, i)).collect();
+    // The fields `__index` finds by name: those of `__edm_type`'s arms, whose names the derive has checked
+    // (check.rs, `check_names`), so they are distinct.
+    let indexed: Vec<(usize, &str)> = fields
+        .iter()
+        .enumerate()
+        .filter(|(i, f)| edm_type_arm(cx, f, *i).is_some())
+        .map(|(i, f)| (i, f.name.as_str()))
+        .collect();
+    let index_body = index_body(&private, &indexed);
     let mut flatten_visits = Vec::new();
     let mut flatten_types = Vec::new();
     for (f, slot) in fields.iter().zip(&slots) {
@@ -282,13 +299,11 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
     }
     let members: Vec<&Ident> = fields.iter().map(|f| f.ident).collect();
     let finishes: Vec<TokenStream> = fields.iter().zip(&slots).map(|(f, s)| finish_expr(cx, f, s.as_ref())).collect();
+    let vars: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__field{}", i)).collect();
     let entity_visitor = if cx.derive == Derive::Entity {
         let begin = begin_stmts(cx, fields, &slots);
-        // The names of `__edm_type`'s arms, which the derive has checked (check.rs, `check_names`).
-        let known_names: Vec<&str> =
-            fields.iter().filter(|f| edm_type_arm(cx, f).is_some()).map(|f| f.name.as_str()).collect();
-        let known =
-            if known_names.is_empty() { quote!(false) } else { quote!(::core::matches!(__name, #(#known_names)|*)) };
+        // `__index` finds only the names of `__edm_type`'s arms, which the derive has checked.
+        let known = if indexed.is_empty() { quote!(false) } else { quote!(Self::__index(__name).is_some()) };
         let deny = if cx.cont.attrs.deny_unknown_properties.is_set() {
             quote!(::core::result::Result::Err(#private::unknown_property_json(__name)))
         } else {
@@ -342,8 +357,15 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
         }
 
         impl #impl_generics __TableSlots #ty_generics #where_clause {
+            // The position of the field stored as the property `__name`, in constant time: the name's bucket
+            // (computed for every name when the struct was compiled), then the names of that bucket.
+            #[inline]
+            fn __index(__name: &str) -> ::core::option::Option<usize> {
+                #index_body
+            }
+
             fn __edm_type(__name: &str) -> ::core::option::Option<#private::EdmType> {
-                match __name {
+                match Self::__index(__name) {
                     #(#type_arms)*
                     _ => {
                         #(#flatten_types)*
@@ -358,7 +380,7 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
                 __name: &str,
                 __value: #private::EdmValue,
             ) -> ::core::result::Result<::core::option::Option<#private::EdmValue>, #private::DecodeError> {
-                match __name {
+                match Self::__index(__name) {
                     #(#visit_arms)*
                     _ => {
                         #(#flatten_visits)*
@@ -369,10 +391,46 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
 
             fn __finish(self, __prefix: &str) -> ::core::result::Result<#ident #ty_generics, #private::DecodeError> {
                 #force
-                ::core::result::Result::Ok(#ident { #(#members: #finishes),* })
+                // The slots are moved into locals first and each field is built by its own statement: one
+                // struct literal with an early return per field would make the compiler drop the rest of
+                // `self` separately at each of them, code quadratic in the number of fields.
+                let __TableSlots { #(#inits,)* .. } = self;
+                #(let #vars = #finishes;)*
+                ::core::result::Result::Ok(#ident { #(#members: #vars),* })
             }
         }
 
         #entity_visitor
+    }
+}
+
+/// The body of `__index`: `name_bucket` of the name, then a comparison with each name of that bucket (about
+/// one: there are at least twice as many buckets as names, see `table_model_rules::name_hash`).
+fn index_body(private: &TokenStream, indexed: &[(usize, &str)]) -> TokenStream {
+    if indexed.is_empty() {
+        return quote! {
+            let _ = __name;
+            ::core::option::Option::None
+        };
+    }
+    let bits = name_hash::bucket_bits(indexed.len());
+    let mut buckets: BTreeMap<usize, Vec<(usize, &str)>> = BTreeMap::new();
+    for &(index, name) in indexed {
+        buckets.entry(name_hash::name_bucket(name, bits)).or_default().push((index, name));
+    }
+    let arms = buckets.iter().map(|(bucket, names)| {
+        let bucket = Literal::usize_unsuffixed(*bucket);
+        let chain = names.iter().rev().fold(quote!(::core::option::Option::None), |rest, (index, name)| {
+            let index = Literal::usize_unsuffixed(*index);
+            quote!(if __name == #name { ::core::option::Option::Some(#index) } else { #rest })
+        });
+        quote!(#bucket => #chain,)
+    });
+    let bits = Literal::u32_unsuffixed(bits);
+    quote! {
+        match #private::name_bucket(__name, #bits) {
+            #(#arms)*
+            _ => ::core::option::Option::None,
+        }
     }
 }

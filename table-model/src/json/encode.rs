@@ -64,6 +64,8 @@ pub struct BodyWriter {
     more_names: Vec<(u32, u32)>,
     /// All the names once there are more than [`INLINE_NAMES`], hashed, for the same purpose as `seen`.
     hashes: Option<Box<NameHashes>>,
+    /// The names are distinct by construction (see [`BodyWriter::names_are_distinct`]): no repeat to look for.
+    distinct: bool,
     error: Option<EncodeError>,
 }
 
@@ -105,6 +107,7 @@ impl BodyWriter {
             names: [(0, 0); INLINE_NAMES],
             more_names: Vec::new(),
             hashes: None,
+            distinct: false,
             error: None,
         };
         w.buf.extend_from_slice(b"{\"PartitionKey\":");
@@ -307,7 +310,7 @@ impl BodyWriter {
             self.fail(EncodeError::new(EncodeErrorKind::TooManyProperties { count }, Some(name)));
             return false;
         }
-        if self.is_repeat(name) {
+        if !self.distinct && self.is_repeat(name) {
             self.fail(EncodeError::new(EncodeErrorKind::DuplicateProperty, Some(name)));
             return false;
         }
@@ -337,6 +340,13 @@ impl BodyWriter {
         self.buf.extend_from_slice(name.as_bytes());
         self.buf.extend_from_slice(b"\":");
         true
+    }
+
+    /// The writer of a struct whose property names are distinct by construction: `#[derive(TableEntity)]` checks
+    /// them when the struct is compiled, so the writer does not look for repeats at all.
+    pub(crate) fn names_are_distinct(mut self) -> Self {
+        self.distinct = true;
+        self
     }
 
     /// Whether a property of this name was written already. Most names are new, and the filter (for the first
