@@ -404,13 +404,30 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
     }
 }
 
-/// The body of `__index`: `name_bucket` of the name, then a comparison with each name of that bucket (about
-/// one: there are at least twice as many buckets as names, see `table_model_rules::name_hash`).
+/// Up to this many names, `__index` compares the name with each in turn; beyond, it hashes it.
+const LINEAR_INDEX_MAX: usize = 16;
+
+/// The body of `__index`: for a few names a `match`, else `name_bucket` of the name, then a comparison with each
+/// name of that bucket (about one: there are at least twice as many buckets as names, see
+/// `table_model_rules::name_hash`).
 fn index_body(private: &TokenStream, indexed: &[(usize, &str)]) -> TokenStream {
     if indexed.is_empty() {
         return quote! {
             let _ = __name;
             ::core::option::Option::None
+        };
+    }
+    if indexed.len() <= LINEAR_INDEX_MAX {
+        // A few names: compared in turn (by length first), cheaper than hashing the name three times a property.
+        let arms = indexed.iter().map(|(index, name)| {
+            let index = Literal::usize_unsuffixed(*index);
+            quote!(#name => ::core::option::Option::Some(#index),)
+        });
+        return quote! {
+            match __name {
+                #(#arms)*
+                _ => ::core::option::Option::None,
+            }
         };
     }
     let bits = name_hash::bucket_bits(indexed.len());
