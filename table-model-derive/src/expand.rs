@@ -819,6 +819,7 @@ fn expand_struct(cont: &Container) -> TokenStream {
                     const PROPERTIES: Self::Properties = #handles_ident { #(#handle_values,)* #marker_value };
                     #checks
 
+                    #[inline]
                     fn to_entity(&self) -> #private::Result<#private::Entity> {
                         #force
                         #entity_prelude
@@ -829,6 +830,7 @@ fn expand_struct(cont: &Container) -> TokenStream {
                         ::core::result::Result::Ok(__owned)
                     }
 
+                    #[inline]
                     fn from_entity(mut __owned: #private::Entity) -> #private::Result<Self> {
                         #force
                         let __entity = &mut __owned;
@@ -842,6 +844,7 @@ fn expand_struct(cont: &Container) -> TokenStream {
 
                     #etag_fn
 
+                    #[inline]
                     fn to_json(&self) -> ::core::result::Result<#private::EntityBody, #private::EncodeError> {
                         #force
                         #json_prelude

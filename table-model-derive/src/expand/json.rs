@@ -314,20 +314,24 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
             impl #impl_generics #private::EntityVisitor for __TableSlots #ty_generics #where_clause {
                 type Value = #ident #ty_generics;
 
+                #[inline]
                 fn edm_type(&self, __name: &str) -> ::core::option::Option<#private::EdmType> {
                     Self::__edm_type(__name)
                 }
 
+                #[inline]
                 fn is_known_property(&self, __name: &str) -> bool {
                     #known
                 }
 
                 #[allow(unused_mut, unused_variables)]
+                #[inline]
                 fn begin(&mut self, mut __system: #private::SystemProperties) -> ::core::result::Result<(), #private::DecodeError> {
                     #(#begin)*
                     ::core::result::Result::Ok(())
                 }
 
+                #[inline]
                 fn property(&mut self, __name: &str, __value: #private::EdmValue) -> ::core::result::Result<(), #private::DecodeError> {
                     match self.__visit(__name, __value)? {
                         ::core::option::Option::None => ::core::result::Result::Ok(()),
@@ -335,6 +339,7 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
                     }
                 }
 
+                #[inline]
                 fn end(self) -> ::core::result::Result<#ident #ty_generics, #private::DecodeError> {
                     self.__finish("")
                 }
@@ -364,6 +369,7 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
                 #index_body
             }
 
+            #[inline]
             fn __edm_type(__name: &str) -> ::core::option::Option<#private::EdmType> {
                 match Self::__index(__name) {
                     #(#type_arms)*
@@ -375,6 +381,7 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
             }
 
             #[allow(unused_mut)]
+            #[inline]
             fn __visit(
                 &mut self,
                 __name: &str,
@@ -389,6 +396,7 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
                 }
             }
 
+            #[inline]
             fn __finish(self, __prefix: &str) -> ::core::result::Result<#ident #ty_generics, #private::DecodeError> {
                 #force
                 // The slots are moved into locals first and each field is built by its own statement: one
