@@ -30,6 +30,8 @@ pub const DATA_SERVICE_VERSION: &str = "3.0";
 pub const MAX_DATA_SERVICE_VERSION: &str = "3.0;NetFx";
 /// The `Content-Type` of entity and table bodies.
 pub const JSON_CONTENT_TYPE: &str = "application/json";
+/// The `Prefer` value of inserts: the service answers `204` with the ETag and no body.
+pub(crate) const RETURN_NO_CONTENT: &str = "return-no-content";
 
 /// The method of a merge (update or upsert that keeps the properties not sent).
 pub(crate) fn merge_method() -> Method {
@@ -269,7 +271,7 @@ impl TableService {
         let body = serde_json::to_vec(&serde_json::json!({ "TableName": table.as_str() }))
             .expect("a JSON object of one string serializes");
         let mut request = self.request(Method::POST, "/Tables", &[], Some(body))?;
-        request.headers_mut().insert("prefer", HeaderValue::from_static("return-no-content"));
+        request.headers_mut().insert("prefer", HeaderValue::from_static(RETURN_NO_CONTENT));
         Ok(self.signed(request))
     }
 
@@ -308,7 +310,7 @@ impl TableService {
     pub fn insert(&self, table: &TableName, entity: &impl WriteEntity) -> Result<Request<Vec<u8>>, RequestError> {
         let body = entity.encode()?.into_body().into_bytes();
         let mut request = self.request(Method::POST, &format!("/{}", table.as_str()), &[], Some(body))?;
-        request.headers_mut().insert("prefer", HeaderValue::from_static("return-no-content"));
+        request.headers_mut().insert("prefer", HeaderValue::from_static(RETURN_NO_CONTENT));
         Ok(self.signed(request))
     }
 

@@ -11,7 +11,8 @@ use crate::connection::{Credential, Endpoint, ServiceKind};
 use crate::error::{RequestError, ResponseError};
 use crate::json::MetadataLevel;
 use crate::request::{
-    MergeVerb, TableService, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE, MAX_DATA_SERVICE_VERSION, X_MS_VERSION,
+    MergeVerb, TableService, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE, MAX_DATA_SERVICE_VERSION, RETURN_NO_CONTENT,
+    X_MS_VERSION,
 };
 use crate::response::HEADERS_READ;
 use async_trait::async_trait;
@@ -144,7 +145,7 @@ impl Core {
     ) -> Result<http::Response<Bytes>, Error> {
         let mut request = self.to_core_request(request, ctx)?;
         // `stream`, not `send`: `send` has the transport buffer the body and then copies it once more; the body
-        // was read into one buffer by `ReadBodyPolicy` already.
+        // was read into one buffer already, by the client's transport or by `ReadBodyPolicy`.
         let options = PipelineStreamOptions { skip_checks: true, ..Default::default() };
         let stream = self.pipeline.stream(ctx, &mut request, Some(options));
         let response = match self.deadline {
@@ -273,7 +274,7 @@ fn header_value(value: &str) -> HeaderValue {
         MetadataLevel::None.accept_header(),
         MetadataLevel::Minimal.accept_header(),
         MetadataLevel::Full.accept_header(),
-        "return-no-content",
+        RETURN_NO_CONTENT,
     ];
     match CONSTANTS.iter().find(|constant| **constant == value) {
         Some(constant) => HeaderValue::from(*constant),
