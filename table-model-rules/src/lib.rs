@@ -15,6 +15,7 @@ pub mod key;
 pub mod limits;
 pub mod name_hash;
 pub mod property_name;
+pub mod rule_set;
 pub mod table_name;
 mod utf8;
 
@@ -22,5 +23,6 @@ pub use display::DisplayChar;
 pub use edm_type::{EdmType, UnknownEdmType};
 pub use key::{KeyError, KeyErrorKind, KeyKind};
 pub use property_name::{PropertyNameError, PropertyNameErrorKind};
+pub use rule_set::{RuleSet, RuleSetError, RuleSetErrorKind};
 pub use table_name::{TableNameError, TableNameErrorKind};
 pub use utf8::utf16_len;

@@ -42,3 +42,15 @@ pub const SYSTEM_PROPERTIES: [&str; 3] = ["PartitionKey", "RowKey", "Timestamp"]
 pub const ACCESS_POLICIES_MAX: usize = 5;
 /// Maximum length of a stored access policy's identifier, in characters (`docs/rules.md` §9.3).
 pub const ACCESS_POLICY_ID_MAX_CHARS: usize = 64;
+
+/// Maximum size of a RowKey on Cosmos DB for Table, in UTF-8 bytes (`docs/rules.md` §13.1, our reading of
+/// "255 bytes": Cosmos stores the RowKey as the item's `id`, measured in UTF-8).
+pub const COSMOS_ROW_KEY_MAX_UTF8_BYTES: usize = 255;
+/// Maximum size of a PartitionKey on Cosmos DB for Table, in UTF-8 bytes (`docs/rules.md` §13.1: "1 KB").
+pub const COSMOS_PARTITION_KEY_MAX_UTF8_BYTES: usize = 1024;
+/// Maximum size of a batch request body on Cosmos DB for Table: "2 MB" read as 2,000,000 bytes, the smaller
+/// reading (`docs/rules.md` §13.1).
+pub const COSMOS_BATCH_MAX_BODY_BYTES: usize = 2_000_000;
+/// The property names Cosmos DB for Table reserves, compared without regard to ASCII case
+/// (`docs/rules.md` §13.1).
+pub const COSMOS_RESERVED_PROPERTY_NAMES: [&str; 4] = ["ID", "rid", "etag", "ResourceId"];
