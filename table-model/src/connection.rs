@@ -2,6 +2,8 @@
 //! path-style), [`Credential`]s, and [`ConnectionString`]s.
 
 use crate::error::{ConnectionError, ConnectionErrorKind};
+use crate::request::MergeVerb;
+use crate::RuleSet;
 use base64::Engine as _;
 use std::fmt;
 use std::str::FromStr;
@@ -169,6 +171,35 @@ impl ServiceKind {
         match self {
             ServiceKind::Storage | ServiceKind::Azurite => "https://storage.azure.com/.default",
             ServiceKind::CosmosDb => "https://cosmos.azure.com/.default",
+        }
+    }
+
+    /// The rules entities, keys and batches are checked against before they are sent there
+    /// (`docs/rules.md` §13.1): Azurite is held to Azure Table Storage's, not to its own laxer checks.
+    ///
+    /// ```
+    /// use table_model::{RuleSet, ServiceKind};
+    /// assert_eq!(ServiceKind::Azurite.rules(), RuleSet::Storage);
+    /// assert_eq!(ServiceKind::CosmosDb.rules(), RuleSet::CosmosDb);
+    /// ```
+    pub fn rules(self) -> RuleSet {
+        match self {
+            ServiceKind::Storage | ServiceKind::Azurite => RuleSet::Storage,
+            ServiceKind::CosmosDb => RuleSet::CosmosDb,
+        }
+    }
+
+    /// How this service takes a merge (`docs/rules.md` §13): `MERGE` on Storage and Azurite, `POST` with
+    /// `X-HTTP-Method: MERGE` on the Cosmos DB Table API.
+    ///
+    /// ```
+    /// use table_model::{MergeVerb, ServiceKind};
+    /// assert_eq!(ServiceKind::CosmosDb.merge_verb(), MergeVerb::PostTunnel);
+    /// ```
+    pub fn merge_verb(self) -> MergeVerb {
+        match self {
+            ServiceKind::Storage | ServiceKind::Azurite => MergeVerb::Merge,
+            ServiceKind::CosmosDb => MergeVerb::PostTunnel,
         }
     }
 }

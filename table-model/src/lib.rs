@@ -411,3 +411,5 @@ pub use table_model_derive::TableEnum;
 /// `timestamp` and `etag`, and the struct attribute `rename_all`.
 #[cfg(feature = "derive")]
 pub use table_model_derive::TableProperties;
+/// Which service's rules are checked: re-exported from the rules crate (`docs/rules.md` §13.1).
+pub use table_model_rules::{RuleSet, RuleSetError, RuleSetErrorKind};

@@ -6,7 +6,7 @@ mod address;
 mod write;
 
 use crate::auth;
-use crate::connection::{ConnectionString, Credential, Endpoint};
+use crate::connection::{ConnectionString, Credential, Endpoint, ServiceKind};
 use crate::entity::ETag;
 use crate::error::{ConnectionError, RequestError, RequestErrorKind};
 use crate::json::MetadataLevel;
@@ -167,6 +167,7 @@ pub struct TableService {
     endpoint: Endpoint,
     credential: Credential,
     metadata: MetadataLevel,
+    kind: ServiceKind,
     merge_verb: MergeVerb,
     server_timeout: Option<u32>,
     time: Option<SystemTime>,
@@ -176,13 +177,17 @@ pub struct TableService {
 }
 
 impl TableService {
-    /// A service at this endpoint, authorized with this credential.
+    /// A service at this endpoint, authorized with this credential. The endpoint's [`ServiceKind`] (see
+    /// [`Endpoint::kind`]) chooses the rules requests are checked against and the merge verb;
+    /// [`with_service_kind`](Self::with_service_kind) overrides it.
     pub fn new(endpoint: Endpoint, credential: Credential) -> Self {
+        let kind = endpoint.kind();
         TableService {
             endpoint,
             credential,
             metadata: MetadataLevel::default(),
-            merge_verb: MergeVerb::Merge,
+            kind,
+            merge_verb: kind.merge_verb(),
             server_timeout: None,
             time: None,
             #[cfg(feature = "client")]
@@ -205,6 +210,33 @@ impl TableService {
     pub fn with_metadata(mut self, metadata: MetadataLevel) -> Self {
         self.metadata = metadata;
         self
+    }
+
+    /// Treats the endpoint as this kind of service, whatever its URL says (a proxy or a custom domain hides
+    /// it): the kind's rules are checked before each request is made, and merges are sent with its verb
+    /// ([`ServiceKind::merge_verb`]; [`with_merge_verb`](Self::with_merge_verb) afterwards overrides that).
+    ///
+    /// ```
+    /// use table_model::{Entity, PartitionKey, RowKey, ServiceKind, TableService, UpdateMode};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let service = TableService::from_connection_string("UseDevelopmentStorage=true")?;
+    /// assert_eq!(service.service_kind(), ServiceKind::Azurite);
+    /// let cosmos = service.with_service_kind(ServiceKind::CosmosDb);
+    /// let entity = Entity::new(PartitionKey::new("p")?, RowKey::new("r")?);
+    /// assert_eq!(cosmos.upsert(&"Items".parse()?, &entity, UpdateMode::Merge)?.method(), "POST");
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_service_kind(mut self, kind: ServiceKind) -> Self {
+        self.kind = kind;
+        self.merge_verb = kind.merge_verb();
+        self
+    }
+
+    /// The kind of service requests are made for.
+    pub fn service_kind(&self) -> ServiceKind {
+        self.kind
     }
 
     /// Sends merges with this verb (see [`MergeVerb`]).

@@ -72,9 +72,9 @@ impl Core {
             TableCredential::Anonymous => Credential::Anonymous,
         };
         // azure_core's `Method` has no MERGE: Storage and Azurite take PATCH, Cosmos DB needs the POST tunnel.
-        let merge_verb = match kind {
-            ServiceKind::CosmosDb => MergeVerb::PostTunnel,
-            _ => MergeVerb::Patch,
+        let merge_verb = match kind.merge_verb() {
+            MergeVerb::Merge => MergeVerb::Patch,
+            verb => verb,
         };
         // Bodies are read whole inside the retry loop (a body that fails half-way is retried) and before the
         // user's per-try policies see them, as with azure_core's buffering: by the client's own transport, or
@@ -85,8 +85,10 @@ impl Core {
             Some(_) => client_options.per_try_policies.push(Arc::new(ReadBodyPolicy)),
         }
         let base_url = Url::parse(endpoint.url()).ok();
-        let mut requests =
-            TableService::new(endpoint, request_credential).with_metadata(options.metadata).with_merge_verb(merge_verb);
+        let mut requests = TableService::new(endpoint, request_credential)
+            .with_service_kind(kind)
+            .with_metadata(options.metadata)
+            .with_merge_verb(merge_verb);
         if let Some(limit) = options.try_timeout {
             requests = requests.with_server_timeout(limit);
         }
