@@ -43,6 +43,26 @@ pub const ACCESS_POLICIES_MAX: usize = 5;
 /// Maximum length of a stored access policy's identifier, in characters (`docs/rules.md` §9.3).
 pub const ACCESS_POLICY_ID_MAX_CHARS: usize = 64;
 
+/// Shortest retention of Storage Analytics logs and metrics, in days (`docs/rules.md` §9.5).
+pub const RETENTION_DAYS_MIN: u32 = 1;
+/// Longest retention of Storage Analytics logs and metrics, in days: one year (`docs/rules.md` §9.5).
+pub const RETENTION_DAYS_MAX: u32 = 365;
+/// Maximum number of CORS rules of one service (`docs/rules.md` §9.5).
+pub const CORS_RULES_MAX: usize = 5;
+/// Maximum number of allowed origins of one CORS rule (`docs/rules.md` §9.5).
+pub const CORS_ORIGINS_MAX: usize = 64;
+/// Maximum number of headers named in full in one CORS rule's allowed or exposed headers (`docs/rules.md` §9.5).
+pub const CORS_HEADERS_MAX: usize = 64;
+/// Maximum number of prefixed headers (`x-ms-meta-*`) in one CORS rule's allowed or exposed headers
+/// (`docs/rules.md` §9.5).
+pub const CORS_PREFIXED_HEADERS_MAX: usize = 2;
+/// Maximum length of one CORS origin or header, in characters (`docs/rules.md` §9.5).
+pub const CORS_VALUE_MAX_CHARS: usize = 256;
+/// Maximum size of all CORS rules of a request, without the XML tags, in bytes: 2 KiB (`docs/rules.md` §9.5).
+pub const CORS_RULES_MAX_BYTES: usize = 2 * 1024;
+/// The methods a CORS rule may allow, in the order the service's documentation lists them (`docs/rules.md` §9.5).
+pub const CORS_METHODS: [&str; 7] = ["DELETE", "GET", "HEAD", "MERGE", "POST", "OPTIONS", "PUT"];
+
 /// Maximum size of a RowKey on Cosmos DB for Table, in UTF-8 bytes (`docs/rules.md` §13.1, our reading of
 /// "255 bytes": Cosmos stores the RowKey as the item's `id`, measured in UTF-8).
 pub const COSMOS_ROW_KEY_MAX_UTF8_BYTES: usize = 255;

@@ -112,6 +112,49 @@ impl Endpoint {
         &self.url[self.path_start..]
     }
 
+    /// The endpoint of the account's secondary location (read-access geo-redundant replication), where
+    /// `Get Table Service Stats` is served: the account name in the URL with `-secondary` appended, in the host
+    /// (`https://acme-secondary.table.core.windows.net`) or, path-style, in the first path segment
+    /// (`http://127.0.0.1:10002/devstoreaccount1-secondary`, which Azurite serves). The account stays the
+    /// primary's: the service authorizes requests to the secondary with the primary's name (`docs/rules.md` §9.5).
+    ///
+    /// `None` when the URL does not name the account (a custom domain or a proxy: make the secondary's endpoint
+    /// with [`Endpoint::with_account`]), or already names a secondary.
+    ///
+    /// ```
+    /// use table_model::Endpoint;
+    /// let azure = Endpoint::parse("https://acme.table.core.windows.net")?.secondary().unwrap();
+    /// assert_eq!((azure.url(), azure.account()), ("https://acme-secondary.table.core.windows.net", "acme"));
+    /// let local = Endpoint::parse("http://127.0.0.1:10002/devstoreaccount1")?.secondary().unwrap();
+    /// assert_eq!(local.url(), "http://127.0.0.1:10002/devstoreaccount1-secondary");
+    /// assert_eq!(Endpoint::with_account("https://tables.contoso.com", "acme")?.secondary(), None);
+    /// # Ok::<(), table_model::ConnectionError>(())
+    /// ```
+    pub fn secondary(&self) -> Option<Endpoint> {
+        const SUFFIX: &str = "-secondary";
+        if self.account.ends_with(SUFFIX) {
+            return None;
+        }
+        let insert_at = if self.is_path_style() {
+            let first = self.path()[1..].split('/').next().unwrap_or("");
+            if first != self.account {
+                return None;
+            }
+            self.path_start + 1 + first.len()
+        } else {
+            let authority_start = self.url.find("://")? + 3;
+            let authority = &self.url[authority_start..self.path_start];
+            let label_end = authority.find(['.', ':']).unwrap_or(authority.len());
+            if !authority[..label_end].eq_ignore_ascii_case(&self.account) || !authority[label_end..].starts_with('.') {
+                return None;
+            }
+            authority_start + label_end
+        };
+        let url = format!("{}{SUFFIX}{}", &self.url[..insert_at], &self.url[insert_at..]);
+        let path_start = if self.is_path_style() { self.path_start } else { self.path_start + SUFFIX.len() };
+        Some(Endpoint { url, account: self.account.clone(), path_start })
+    }
+
     /// The host, without port.
     fn host(&self) -> &str {
         let authority = self.url[..self.path_start].split_once("://").map_or("", |(_, a)| a);

@@ -136,6 +136,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # }
 //! ```
 //!
+//! ## Service properties
+//!
+//! The account's Storage Analytics logging, metrics and CORS rules are read and set, in part or whole, with
+//! [`TableService::get_service_properties`] and [`TableService::set_service_properties`] (the types are in
+//! [`service_properties`]); [`TableService::get_service_stats`] asks the secondary location for its
+//! geo-replication status. The Cosmos DB Table API serves none of them: requests for it are refused with
+//! [`RequestErrorKind::NotSupported`].
+//!
 //! ## Features
 //! - `serde` (default): `Serialize`/`Deserialize` for the validated newtypes. Deserializing validates, so it
 //!   cannot build an invalid value.
@@ -177,6 +185,8 @@ mod request;
 pub mod response;
 #[cfg(feature = "http")]
 pub mod sas;
+#[cfg(feature = "http")]
+pub mod service_properties;
 mod table_entity;
 mod validated;
 
@@ -206,6 +216,8 @@ pub use error::{
     ValueErrorKind,
 };
 pub use error::{KeyDecodeError, KeyDecodeErrorKind};
+#[cfg(feature = "http")]
+pub use error::{ServicePropertiesError, ServicePropertiesErrorKind};
 #[cfg(feature = "http")]
 pub use error_code::ErrorCode;
 pub use json::{decode_entity, decode_query, encode_entity, MetadataLevel, TypeHints};

@@ -3,6 +3,7 @@
 
 mod acl;
 mod address;
+mod service_properties;
 mod write;
 
 use crate::auth;

@@ -14,6 +14,7 @@ use crate::json::{
 use crate::limits::BATCH_MAX_OPERATIONS;
 use crate::name::TableName;
 use crate::sas::SignedIdentifier;
+use crate::service_properties::{ServiceProperties, ServiceStats};
 use crate::table_entity::TableEntity;
 use http::{HeaderMap, Response};
 use std::cell::Cell;
@@ -348,6 +349,72 @@ impl<T: TableEntity> ReadEntity for T {
 pub fn access_policies<B: AsRef<[u8]>>(response: &Response<B>) -> Result<Vec<SignedIdentifier>, ResponseError> {
     expect(response, &[200], "200")?;
     crate::sas::decode_signed_identifiers(response.body().as_ref())
+        .map_err(|reason| ResponseError::new(ResponseErrorKind::Malformed { reason }))
+}
+
+/// Reads the answer to [`get_service_properties`](crate::TableService::get_service_properties): `200 OK` with
+/// the service's logging, metrics and CORS rules as a `StorageServiceProperties` XML document. A part the
+/// document does not carry is `None`; elements this crate does not know are skipped.
+///
+/// ```
+/// use table_model::response;
+/// use table_model::service_properties::RetentionPolicy;
+/// let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceProperties><HourMetrics>\
+///             <Version>1.0</Version><Enabled>true</Enabled><IncludeAPIs>false</IncludeAPIs><RetentionPolicy>\
+///             <Enabled>true</Enabled><Days>3</Days></RetentionPolicy></HourMetrics><Cors/></StorageServiceProperties>";
+/// let reply = http::Response::builder().status(200).body(body.as_bytes())?;
+/// let properties = response::service_properties(&reply)?;
+/// let hourly = properties.hour_metrics.unwrap();
+/// assert_eq!((hourly.include_apis, hourly.retention_policy), (Some(false), RetentionPolicy::Days(3)));
+/// assert_eq!((properties.logging, properties.cors), (None, Some(Vec::new())));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// A service error, another status, or a body that is not such a document (its error says what is wrong).
+pub fn service_properties<B: AsRef<[u8]>>(response: &Response<B>) -> Result<ServiceProperties, ResponseError> {
+    expect(response, &[200], "200")?;
+    crate::service_properties::decode_service_properties(response.body().as_ref())
+        .map_err(|reason| ResponseError::new(ResponseErrorKind::Malformed { reason }))
+}
+
+/// Reads the answer to [`set_service_properties`](crate::TableService::set_service_properties): `202 Accepted`.
+///
+/// ```
+/// let reply = http::Response::builder().status(202).body(Vec::new())?;
+/// assert!(table_model::response::accepted(&reply).is_ok());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// A service error or another status.
+pub fn accepted<B: AsRef<[u8]>>(response: &Response<B>) -> Result<(), ResponseError> {
+    expect(response, &[202], "202")
+}
+
+/// Reads the answer to [`get_service_stats`](crate::TableService::get_service_stats): `200 OK` with the
+/// secondary's geo-replication as a `StorageServiceStats` XML document. A status this crate does not know is
+/// kept ([`GeoReplicationStatus::Other`](crate::service_properties::GeoReplicationStatus::Other)); an empty
+/// `LastSyncTime` is `None`.
+///
+/// ```
+/// use table_model::response;
+/// use table_model::service_properties::GeoReplicationStatus;
+/// let body = "<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceStats><GeoReplication>\
+///             <Status>live</Status><LastSyncTime>Mon, 23 Nov 2026 03:04:05 GMT</LastSyncTime>\
+///             </GeoReplication></StorageServiceStats>";
+/// let reply = http::Response::builder().status(200).body(body.as_bytes())?;
+/// let geo = response::service_stats(&reply)?.geo_replication.unwrap();
+/// assert_eq!(geo.status, GeoReplicationStatus::Live);
+/// assert_eq!(geo.last_sync_time.unwrap().to_rfc3339(), "2026-11-23T03:04:05+00:00");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// A service error (`400` on a primary location), another status, or a body that is not such a document.
+pub fn service_stats<B: AsRef<[u8]>>(response: &Response<B>) -> Result<ServiceStats, ResponseError> {
+    expect(response, &[200], "200")?;
+    crate::service_properties::decode_service_stats(response.body().as_ref())
         .map_err(|reason| ResponseError::new(ResponseErrorKind::Malformed { reason }))
 }
 

@@ -14,5 +14,6 @@ mod operations;
 mod paging;
 mod queries;
 mod sas;
+mod service_properties;
 mod spec_gaps;
 mod tables;

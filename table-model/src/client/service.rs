@@ -11,6 +11,7 @@ use crate::error::{ConnectionError, ConnectionErrorKind};
 use crate::name::TableName;
 use crate::query::Query;
 use crate::response::{self, TableContinuation, TablesPage};
+use crate::service_properties::{ServiceProperties, ServiceStats};
 use std::sync::Arc;
 
 /// The client of a Table service account (Azure Table Storage, the Cosmos DB Table API or Azurite): lists,
@@ -186,6 +187,86 @@ impl TableServiceClient {
         self.table_client(table.clone()).delete_table_if_exists(options).await
     }
 
+    /// The service's Storage Analytics logging, hour and minute metrics and CORS rules. A part the service's
+    /// answer does not carry is `None`.
+    ///
+    /// ```no_run
+    /// use table_model::client::TableServiceClient;
+    /// # async fn run() -> Result<(), table_model::client::Error> {
+    /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+    /// let properties = service.get_service_properties(None).await?;
+    /// for rule in properties.cors.unwrap_or_default() {
+    ///     println!("{:?} may {:?}", rule.allowed_origins, rule.allowed_methods);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`RequestErrorKind::NotSupported`](crate::RequestErrorKind::NotSupported) for the Cosmos DB Table API,
+    /// which does not serve service properties (nothing is sent); an answer that is not a properties document,
+    /// and any failure to send.
+    pub async fn get_service_properties(
+        &self,
+        options: Option<RequestOptions<'_>>,
+    ) -> Result<ServiceProperties, Error> {
+        let options = options.unwrap_or_default();
+        let request = self.core.requests.get_service_properties();
+        self.core.call(request, &options.method_options.context, response::service_properties).await
+    }
+
+    /// Sets the parts of the service's properties that are given (logging, hour metrics, minute metrics, CORS
+    /// rules) and leaves the others as they are.
+    ///
+    /// ```no_run
+    /// use table_model::client::TableServiceClient;
+    /// use table_model::service_properties::{CorsRule, ServiceProperties};
+    /// # async fn run() -> Result<(), table_model::client::Error> {
+    /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+    /// let cors = CorsRule::new(["https://contoso.com"], ["GET", "MERGE"]).with_max_age(600);
+    /// service.set_service_properties(&ServiceProperties::new().with_cors(vec![cors]), None).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// Properties that break a rule ([`ServiceProperties::check`]) and the Cosmos DB Table API, which does not
+    /// serve them (nothing is sent either way); any failure to send.
+    pub async fn set_service_properties(
+        &self,
+        properties: &ServiceProperties,
+        options: Option<RequestOptions<'_>>,
+    ) -> Result<(), Error> {
+        let options = options.unwrap_or_default();
+        let request = self.core.requests.set_service_properties(properties);
+        self.core.call(request, &options.method_options.context, response::accepted).await
+    }
+
+    /// The geo-replication statistics of the account's secondary location, asked of the secondary
+    /// ([`TableService::get_service_stats`](crate::TableService::get_service_stats) says where that is). Only
+    /// an account with read-access geo-redundant replication answers; Azurite answers on its
+    /// `<account>-secondary` path, always `live`.
+    ///
+    /// ```no_run
+    /// use table_model::client::TableServiceClient;
+    /// # async fn run() -> Result<(), table_model::client::Error> {
+    /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+    /// if let Some(geo) = service.get_service_stats(None).await?.geo_replication {
+    ///     println!("{} as of {:?}", geo.status.as_str(), geo.last_sync_time);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`RequestErrorKind::NotSupported`](crate::RequestErrorKind::NotSupported) for the Cosmos DB Table API
+    /// (nothing is sent); a service error for an account without a readable secondary; any failure to send.
+    pub async fn get_service_stats(&self, options: Option<RequestOptions<'_>>) -> Result<ServiceStats, Error> {
+        let options = options.unwrap_or_default();
+        let request = self.core.requests.get_service_stats();
+        self.core.call(request, &options.method_options.context, response::service_stats).await
+    }
+
     /// The tables of the account, as a stream that follows continuations; `query` may filter on `TableName`
     /// (for example a prefix with [`filter`](crate::filter)) and set the page size.
     ///
@@ -206,5 +287,75 @@ impl TableServiceClient {
             })
         });
         Ok(TablePager::new(fetch, options.continuation))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::ErrorKind;
+    use crate::error::RequestErrorKind;
+    use crate::AccountKey;
+    use async_trait::async_trait;
+    use azure_core::http::policies::{Policy, PolicyResult};
+    use azure_core::http::{ClientOptions, Context, Request, RetryOptions, Transport};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A transport that counts what reaches it and answers nothing.
+    #[derive(Debug, Default)]
+    struct Counting {
+        tries: AtomicUsize,
+    }
+
+    #[async_trait]
+    impl Policy for Counting {
+        async fn send(&self, _: &Context, _: &mut Request, _: &[Arc<dyn Policy>]) -> PolicyResult {
+            self.tries.fetch_add(1, Ordering::SeqCst);
+            Err(azure_core::Error::with_message(azure_core::error::ErrorKind::Io, "no server in this test"))
+        }
+    }
+
+    /// A client of the Cosmos DB Table API refuses service properties, statistics and stored access policies
+    /// before anything is sent, with the request layer's typed error.
+    #[tokio::test]
+    async fn a_cosmos_client_refuses_what_cosmos_does_not_serve_and_sends_nothing() {
+        let transport = Arc::new(Counting::default());
+        let options = TableServiceClientOptions {
+            client_options: ClientOptions {
+                transport: Some(Transport::with_policy(transport.clone())),
+                retry: RetryOptions::none(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let client = TableServiceClient::new(
+            "https://acme.table.cosmos.azure.com:443/",
+            AccountKey::development(),
+            Some(options),
+        )
+        .unwrap();
+        assert_eq!(client.kind(), ServiceKind::CosmosDb);
+        let table = client.table_client(TableName::from_static("Audit"));
+        let refusals = [
+            ("get service properties", client.get_service_properties(None).await.map(drop)),
+            ("set service properties", client.set_service_properties(&ServiceProperties::new(), None).await),
+            ("get service stats", client.get_service_stats(None).await.map(drop)),
+            ("get access policy", table.get_access_policy(None).await.map(drop)),
+            ("set access policy", table.set_access_policy(&[], None).await),
+        ];
+        for (name, result) in refusals {
+            let err = result.unwrap_err();
+            let ErrorKind::Request(e) = err.kind() else { panic!("{name}: not a request error: {err}") };
+            assert_eq!(
+                e.kind(),
+                &RequestErrorKind::NotSupported { operation: name, service: ServiceKind::CosmosDb },
+                "{name}"
+            );
+            assert_eq!(err.to_string(), format!("{name} is not served by Cosmos DB for Table"));
+        }
+        assert_eq!(transport.tries.load(Ordering::SeqCst), 0);
+        // The same client still sends what Cosmos DB serves.
+        assert!(client.delete_table(&TableName::from_static("Audit"), None).await.is_err());
+        assert_eq!(transport.tries.load(Ordering::SeqCst), 1);
     }
 }

@@ -370,7 +370,8 @@ impl TableClient {
     ///
     /// # Errors
     /// `404` when there is no such table, and any failure to send; the Cosmos DB Table API does not serve
-    /// stored access policies.
+    /// stored access policies, and a client of it refuses with
+    /// [`RequestErrorKind::NotSupported`](crate::RequestErrorKind::NotSupported) (nothing is sent).
     pub async fn get_access_policy(&self, options: Option<RequestOptions<'_>>) -> Result<Vec<SignedIdentifier>, Error> {
         let options = options.unwrap_or_default();
         let request = self.core.requests.get_access_policy(&self.table);
@@ -393,8 +394,9 @@ impl TableClient {
     /// ```
     ///
     /// # Errors
-    /// More than 5 policies, an identifier given twice or a time outside the years 1 to 9999 (nothing is sent);
-    /// `404` when there is no such table, and any failure to send.
+    /// More than 5 policies, an identifier given twice, a time outside the years 1 to 9999, or a client of the
+    /// Cosmos DB Table API, which does not serve stored access policies (nothing is sent); `404` when there is
+    /// no such table, and any failure to send.
     pub async fn set_access_policy(
         &self,
         policies: &[SignedIdentifier],

@@ -26,8 +26,10 @@ impl TableService {
     /// ```
     ///
     /// # Errors
-    /// None today; the `Result` keeps the signature of every other builder.
+    /// [`RequestErrorKind::NotSupported`](crate::RequestErrorKind::NotSupported) for the Cosmos DB Table API,
+    /// which does not serve stored access policies.
     pub fn get_access_policy(&self, table: &TableName) -> Result<Request<Vec<u8>>, RequestError> {
+        self.served("get access policy")?;
         let mut request = self.request(Method::GET, &format!("/{}", table.as_str()), &acl(), None)?;
         request.headers_mut().insert(ACCEPT, HeaderValue::from_static(XML_CONTENT_TYPE));
         Ok(self.signed(request))
@@ -51,12 +53,14 @@ impl TableService {
     ///
     /// # Errors
     /// [`RequestErrorKind::AccessPolicy`](crate::RequestErrorKind::AccessPolicy) for more than 5 policies, an
-    /// identifier given twice, or a time outside the years 1 to 9999.
+    /// identifier given twice, or a time outside the years 1 to 9999;
+    /// [`RequestErrorKind::NotSupported`](crate::RequestErrorKind::NotSupported) for the Cosmos DB Table API.
     pub fn set_access_policy(
         &self,
         table: &TableName,
         policies: &[SignedIdentifier],
     ) -> Result<Request<Vec<u8>>, RequestError> {
+        self.served("set access policy")?;
         let body = encode_signed_identifiers(policies)?;
         let mut request = self.request(Method::PUT, &format!("/{}", table.as_str()), &acl(), Some(body))?;
         request.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(XML_CONTENT_TYPE));
