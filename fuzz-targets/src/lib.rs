@@ -16,7 +16,7 @@
 //!   every property and the full-metadata members;
 //! - a batch response reads into as many ETags as operations, or an error whose operation index is inside
 //!   the batch; an error response names the code of its header; stored access policies that are read write
-//!   back and read again to the same list;
+//!   back and read again to the same list, and so do service properties (or are refused by their checks);
 //! - a connection string that parses gives an endpoint that re-parses to itself, and requests built on it;
 //! - a SAS token, a `DateTime`, a continuation token and every key helper's key display and re-parse to the
 //!   same value;
@@ -33,7 +33,9 @@ mod values;
 pub use connection::{connection_string, endpoint, sas_token};
 pub use filter::{filter_literal, read_string_literal};
 pub use json::{entity_json, query_json, typed_entity_json, typed_query_json};
-pub use responses::{access_policies, batch_response, error_response, table_listing};
+pub use responses::{
+    access_policies, batch_response, error_response, service_properties, service_stats, table_listing,
+};
 pub use values::{composite_key, continuation, datetime, integer_key, time_key};
 
 /// A fuzz target's body.
@@ -50,6 +52,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("error_response", error_response),
     ("table_listing", table_listing),
     ("access_policies", access_policies),
+    ("service_properties", service_properties),
+    ("service_stats", service_stats),
     ("connection_string", connection_string),
     ("endpoint", endpoint),
     ("sas_token", sas_token),

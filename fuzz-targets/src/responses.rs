@@ -145,3 +145,57 @@ pub fn access_policies(data: &[u8]) {
         }
     }
 }
+
+/// The bytes are the body of a `200` answer to `Get Table Service Properties`
+/// ([`response::service_properties`]).
+///
+/// Whatever the body, reading it does not panic. Properties read are written back by
+/// [`TableService::set_service_properties`](table_model::TableService::set_service_properties) and read again
+/// to the same value, or refused there with exactly the error
+/// [`ServiceProperties::check`](table_model::service_properties::ServiceProperties::check) gives (an answer
+/// may break a documented limit: 400 days of retention, 6 CORS rules).
+pub fn service_properties(data: &[u8]) {
+    use table_model::{RequestErrorKind, TableService};
+    let reply = Response::builder().status(200).body(data.to_vec()).expect("a valid response");
+    let Ok(properties) = response::service_properties(&reply) else { return };
+    let service = TableService::from_connection_string("UseDevelopmentStorage=true").expect("the development storage");
+    match service.set_service_properties(&properties) {
+        Ok(request) => {
+            let again = Response::builder().status(200).body(request.into_body()).expect("a valid response");
+            assert_eq!(
+                response::service_properties(&again).as_ref(),
+                Ok(&properties),
+                "{:?}",
+                String::from_utf8_lossy(data)
+            );
+        }
+        Err(e) => {
+            let RequestErrorKind::ServiceProperties(e) = e.kind() else { panic!("not a properties rule: {e}") };
+            assert_eq!(properties.check().as_ref(), Err(e));
+        }
+    }
+}
+
+/// The bytes are the body of a `200` answer to `Get Table Service Stats` ([`response::service_stats`]).
+///
+/// Whatever the body, reading it does not panic. A status kept as another status is none of the three the
+/// service documents, and a last sync time read is written as RFC 1123 and read again to the same instant.
+pub fn service_stats(data: &[u8]) {
+    use table_model::service_properties::GeoReplicationStatus;
+    let reply = Response::builder().status(200).body(data.to_vec()).expect("a valid response");
+    let Ok(stats) = response::service_stats(&reply) else { return };
+    let Some(geo) = stats.geo_replication else { return };
+    if let GeoReplicationStatus::Other(other) = &geo.status {
+        assert!(!["live", "bootstrap", "unavailable"].contains(&other.as_str()), "{other}");
+    }
+    assert_eq!(GeoReplicationStatus::from(geo.status.as_str()), geo.status);
+    if let Some(time) = geo.last_sync_time {
+        let body = format!(
+            "<StorageServiceStats><GeoReplication><Status>live</Status><LastSyncTime>{}</LastSyncTime>\
+             </GeoReplication></StorageServiceStats>",
+            time.to_rfc2822()
+        );
+        let again = response::service_stats(&Response::builder().status(200).body(body).expect("a valid response"));
+        assert_eq!(again.expect("a time written is read").geo_replication.and_then(|g| g.last_sync_time), Some(time));
+    }
+}

@@ -252,6 +252,8 @@ fuzz_proptests!(
     error_response,
     table_listing,
     access_policies,
+    service_properties,
+    service_stats,
     connection_string,
     endpoint,
     sas_token,

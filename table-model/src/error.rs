@@ -1552,7 +1552,7 @@ pub enum ServicePropertiesErrorKind {
     },
     /// A Storage Analytics version that is empty or holds whitespace or a control character.
     Version {
-        /// `Logging.Version`, `HourMetrics.Version` or `MinuteMetrics.Version`.
+        /// Whose version: `Logging`, `HourMetrics` or `MinuteMetrics`.
         field: &'static str,
         /// The version found.
         version: String,
@@ -1682,7 +1682,7 @@ impl fmt::Display for ServicePropertiesError {
             }
             ServicePropertiesErrorKind::Version { field, version } => write!(
                 f,
-                "`{field}` must be a Storage Analytics version such as `1.0` (not empty, no whitespace or control \
+                "`{field}.Version` must be a Storage Analytics version such as `1.0` (not empty, no whitespace or control \
                  character), found {version:?}"
             ),
             ServicePropertiesErrorKind::TooManyCorsRules { found } => {

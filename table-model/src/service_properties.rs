@@ -118,7 +118,7 @@ impl ServiceProperties {
     /// service does not take, or rules over 2 KiB in all.
     pub fn check(&self) -> Result<(), ServicePropertiesError> {
         if let Some(logging) = &self.logging {
-            check_version("Logging.Version", &logging.version)?;
+            check_version("Logging", &logging.version)?;
             logging.retention_policy.check("Logging")?;
         }
         for (field, metrics) in [("HourMetrics", &self.hour_metrics), ("MinuteMetrics", &self.minute_metrics)] {
@@ -235,10 +235,7 @@ impl Metrics {
     }
 
     fn check(&self, field: &'static str) -> Result<(), ServicePropertiesError> {
-        check_version(
-            if field == "HourMetrics" { "HourMetrics.Version" } else { "MinuteMetrics.Version" },
-            &self.version,
-        )?;
+        check_version(field, &self.version)?;
         match (self.enabled, self.include_apis) {
             (true, None) | (false, Some(_)) => {
                 return Err(ServicePropertiesError::new(ServicePropertiesErrorKind::IncludeApis {

@@ -230,7 +230,7 @@ fn include_apis_goes_with_enabled_metrics_only() {
     empty.version.clear();
     assert!(matches!(
         ServiceProperties::new().with_logging(empty).check().unwrap_err().kind(),
-        ServicePropertiesErrorKind::Version { field: "Logging.Version", .. }
+        ServicePropertiesErrorKind::Version { field: "Logging", .. }
     ));
 }
 
