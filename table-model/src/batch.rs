@@ -132,7 +132,18 @@ impl Batch {
         self
     }
 
-    /// The rules operations are checked against as they are added.
+    /// The rules operations are checked against as they are added: Azure Table Storage's unless
+    /// [`with_rules`](Batch::with_rules) chose others.
+    ///
+    /// ```
+    /// use table_model::{Batch, PartitionKey, RuleSet};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let batch = Batch::new("Items".parse()?, PartitionKey::new("p")?);
+    /// assert_eq!(batch.rules(), RuleSet::Storage);
+    /// assert_eq!(batch.with_rules(RuleSet::Portable).rules(), RuleSet::Portable);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn rules(&self) -> RuleSet {
         self.rules
     }
