@@ -109,7 +109,7 @@ impl Batch {
     /// Checks each operation, as it is added, against these rules as well as Azure Table Storage's: the keys,
     /// the property names and the body limit of Cosmos DB for Table (`docs/rules.md` §13.1). Without it, the
     /// batch is checked against Storage's rules when it is added to, and against the service's when
-    /// [`TableService::batch`] builds the request; the client's [`TableClient::batch`] sets its service's.
+    /// [`TableService::batch`] builds the request; the client's `TableClient::batch` sets its service's.
     ///
     /// ```
     /// use table_model::{Batch, Entity, PartitionKey, RowKey, RuleSet};
@@ -124,8 +124,6 @@ impl Batch {
     /// # Ok(())
     /// # }
     /// ```
-    ///
-    /// [`TableClient::batch`]: crate::client::TableClient::batch
     #[must_use]
     pub fn with_rules(mut self, rules: RuleSet) -> Self {
         self.rules = rules;
