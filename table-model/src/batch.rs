@@ -10,10 +10,12 @@
 use crate::entity::ETag;
 use crate::error::{BatchError, BatchErrorKind, RequestError, ResponseError, ResponseErrorKind, ServiceError};
 use crate::key::{PartitionKey, RowKey};
-use crate::limits::{BATCH_MAX_BODY_BYTES, BATCH_MAX_OPERATIONS};
+use crate::limits::BATCH_MAX_OPERATIONS;
 use crate::name::TableName;
-use crate::request::{entity_path_pieces, if_match_header, IfMatch, TableService, UpdateMode, WriteEntity};
+use crate::request::{check_entity, check_key, check_keys, entity_path_pieces, if_match_header};
+use crate::request::{IfMatch, TableService, UpdateMode, WriteEntity};
 use crate::request::{DATA_SERVICE_VERSION, JSON_CONTENT_TYPE};
+use crate::{KeyKind, RuleSet};
 use http::header::{HeaderValue, CONTENT_TYPE};
 use http::{Method, Request, Response};
 use multipart::{find, skip_line_end};
@@ -56,6 +58,8 @@ pub struct Batch {
     /// The body's size without the endpoint URL and the `Accept` value of each sub-request, which the service
     /// adds at build time: a lower bound, checked exactly by [`TableService::batch`].
     size: usize,
+    /// The rules each operation is checked against as it is added (`docs/rules.md` §13.1).
+    rules: RuleSet,
 }
 
 #[derive(Clone, Debug)]
@@ -92,7 +96,54 @@ const CHANGESET_PREFIX: &str = "changeset_";
 impl Batch {
     /// An empty batch on this table and PartitionKey.
     pub fn new(table: TableName, partition_key: PartitionKey) -> Self {
-        Batch { table, partition_key, operations: Vec::new(), row_keys: RowKeyIndex::new(), size: envelope_size() }
+        Batch {
+            table,
+            partition_key,
+            operations: Vec::new(),
+            row_keys: RowKeyIndex::new(),
+            size: envelope_size(),
+            rules: RuleSet::Storage,
+        }
+    }
+
+    /// Checks each operation, as it is added, against these rules as well as Azure Table Storage's: the keys,
+    /// the property names and the body limit of Cosmos DB for Table (`docs/rules.md` §13.1). Without it, the
+    /// batch is checked against Storage's rules when it is added to, and against the service's when
+    /// [`TableService::batch`] builds the request; the client's `TableClient::batch` sets its service's.
+    ///
+    /// ```
+    /// use table_model::{Batch, Entity, PartitionKey, RowKey, RuleSet};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let pk = PartitionKey::new("p")?;
+    /// let mut batch = Batch::new("Items".parse()?, pk.clone()).with_rules(RuleSet::CosmosDb);
+    /// batch.insert(&Entity::new(pk.clone(), RowKey::new("a")?))?;
+    /// let err = batch.insert(&Entity::new(pk, RowKey::new("b")?).with("Id".parse()?, 1)?).unwrap_err();
+    /// assert_eq!(err.index(), 1);
+    /// assert!(err.to_string().starts_with("invalid batch operation 1: invalid property name \"Id\" for Cosmos DB"));
+    /// assert_eq!(batch.len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_rules(mut self, rules: RuleSet) -> Self {
+        self.rules = rules;
+        self
+    }
+
+    /// The rules operations are checked against as they are added: Azure Table Storage's unless
+    /// [`with_rules`](Batch::with_rules) chose others.
+    ///
+    /// ```
+    /// use table_model::{Batch, PartitionKey, RuleSet};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let batch = Batch::new("Items".parse()?, PartitionKey::new("p")?);
+    /// assert_eq!(batch.rules(), RuleSet::Storage);
+    /// assert_eq!(batch.with_rules(RuleSet::Portable).rules(), RuleSet::Portable);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn rules(&self) -> RuleSet {
+        self.rules
     }
 
     /// The table.
@@ -153,6 +204,7 @@ impl Batch {
     /// sent as a header.
     pub fn delete(&mut self, row_key: &RowKey, if_match: IfMatch) -> Result<&mut Self, BatchError> {
         let slot = self.check_row_key(row_key)?;
+        check_keys(self.rules, self.partition_key.as_str(), row_key.as_str()).map_err(|e| self.request_error(e))?;
         let header = if_match_header(&if_match).map_err(|e| self.request_error(e))?;
         let op = Operation {
             method: Method::DELETE,
@@ -186,6 +238,7 @@ impl Batch {
             ));
         }
         let slot = self.check_row_key(&row_key)?;
+        check_entity(self.rules, &partition_key, &row_key, body.as_bytes()).map_err(|e| self.request_error(e))?;
         let op = Operation { method, row_key, insert, body: Some(body.into_bytes()), if_match, size: 0 };
         self.push(op, slot)
     }
@@ -209,8 +262,9 @@ impl Batch {
         let index = self.operations.len();
         op.size = self.part_size(&op, "", "");
         let size = self.size + op.size;
-        if size >= BATCH_MAX_BODY_BYTES {
-            return Err(BatchError::new(index, BatchErrorKind::BodyTooLarge { size }));
+        let max = self.rules.batch_max_body_bytes();
+        if size > max {
+            return Err(BatchError::new(index, BatchErrorKind::BodyTooLarge { size, max, rules: self.rules }));
         }
         self.size = size;
         self.row_keys.insert(slot, index);
@@ -414,20 +468,60 @@ impl TableService {
     /// [`response::batch`](crate::response::batch).
     ///
     /// # Errors
-    /// [`RequestErrorKind::Batch`](crate::RequestErrorKind::Batch) for an empty batch, or a body that reaches 4 MiB once the endpoint URL is in
-    /// every sub-request (naming the first operation that does not fit).
+    /// [`RequestErrorKind::Batch`](crate::RequestErrorKind::Batch) for an empty batch, for an operation whose key
+    /// or property name the service's kind refuses (`docs/rules.md` §13.1), or for a body over the kind's limit
+    /// ([`RuleSet::batch_max_body_bytes`]: under 4 MiB on Storage, 2,000,000 bytes on Cosmos DB for Table) once
+    /// the endpoint URL is in every sub-request (naming the first operation that does not fit).
+    ///
+    /// ```
+    /// use table_model::{Batch, BatchErrorKind, Entity, PartitionKey, RequestErrorKind, RowKey};
+    /// use table_model::{ServiceKind, TableService};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let pk = PartitionKey::new("p")?;
+    /// let mut batch = Batch::new("Items".parse()?, pk.clone());
+    /// for i in 0..5 {
+    ///     // 480 KB of JSON each, in properties of 32,000 characters (a string holds at most 32,768).
+    ///     let mut entity = Entity::new(pk.clone(), RowKey::new(format!("{i}"))?);
+    ///     for p in 0..15 {
+    ///         entity.insert(format!("S{p}").parse()?, "x".repeat(32_000))?;
+    ///     }
+    ///     batch.insert(&entity)?;
+    /// }
+    /// let storage = TableService::from_connection_string("UseDevelopmentStorage=true")?;
+    /// assert!(storage.batch(&batch).is_ok());
+    /// let err = storage.with_service_kind(ServiceKind::CosmosDb).batch(&batch).unwrap_err();
+    /// let RequestErrorKind::Batch(e) = err.kind() else { unreachable!() };
+    /// assert!(matches!(e.kind(), BatchErrorKind::BodyTooLarge { max: 2_000_000, .. }));
+    /// assert!(err.to_string().ends_with("; Cosmos DB for Table takes at most 2000000 bytes in a batch"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn batch(&self, batch: &Batch) -> Result<Request<Vec<u8>>, RequestError> {
         if batch.is_empty() {
             return Err(BatchError::new(0, BatchErrorKind::Empty).into());
         }
+        let rules = self.service_kind().rules();
+        let refused = |index: usize, e: RequestError| BatchError::new(index, BatchErrorKind::Request(Box::new(e)));
+        check_key(rules, KeyKind::Partition, batch.partition_key.as_str()).map_err(|e| refused(0, e))?;
+        // Operations added under the same rules were checked then.
+        if rules != batch.rules {
+            for (index, op) in batch.operations.iter().enumerate() {
+                match &op.body {
+                    Some(body) => check_entity(rules, batch.partition_key.as_str(), &op.row_key, body),
+                    None => check_key(rules, KeyKind::Row, &op.row_key),
+                }
+                .map_err(|e| refused(index, e))?;
+            }
+        }
+        let max = rules.batch_max_body_bytes();
         let base = self.endpoint().url();
         let accept = self.metadata().accept_header();
         let extra = sub_request_extra(self);
         let mut size = envelope_size();
         for (index, op) in batch.operations.iter().enumerate() {
             size += op.size + extra;
-            if size >= BATCH_MAX_BODY_BYTES {
-                return Err(BatchError::new(index, BatchErrorKind::BodyTooLarge { size }).into());
+            if size > max {
+                return Err(BatchError::new(index, BatchErrorKind::BodyTooLarge { size, max, rules }).into());
             }
         }
         let boundaries = Boundaries::absent_from(batch.operations.iter().filter_map(|op| op.body.as_deref()));

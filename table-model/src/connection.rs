@@ -15,6 +15,11 @@ pub const DEVELOPMENT_ACCOUNT_KEY: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 /// The emulator's default Table endpoint, path-style: the account is the first path segment.
 pub const DEVELOPMENT_TABLE_ENDPOINT: &str = "http://127.0.0.1:10002/devstoreaccount1";
+/// The Azure Cosmos DB emulator's well-known account key, published in Microsoft's documentation for local
+/// development (not a secret): a connection string with this key is for the Cosmos DB emulator's Table API
+/// (`docs/rules.md` §13.2), whatever its endpoint.
+pub const COSMOS_EMULATOR_ACCOUNT_KEY: &str =
+    "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
 
 /// The address of a Table service: a base URL and the storage account it serves.
 ///
@@ -164,16 +169,30 @@ impl Endpoint {
         }
     }
 
+    /// The port the URL names, if it names one.
+    fn port(&self) -> Option<u16> {
+        let authority = self.url[..self.path_start].split_once("://").map_or("", |(_, a)| a);
+        let after_host = match authority.strip_prefix('[') {
+            Some(v6) => v6.split_once(']').map_or("", |(_, rest)| rest),
+            None => authority,
+        };
+        after_host.rsplit_once(':').and_then(|(_, port)| port.parse().ok())
+    }
+
     /// Which implementation of the Table service this endpoint reaches, told from the URL
-    /// (`docs/rules.md` §13): a host with a `.table.cosmos.` or `.table.cosmosdb.` label pair is the Cosmos DB
-    /// Table API; a path-style URL (the account in the path) is the Azurite emulator; anything else is Azure
-    /// Table Storage. The client's options can override it (for a proxy or a custom domain).
+    /// (`docs/rules.md` §13.2), in this order: a host with a `.table.cosmos.` or `.table.cosmosdb.` label pair
+    /// is the Cosmos DB Table API; a path-style URL (the account in the path) is the Azurite emulator; the
+    /// host `localhost` on any port but Azurite's 10002 is the Cosmos DB emulator (as the Python SDK decides;
+    /// its Table endpoint is `http://localhost:8902/`); anything else is Azure Table Storage. The client's
+    /// options can override it (for a proxy or a custom domain).
     ///
     /// ```
     /// use table_model::{Endpoint, ServiceKind};
     /// assert_eq!(Endpoint::parse("https://acme.table.core.windows.net")?.kind(), ServiceKind::Storage);
     /// assert_eq!(Endpoint::parse("https://acme.table.cosmos.azure.com:443/")?.kind(), ServiceKind::CosmosDb);
     /// assert_eq!(Endpoint::parse("http://127.0.0.1:10002/devstoreaccount1")?.kind(), ServiceKind::Azurite);
+    /// assert_eq!(Endpoint::parse("http://localhost:11002/devstoreaccount1")?.kind(), ServiceKind::Azurite);
+    /// assert_eq!(Endpoint::with_account("http://localhost:8902/", "localhost")?.kind(), ServiceKind::CosmosDb);
     /// # Ok::<(), table_model::ConnectionError>(())
     /// ```
     pub fn kind(&self) -> ServiceKind {
@@ -182,6 +201,8 @@ impl Endpoint {
             ServiceKind::CosmosDb
         } else if self.is_path_style() {
             ServiceKind::Azurite
+        } else if host == "localhost" && self.port() != Some(10002) {
+            ServiceKind::CosmosDb
         } else {
             ServiceKind::Storage
         }
@@ -189,7 +210,7 @@ impl Endpoint {
 }
 
 /// The implementations of the Table service: one data model, with differences in limits, authentication and
-/// wire details (`docs/rules.md` §13).
+/// wire details (`docs/rules.md` §13.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ServiceKind {
@@ -203,7 +224,7 @@ pub enum ServiceKind {
 
 impl ServiceKind {
     /// The Microsoft Entra ID scope a token for this service must be issued for: the Cosmos DB Table API
-    /// refuses a Storage token (`docs/rules.md` §13).
+    /// refuses a Storage token (`docs/rules.md` §13.2).
     ///
     /// ```
     /// use table_model::ServiceKind;
@@ -232,7 +253,7 @@ impl ServiceKind {
         }
     }
 
-    /// How this service takes a merge (`docs/rules.md` §13): `MERGE` on Storage and Azurite, `POST` with
+    /// How this service takes a merge (`docs/rules.md` §13.2): `MERGE` on Storage and Azurite, `POST` with
     /// `X-HTTP-Method: MERGE` on the Cosmos DB Table API.
     ///
     /// ```
@@ -424,6 +445,7 @@ pub enum Credential {
 pub struct ConnectionString {
     endpoint: Endpoint,
     credential: Credential,
+    kind: ServiceKind,
 }
 
 impl ConnectionString {
@@ -460,6 +482,7 @@ impl ConnectionString {
             return Ok(ConnectionString {
                 endpoint: Endpoint::development(),
                 credential: Credential::SharedKey(AccountKey::development()),
+                kind: ServiceKind::Azurite,
             });
         }
 
@@ -489,7 +512,33 @@ impl ConnectionString {
             (None, Some(sas)) => Credential::Sas(SasToken::new(sas)?),
             (None, None) => Credential::Anonymous,
         };
-        Ok(ConnectionString { endpoint, credential })
+        let kind = match get("AccountKey") {
+            Some(key) if key == COSMOS_EMULATOR_ACCOUNT_KEY => ServiceKind::CosmosDb,
+            _ => endpoint.kind(),
+        };
+        Ok(ConnectionString { endpoint, credential, kind })
+    }
+
+    /// Which implementation of the Table service the connection string is for (`docs/rules.md` §13.2): the
+    /// Cosmos DB emulator when its account key is the emulator's well-known [`COSMOS_EMULATOR_ACCOUNT_KEY`],
+    /// Azurite for `UseDevelopmentStorage=true`, else what the endpoint says ([`Endpoint::kind`]).
+    /// [`TableService::from_connection_string`](crate::TableService::from_connection_string) and the client's
+    /// take it.
+    ///
+    /// ```
+    /// use table_model::{ConnectionString, ServiceKind, COSMOS_EMULATOR_ACCOUNT_KEY};
+    /// let kind = |cs: &str| cs.parse::<ConnectionString>().map(|cs| cs.kind());
+    /// assert_eq!(kind("UseDevelopmentStorage=true")?, ServiceKind::Azurite);
+    /// let emulator = format!(
+    ///     "DefaultEndpointsProtocol=http;AccountName=localhost;AccountKey={COSMOS_EMULATOR_ACCOUNT_KEY};\
+    ///      TableEndpoint=http://localhost:8902/;"
+    /// );
+    /// assert_eq!(kind(&emulator)?, ServiceKind::CosmosDb);
+    /// assert_eq!(kind("AccountName=acme;AccountKey=a2V5")?, ServiceKind::Storage);
+    /// # Ok::<(), table_model::ConnectionError>(())
+    /// ```
+    pub fn kind(&self) -> ServiceKind {
+        self.kind
     }
 
     /// The endpoint.
@@ -687,6 +736,53 @@ mod tests {
         assert_eq!(
             ConnectionString::parse("UseDevelopmentStorage=true").unwrap().endpoint().kind(),
             ServiceKind::Azurite
+        );
+    }
+
+    /// The Cosmos DB emulator: `localhost` on a port other than Azurite's, or its well-known key; Azurite's
+    /// endpoints and connection strings stay Azurite (`docs/rules.md` §13.2).
+    #[test]
+    fn emulator_kinds() {
+        let kind = |url: &str| Endpoint::with_account(url, "localhost").unwrap().kind();
+        assert_eq!(kind("http://localhost:8902/"), ServiceKind::CosmosDb);
+        assert_eq!(kind("https://LOCALHOST:8081"), ServiceKind::CosmosDb);
+        assert_eq!(kind("http://localhost"), ServiceKind::CosmosDb);
+        assert_eq!(kind("http://localhost:10002"), ServiceKind::Storage);
+        assert_eq!(kind("http://127.0.0.1:8902"), ServiceKind::Storage);
+        assert_eq!(kind("http://[::1]:8902"), ServiceKind::Storage);
+        assert_eq!(kind("http://localhost:8902/devstoreaccount1"), ServiceKind::Azurite);
+        let endpoint = |url: &str| Endpoint::parse(url).unwrap().kind();
+        assert_eq!(endpoint("http://127.0.0.1:10002/devstoreaccount1"), ServiceKind::Azurite);
+        assert_eq!(endpoint("http://localhost:10002/devstoreaccount1"), ServiceKind::Azurite);
+
+        let cs = |text: &str| ConnectionString::parse(text).unwrap();
+        let emulator = format!(
+            "DefaultEndpointsProtocol=http;AccountName=localhost;AccountKey={COSMOS_EMULATOR_ACCOUNT_KEY};\
+             TableEndpoint=http://localhost:8902/;"
+        );
+        let parsed = cs(&emulator);
+        assert_eq!(
+            (parsed.kind(), parsed.endpoint().url(), parsed.endpoint().account()),
+            (ServiceKind::CosmosDb, "http://localhost:8902", "localhost")
+        );
+        // The key decides even behind another endpoint; another key on the same endpoint is told by its host.
+        let proxied =
+            format!("AccountName=dev;AccountKey={COSMOS_EMULATOR_ACCOUNT_KEY};TableEndpoint=http://10.0.0.5:8902");
+        assert_eq!(cs(&proxied).kind(), ServiceKind::CosmosDb);
+        assert_eq!(
+            cs("AccountName=localhost;AccountKey=a2V5;TableEndpoint=http://localhost:8902/").kind(),
+            ServiceKind::CosmosDb
+        );
+        assert_eq!(cs("UseDevelopmentStorage=true").kind(), ServiceKind::Azurite);
+        let azurite = format!(
+            "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={DEVELOPMENT_ACCOUNT_KEY};\
+             TableEndpoint=http://127.0.0.1:10002/devstoreaccount1;"
+        );
+        assert_eq!(cs(&azurite).kind(), ServiceKind::Azurite);
+        assert_eq!(cs("AccountName=acme;AccountKey=a2V5").kind(), ServiceKind::Storage);
+        assert_eq!(
+            cs("TableEndpoint=https://acme.table.cosmos.azure.com:443/;AccountKey=a2V5").kind(),
+            ServiceKind::CosmosDb
         );
     }
 

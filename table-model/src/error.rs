@@ -1251,6 +1251,14 @@ pub enum RequestErrorKind {
         /// The service that does not serve it.
         service: crate::ServiceKind,
     },
+    /// A key or property name that Azure Table Storage takes but the service the request is for refuses
+    /// (Cosmos DB for Table's shorter keys and reserved names, `docs/rules.md` §13.1).
+    ServiceRule {
+        /// The rule broken, and the rule set it belongs to.
+        error: crate::RuleSetError,
+        /// The key or property name refused.
+        value: String,
+    },
 }
 
 /// The error for a request that cannot be built: nothing is sent.
@@ -1329,6 +1337,7 @@ impl fmt::Display for RequestError {
                 };
                 write!(f, "{operation} is not served by {service}")
             }
+            RequestErrorKind::ServiceRule { error, value } => fmt::Display::fmt(&error.with_value(value), f),
         }
     }
 }
@@ -1350,6 +1359,7 @@ impl std::error::Error for RequestError {
             RequestErrorKind::Entity(e) => Some(e),
             RequestErrorKind::AccessPolicy(e) => Some(e),
             RequestErrorKind::ServiceProperties(e) => Some(e),
+            RequestErrorKind::ServiceRule { error, .. } => Some(error),
             _ => None,
         }
     }
@@ -1980,10 +1990,16 @@ pub enum BatchErrorKind {
     },
     /// A 101st operation.
     TooManyOperations,
-    /// A request body that would reach 4 MiB.
+    /// A request body over the service's limit: under 4 MiB on Azure Table Storage, 2 MB on Cosmos DB for
+    /// Table (`docs/rules.md` §8.1 and §13.1).
     BodyTooLarge {
         /// The size the body would have, in bytes.
         size: usize,
+        /// The largest body the service takes, in bytes
+        /// ([`RuleSet::batch_max_body_bytes`](crate::RuleSet::batch_max_body_bytes)).
+        max: usize,
+        /// The rules of the service the batch is for.
+        rules: crate::RuleSet,
     },
     /// A batch with no operation.
     Empty,
@@ -2049,11 +2065,9 @@ impl fmt::Display for BatchError {
             BatchErrorKind::TooManyOperations => {
                 write!(f, "a batch holds at most {} operations", crate::limits::BATCH_MAX_OPERATIONS)
             }
-            BatchErrorKind::BodyTooLarge { size } => write!(
-                f,
-                "the request body would be {size} bytes; it must stay under {} bytes",
-                crate::limits::BATCH_MAX_BODY_BYTES
-            ),
+            BatchErrorKind::BodyTooLarge { size, max, rules } => {
+                write!(f, "the request body would be {size} bytes; {rules} takes at most {max} bytes in a batch")
+            }
             BatchErrorKind::Request(e) => fmt::Display::fmt(e, f),
             BatchErrorKind::Empty => Ok(()),
         }

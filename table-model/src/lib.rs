@@ -198,8 +198,8 @@ pub mod __private;
 pub use batch::Batch;
 #[cfg(feature = "http")]
 pub use connection::{
-    AccountKey, ConnectionString, Credential, Endpoint, SasToken, ServiceKind, DEVELOPMENT_ACCOUNT,
-    DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_TABLE_ENDPOINT,
+    AccountKey, ConnectionString, Credential, Endpoint, SasToken, ServiceKind, COSMOS_EMULATOR_ACCOUNT_KEY,
+    DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_TABLE_ENDPOINT,
 };
 pub use datetime::DateTime;
 pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};

@@ -3,6 +3,7 @@
 
 mod acl;
 mod address;
+mod rules;
 mod service_properties;
 mod write;
 
@@ -20,6 +21,7 @@ use http::{Method, Request};
 use std::time::SystemTime;
 
 pub(crate) use address::{encode_component, entity_path, entity_path_pieces};
+pub(crate) use rules::{check_entity, check_key, check_keys};
 pub use write::{EncodedEntity, WriteEntity};
 
 /// The service version this crate speaks, sent as `x-ms-version`: the version of the Table REST API's
@@ -196,13 +198,16 @@ impl TableService {
         }
     }
 
-    /// A service from a connection string (see [`ConnectionString`]).
+    /// A service from a connection string (see [`ConnectionString`]), for the kind of service it is for
+    /// ([`ConnectionString::kind`]).
     ///
     /// # Errors
     /// An invalid connection string.
     pub fn from_connection_string(connection_string: &str) -> Result<Self, ConnectionError> {
-        let (endpoint, credential) = ConnectionString::parse(connection_string)?.into_parts();
-        Ok(TableService::new(endpoint, credential))
+        let parsed = ConnectionString::parse(connection_string)?;
+        let kind = parsed.kind();
+        let (endpoint, credential) = parsed.into_parts();
+        Ok(TableService::new(endpoint, credential).with_service_kind(kind))
     }
 
     /// Asks for responses at this metadata level (the `Accept` header). With [`MetadataLevel::None`], pass
@@ -338,10 +343,25 @@ impl TableService {
     /// `POST /<table>`: inserts an entity, which must not exist yet (`409 EntityAlreadyExists` if it does).
     /// Success is `204 No Content` with the new `ETag`.
     ///
+    /// ```
+    /// use table_model::{Entity, PartitionKey, RequestErrorKind, RowKey, ServiceKind, TableService};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let storage = TableService::from_connection_string("UseDevelopmentStorage=true")?;
+    /// let cosmos = storage.clone().with_service_kind(ServiceKind::CosmosDb);
+    /// let long = Entity::new(PartitionKey::new("p")?, RowKey::new("r".repeat(256))?);
+    /// assert!(storage.insert(&"Items".parse()?, &long).is_ok());
+    /// let err = cosmos.insert(&"Items".parse()?, &long).unwrap_err();
+    /// assert!(matches!(err.kind(), RequestErrorKind::ServiceRule { .. }));
+    /// assert!(err.to_string().ends_with("for Cosmos DB for Table: 256 bytes of UTF-8, at most 255 allowed"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// # Errors
-    /// [`RequestErrorKind::Encode`] when the JSON body is over 1 MiB.
+    /// [`RequestErrorKind::Encode`] when the JSON body is over 1 MiB; [`RequestErrorKind::ServiceRule`] for a key
+    /// or property name the service's kind refuses (`docs/rules.md` §13.1).
     pub fn insert(&self, table: &TableName, entity: &impl WriteEntity) -> Result<Request<Vec<u8>>, RequestError> {
-        let body = entity.encode()?.into_body().into_bytes();
+        let body = self.encode(entity)?.into_body().into_bytes();
         let mut request = self.request(Method::POST, &format!("/{}", table.as_str()), &[], Some(body))?;
         request.headers_mut().insert("prefer", HeaderValue::from_static(RETURN_NO_CONTENT));
         Ok(self.signed(request))
@@ -351,14 +371,15 @@ impl TableService {
     /// updates it whatever its version. Success is `204 No Content` with the new `ETag`.
     ///
     /// # Errors
-    /// [`RequestErrorKind::Encode`] when the JSON body is over 1 MiB.
+    /// [`RequestErrorKind::Encode`] when the JSON body is over 1 MiB; [`RequestErrorKind::ServiceRule`] for a key
+    /// or property name the service's kind refuses (`docs/rules.md` §13.1).
     pub fn upsert(
         &self,
         table: &TableName,
         entity: &impl WriteEntity,
         mode: UpdateMode,
     ) -> Result<Request<Vec<u8>>, RequestError> {
-        let encoded = entity.encode()?;
+        let encoded = self.encode(entity)?;
         let path = entity_path(table, encoded.partition_key(), encoded.row_key());
         let body = encoded.into_body().into_bytes();
         let request = self.write_request(mode, &path, body)?;
@@ -371,7 +392,8 @@ impl TableService {
     ///
     /// # Errors
     /// [`RequestErrorKind::Encode`] when the JSON body is over 1 MiB; [`RequestErrorKind::InvalidETag`] for an
-    /// ETag that cannot be a header value.
+    /// ETag that cannot be a header value; [`RequestErrorKind::ServiceRule`] for a key or property name the
+    /// service's kind refuses (`docs/rules.md` §13.1).
     pub fn update(
         &self,
         table: &TableName,
@@ -379,7 +401,7 @@ impl TableService {
         mode: UpdateMode,
         if_match: IfMatch,
     ) -> Result<Request<Vec<u8>>, RequestError> {
-        let encoded = entity.encode()?;
+        let encoded = self.encode(entity)?;
         let path = entity_path(table, encoded.partition_key(), encoded.row_key());
         let body = encoded.into_body().into_bytes();
         let mut request = self.write_request(mode, &path, body)?;
@@ -391,7 +413,8 @@ impl TableService {
     /// `204 No Content`.
     ///
     /// # Errors
-    /// [`RequestErrorKind::InvalidETag`] for an ETag that cannot be a header value.
+    /// [`RequestErrorKind::InvalidETag`] for an ETag that cannot be a header value; [`RequestErrorKind::ServiceRule`]
+    /// for a key the service's kind refuses (`docs/rules.md` §13.1).
     pub fn delete(
         &self,
         table: &TableName,
@@ -399,6 +422,7 @@ impl TableService {
         row_key: &RowKey,
         if_match: IfMatch,
     ) -> Result<Request<Vec<u8>>, RequestError> {
+        check_keys(self.kind.rules(), partition_key, row_key)?;
         let path = entity_path(table, partition_key, row_key);
         let mut request = self.request(Method::DELETE, &path, &[], None)?;
         request.headers_mut().insert(IF_MATCH, if_match_header(&if_match)?);
@@ -408,13 +432,14 @@ impl TableService {
     /// `GET /<table>(PartitionKey='..',RowKey='..')`: one entity, `200 OK` with its ETag, or `404 Not Found`.
     ///
     /// # Errors
-    /// None today; the `Result` keeps the signature of every other builder.
+    /// [`RequestErrorKind::ServiceRule`] for a key the service's kind refuses (`docs/rules.md` §13.1).
     pub fn get(
         &self,
         table: &TableName,
         partition_key: &PartitionKey,
         row_key: &RowKey,
     ) -> Result<Request<Vec<u8>>, RequestError> {
+        check_keys(self.kind.rules(), partition_key, row_key)?;
         let request = self.request(Method::GET, &entity_path(table, partition_key, row_key), &[], None)?;
         Ok(self.signed(request))
     }
@@ -480,6 +505,13 @@ impl TableService {
             url.push_str(&seconds.to_string());
         }
         url
+    }
+
+    /// Encodes an entity and checks it against the rules of the service's kind (`docs/rules.md` §13.1).
+    fn encode(&self, entity: &impl WriteEntity) -> Result<EncodedEntity, RequestError> {
+        let encoded = entity.encode()?;
+        check_entity(self.kind.rules(), encoded.partition_key(), encoded.row_key(), encoded.body().as_bytes())?;
+        Ok(encoded)
     }
 
     /// An update or upsert request in this mode, with the merge verb chosen, unsigned.

@@ -437,6 +437,32 @@ fn decodes_a_minimal_metadata_query() -> TestResult {
     Ok(())
 }
 
+/// DateTimes as Cosmos DB for Table answers them (`docs/rules.md` §13.2): a decimal point with fewer than 7
+/// fraction digits (`.12Z`, `.1Z`), as well as 7, in the `Timestamp`, in annotated properties and, with a
+/// DateTime hint, under nometadata. Each is read exactly, as the 7-digit form with trailing zeros.
+#[test]
+fn decodes_cosmos_datetimes_with_short_fractions() -> TestResult {
+    let json = r#"{"odata.etag":"W/\"datetime'2026-11-23T03%3A04%3A05.12Z'\"","PartitionKey":"p","RowKey":"r",
+        "Timestamp":"2026-11-23T03:04:05.12Z",
+        "Two@odata.type":"Edm.DateTime","Two":"2026-11-23T03:04:05.12Z",
+        "Seven@odata.type":"Edm.DateTime","Seven":"2026-11-23T03:04:05.1234567Z",
+        "One@odata.type":"Edm.DateTime","One":"2026-11-23T03:04:05.1Z"}"#;
+    let e = decode_entity(json.as_bytes(), None)?;
+    assert_eq!(e.timestamp().unwrap().to_string(), "2026-11-23T03:04:05.1200000Z");
+    assert_eq!(e.value("Two"), Some(&EdmValue::DateTime(DateTime::parse("2026-11-23T03:04:05.1200000Z")?)));
+    assert_eq!(e.get::<DateTime>("Seven")?.to_string(), "2026-11-23T03:04:05.1234567Z");
+    assert_eq!(e.get::<DateTime>("One")?.to_string(), "2026-11-23T03:04:05.1000000Z");
+    // The same instants, apart by exactly their fractions: .1 and .12 are 1,000,000 and 1,200,000 ticks.
+    let ticks = |d: DateTime| d.to_chrono().timestamp_subsec_nanos() / 100;
+    assert_eq!((ticks(e.get("One")?), ticks(e.get("Two")?), ticks(e.get("Seven")?)), (1_000_000, 1_200_000, 1_234_567));
+    // Without metadata, a DateTime hint reads the short forms alike.
+    let bare = r#"{"PartitionKey":"p","RowKey":"r","When":"2026-11-23T03:04:05.12Z"}"#;
+    let hints: HashMap<String, EdmType> = [("When".to_owned(), EdmType::DateTime)].into_iter().collect();
+    let e = decode_entity(bare.as_bytes(), Some(&hints))?;
+    assert_eq!(e.get::<DateTime>("When")?.to_string(), "2026-11-23T03:04:05.1200000Z");
+    Ok(())
+}
+
 const NOMETADATA: &str = r#"{"value":[{"PartitionKey":"p","RowKey":"r","Timestamp":"2021-06-04T21:59:51.3069134Z",
     "Count":"255","Id":"c9da6455-213d-42c9-9a79-3e9149a57833","When":"2008-07-10T00:00:00Z",
     "Blob":"AQIDBA==","Ratio":"NaN","Name":"x","Age":23,"Price":200.23,"Widened":5}]}"#;

@@ -3,6 +3,7 @@ use crate::connection::Endpoint;
 use crate::entity::Entity;
 use crate::error::BatchErrorKind;
 use crate::error::RequestErrorKind;
+use crate::limits::BATCH_MAX_BODY_BYTES;
 use std::time::{Duration, UNIX_EPOCH};
 
 fn service() -> TableService {
@@ -157,7 +158,7 @@ fn body_stays_under_4_mib() {
             Err(e) => break e,
         }
     };
-    let BatchErrorKind::BodyTooLarge { size } = *err.kind() else { panic!("{err}") };
+    let BatchErrorKind::BodyTooLarge { size, .. } = *err.kind() else { panic!("{err}") };
     assert_eq!(err.index(), index);
     assert!(size >= BATCH_MAX_BODY_BYTES);
     assert!(index >= 8, "{index}");
@@ -452,5 +453,110 @@ mod multipart_reference {
                 prop_assert_eq!(outcome.etags.len(), operations);
             }
         }
+    }
+}
+
+/// Cosmos DB for Table's rules (`docs/rules.md` §13.1) on batches: checked when the request is built for a
+/// Cosmos service, or as operations are added to a batch made [`Batch::with_rules`].
+mod cosmos_rules {
+    use super::*;
+    use crate::connection::ServiceKind;
+    use crate::{KeyKind, RuleSet, RuleSetErrorKind};
+
+    fn cosmos() -> TableService {
+        service().with_service_kind(ServiceKind::CosmosDb)
+    }
+
+    /// The rule a batch error carries, with the operation it names.
+    fn refusal(err: &BatchError) -> (usize, RuleSetErrorKind, String) {
+        let BatchErrorKind::Request(e) = err.kind() else { panic!("{err}") };
+        let RequestErrorKind::ServiceRule { error, value } = e.kind() else { panic!("{err}") };
+        (err.index(), error.kind(), value.clone())
+    }
+
+    fn built_refusal(service: &TableService, b: &Batch) -> (usize, RuleSetErrorKind, String) {
+        let err = service.batch(b).unwrap_err();
+        let RequestErrorKind::Batch(e) = err.kind() else { panic!("{err}") };
+        refusal(e)
+    }
+
+    #[test]
+    fn keys_and_names_are_checked_when_built_for_cosmos() {
+        let long_rk = "r".repeat(256);
+        let mut b = batch();
+        b.insert(&entity("a")).unwrap();
+        b.delete(&RowKey::new(&long_rk).unwrap(), IfMatch::Any).unwrap();
+        assert!(String::from_utf8_lossy(build(&b).body()).contains(&format!("RowKey='{long_rk}'")));
+        let row = RuleSetErrorKind::KeyTooLong { key: KeyKind::Row, utf8_len: 256, max: 255 };
+        assert_eq!(built_refusal(&cosmos(), &b), (1, row, long_rk.clone()));
+
+        let mut b = batch();
+        b.upsert(&entity("a"), UpdateMode::Merge).unwrap();
+        b.update(&entity("b").with("rid".parse().unwrap(), 1).unwrap(), UpdateMode::Replace, IfMatch::Any).unwrap();
+        build(&b);
+        assert_eq!(
+            built_refusal(&cosmos(), &b),
+            (1, RuleSetErrorKind::ReservedPropertyName { reserved: "rid" }, "rid".into())
+        );
+
+        let long_pk = PartitionKey::new(format!("{}é", "€".repeat(341))).unwrap();
+        let mut b = Batch::new(TableName::new("People").unwrap(), long_pk.clone());
+        b.delete(&RowKey::new("a").unwrap(), IfMatch::Any).unwrap();
+        build(&b);
+        let partition = RuleSetErrorKind::KeyTooLong { key: KeyKind::Partition, utf8_len: 1025, max: 1024 };
+        assert_eq!(built_refusal(&cosmos(), &b), (0, partition, long_pk.to_string()));
+    }
+
+    #[test]
+    fn a_batch_with_rules_refuses_as_operations_are_added() {
+        let mut b = batch().with_rules(RuleSet::CosmosDb);
+        b.insert(&entity("a")).unwrap();
+        let err = b.insert(&entity("b").with("Id".parse().unwrap(), 1).unwrap()).unwrap_err();
+        assert_eq!(refusal(&err), (1, RuleSetErrorKind::ReservedPropertyName { reserved: "ID" }, "Id".into()));
+        let err = b.delete(&RowKey::new("€".repeat(86)).unwrap(), IfMatch::Any).unwrap_err();
+        assert_eq!(refusal(&err).1, RuleSetErrorKind::KeyTooLong { key: KeyKind::Row, utf8_len: 258, max: 255 });
+        let err = b.upsert(&entity(&"r".repeat(256)), UpdateMode::Replace).unwrap_err();
+        assert_eq!(refusal(&err).2, "r".repeat(256));
+        // Nothing refused was added; what is there builds for Cosmos.
+        assert_eq!(b.len(), 1);
+        assert!(cosmos().batch(&b).is_ok());
+        let long_pk = PartitionKey::new(format!("{}é", "€".repeat(341))).unwrap();
+        let mut b = Batch::new(TableName::new("People").unwrap(), long_pk).with_rules(RuleSet::Portable);
+        assert!(b.delete(&RowKey::new("a").unwrap(), IfMatch::Any).is_err());
+    }
+
+    #[test]
+    fn body_over_2_mb_is_refused_for_cosmos_only() {
+        let mut b = batch();
+        for i in 0..5 {
+            b.upsert(&big(&format!("{i:02}"), 480), UpdateMode::Replace).unwrap();
+        }
+        let storage = build(&b);
+        assert!(storage.body().len() > 2_000_000 && storage.body().len() < BATCH_MAX_BODY_BYTES);
+        let err = cosmos().batch(&b).unwrap_err();
+        let RequestErrorKind::Batch(e) = err.kind() else { panic!("{err}") };
+        let BatchErrorKind::BodyTooLarge { size, max, rules } = *e.kind() else { panic!("{err}") };
+        assert_eq!((max, rules), (2_000_000, RuleSet::CosmosDb));
+        assert!(size > 2_000_000);
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "invalid batch operation {}: the request body would be {size} bytes; Cosmos DB for Table takes at \
+                 most 2000000 bytes in a batch",
+                e.index()
+            )
+        );
+        // Added under Cosmos's rules, the operation that does not fit is refused as it is added.
+        let mut c = batch().with_rules(RuleSet::CosmosDb);
+        let mut added = 0;
+        let err = loop {
+            match c.upsert(&big(&format!("{added:02}"), 480), UpdateMode::Replace) {
+                Ok(_) => added += 1,
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(err.index(), added);
+        assert!(matches!(err.kind(), BatchErrorKind::BodyTooLarge { max: 2_000_000, .. }), "{err}");
+        assert!(cosmos().batch(&c).unwrap().body().len() <= 2_000_000);
     }
 }

@@ -8,7 +8,7 @@ use super::table::{precondition, TableClient};
 use crate::batch::Batch;
 use crate::error::{BatchError, BatchErrorKind, RequestError};
 use crate::key::{PartitionKey, RowKey};
-use crate::limits::{BATCH_MAX_BODY_BYTES, BATCH_MAX_OPERATIONS};
+use crate::limits::BATCH_MAX_OPERATIONS;
 use crate::request::{UpdateMode, WriteEntity};
 use azure_core::http::ClientMethodOptions;
 use futures::future::Either;
@@ -180,8 +180,10 @@ impl<'c, E: WriteEntity> Writer<'c, E> {
             });
             match add_operation(&mut open.batch, self.operation, &entity) {
                 Ok(()) => {
-                    let size = open.size + open.batch.last_part_size(&self.client.core().requests);
-                    if size < BATCH_MAX_BODY_BYTES {
+                    let requests = &self.client.core().requests;
+                    let size = open.size + open.batch.last_part_size(requests);
+                    let (rules, max) = (open.batch.rules(), open.batch.rules().batch_max_body_bytes());
+                    if size <= max {
                         open.size = size;
                         open.entities.push(entity);
                         self.buffered += 1;
@@ -192,7 +194,7 @@ impl<'c, E: WriteEntity> Writer<'c, E> {
                     }
                     open.batch.pop();
                     if open.batch.is_empty() || attempt == 1 {
-                        let error = BatchError::new(0, BatchErrorKind::BodyTooLarge { size });
+                        let error = BatchError::new(0, BatchErrorKind::BodyTooLarge { size, max, rules });
                         return self.not_sent(entity, Some(keys), RequestError::from(error).into());
                     }
                 }

@@ -99,7 +99,8 @@ impl TableServiceClient {
     }
 
     /// A client from a storage connection string: every form [`ConnectionString`] reads, including
-    /// `UseDevelopmentStorage=true` (Azurite on its default port).
+    /// `UseDevelopmentStorage=true` (Azurite on its default port) and the Cosmos DB emulator's. The service's
+    /// kind is the connection string's ([`ConnectionString::kind`]) unless the options name one.
     ///
     /// ```
     /// use table_model::client::TableServiceClient;
@@ -117,8 +118,11 @@ impl TableServiceClient {
         connection_string: &str,
         options: Option<TableServiceClientOptions>,
     ) -> Result<Self, Error> {
-        let (endpoint, credential) = ConnectionString::parse(connection_string)?.into_parts();
-        Self::with_endpoint(endpoint, credential, options)
+        let parsed = ConnectionString::parse(connection_string)?;
+        let mut options = options.unwrap_or_default();
+        options.service_kind = options.service_kind.or(Some(parsed.kind()));
+        let (endpoint, credential) = parsed.into_parts();
+        Self::with_endpoint(endpoint, credential, Some(options))
     }
 
     /// The endpoint.

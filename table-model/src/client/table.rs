@@ -407,9 +407,10 @@ impl TableClient {
         self.core.call(request, &options.method_options.context, response::empty).await
     }
 
-    /// A new, empty transaction on this table and a PartitionKey.
+    /// A new, empty transaction on this table and a PartitionKey, whose operations are checked against the rules
+    /// of the client's service as they are added ([`Batch::with_rules`], `docs/rules.md` §13.1).
     pub fn batch(&self, partition_key: PartitionKey) -> Batch {
-        Batch::new(self.table.clone(), partition_key)
+        Batch::new(self.table.clone(), partition_key).with_rules(self.core().requests.service_kind().rules())
     }
 
     /// Sends a transaction: every operation applies, or none. Returns each operation's new ETag.

@@ -155,3 +155,147 @@ fn oversized_entities_are_refused_before_sending() {
     let Err(err) = service().insert(&table(), &e) else { panic!("an oversized body was accepted") };
     assert!(matches!(err.kind(), RequestErrorKind::Encode(_)), "{err}");
 }
+
+/// The refusals of Cosmos DB for Table's rules (`docs/rules.md` §13.1), each with the service the value was
+/// for, and the acceptance of the same values by Azure Table Storage and Azurite.
+mod cosmos_rules {
+    use super::*;
+    use crate::{KeyKind, RuleSet, RuleSetErrorKind};
+
+    fn cosmos() -> TableService {
+        service().with_service_kind(ServiceKind::CosmosDb)
+    }
+
+    fn refusal(result: Result<Request<Vec<u8>>, RequestError>) -> (RuleSetErrorKind, String, String) {
+        let err = result.unwrap_err();
+        let RequestErrorKind::ServiceRule { error, value } = err.kind() else { panic!("{err}") };
+        assert_eq!(error.rules(), RuleSet::CosmosDb);
+        (error.kind(), value.clone(), err.to_string())
+    }
+
+    fn too_long(key: KeyKind, utf8_len: usize) -> RuleSetErrorKind {
+        let max = if key == KeyKind::Row { 255 } else { 1024 };
+        RuleSetErrorKind::KeyTooLong { key, utf8_len, max }
+    }
+
+    /// Every builder that writes an entity, for one service.
+    fn writes(s: &TableService, e: &impl WriteEntity) -> Vec<Result<Request<Vec<u8>>, RequestError>> {
+        vec![
+            s.insert(&table(), e),
+            s.upsert(&table(), e, UpdateMode::Merge),
+            s.upsert(&table(), e, UpdateMode::Replace),
+            s.update(&table(), e, UpdateMode::Merge, IfMatch::Any),
+            s.update(&table(), e, UpdateMode::Replace, IfMatch::Any),
+        ]
+    }
+
+    /// Every builder addressed by keys, for one service.
+    fn addressed(s: &TableService, pk: &str, rk: &str) -> Vec<Result<Request<Vec<u8>>, RequestError>> {
+        let (pk, rk) = (PartitionKey::new(pk).unwrap(), RowKey::new(rk).unwrap());
+        vec![s.get(&table(), &pk, &rk), s.delete(&table(), &pk, &rk, IfMatch::Any)]
+    }
+
+    #[test]
+    fn row_key_of_256_utf8_bytes() {
+        // 128 two-byte characters: 128 UTF-16 code units, far under Storage's 512, but 256 bytes of UTF-8.
+        let rk = "é".repeat(128);
+        let e = entity("p", &rk);
+        for result in writes(&cosmos(), &e).into_iter().chain(addressed(&cosmos(), "p", &rk)) {
+            let (kind, value, message) = refusal(result);
+            assert_eq!((kind, value.as_str()), (too_long(KeyKind::Row, 256), rk.as_str()));
+            assert!(message.starts_with("invalid row key \"éé"), "{message}");
+            assert!(
+                message.ends_with(" for Cosmos DB for Table: 256 bytes of UTF-8, at most 255 allowed"),
+                "{message}"
+            );
+        }
+        // One byte less is taken.
+        let rk = format!("{}a", "é".repeat(127));
+        assert!(writes(&cosmos(), &entity("p", &rk)).into_iter().all(|r| r.is_ok()));
+        assert!(addressed(&cosmos(), "p", &rk).into_iter().all(|r| r.is_ok()));
+    }
+
+    #[test]
+    fn partition_key_of_1025_bytes() {
+        // 342 UTF-16 code units (keys hold 512), 1,025 bytes of UTF-8.
+        let pk = format!("{}é", "€".repeat(341));
+        assert_eq!(pk.len(), 1025);
+        let e = entity(&pk, "r");
+        for result in writes(&cosmos(), &e).into_iter().chain(addressed(&cosmos(), &pk, "r")) {
+            let (kind, value, message) = refusal(result);
+            assert_eq!((kind, value), (too_long(KeyKind::Partition, 1025), pk.clone()));
+            assert!(
+                message.ends_with(" for Cosmos DB for Table: 1025 bytes of UTF-8, at most 1024 allowed"),
+                "{message}"
+            );
+        }
+        let pk = format!("{}a", "€".repeat(341));
+        assert!(writes(&cosmos(), &entity(&pk, "r")).into_iter().all(|r| r.is_ok()));
+        assert!(addressed(&cosmos(), &pk, "r").into_iter().all(|r| r.is_ok()));
+    }
+
+    #[test]
+    fn reserved_property_names() {
+        for (name, reserved) in
+            [("ID", "ID"), ("id", "ID"), ("Rid", "rid"), ("ETag", "etag"), ("resourceID", "ResourceId")]
+        {
+            let e = entity("p", "r").with(name.parse().unwrap(), "v").unwrap();
+            for result in writes(&cosmos(), &e) {
+                let (kind, value, message) = refusal(result);
+                assert_eq!((kind, value.as_str()), (RuleSetErrorKind::ReservedPropertyName { reserved }, name));
+                assert_eq!(
+                    message,
+                    format!(
+                        "invalid property name \"{name}\" for Cosmos DB for Table: matches the reserved name \
+                         `{reserved}` (Cosmos DB for Table reserves ID, rid, etag and ResourceId, in any case)"
+                    )
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn storage_and_azurite_take_the_same_values() {
+        let pk = format!("{}é", "€".repeat(341));
+        let rk = "é".repeat(128);
+        let e = Entity::new(PartitionKey::new(&pk).unwrap(), RowKey::new(&rk).unwrap())
+            .with("ID".parse().unwrap(), 1)
+            .unwrap()
+            .with("ResourceId".parse().unwrap(), "x")
+            .unwrap();
+        let storage = TableService::new(Endpoint::azure("acct").unwrap(), Credential::Anonymous);
+        assert_eq!(storage.service_kind(), ServiceKind::Storage);
+        for s in [storage, service()] {
+            assert!(writes(&s, &e).into_iter().chain(addressed(&s, &pk, &rk)).all(|r| r.is_ok()));
+        }
+    }
+
+    #[cfg(feature = "derive")]
+    #[derive(crate::TableEntity)]
+    struct Item {
+        #[table(partition_key)]
+        pk: String,
+        #[table(row_key)]
+        rk: String,
+        #[table(rename = "ResourceId")]
+        resource: String,
+    }
+
+    #[cfg(feature = "derive")]
+    #[test]
+    fn derived_structs_are_checked_alike() {
+        let item = Item { pk: "p".into(), rk: "r".into(), resource: "x".into() };
+        for result in writes(&cosmos(), &item) {
+            let (kind, value, _) = refusal(result);
+            assert_eq!(
+                (kind, value.as_str()),
+                (RuleSetErrorKind::ReservedPropertyName { reserved: "ResourceId" }, "ResourceId")
+            );
+        }
+        let long = Item { pk: "p".into(), rk: "€".repeat(86), resource: "x".into() };
+        for result in writes(&cosmos(), &long) {
+            assert_eq!(refusal(result).0, too_long(KeyKind::Row, 258));
+        }
+        assert!(writes(&service(), &item).into_iter().chain(writes(&service(), &long)).all(|r| r.is_ok()));
+    }
+}
