@@ -119,7 +119,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! The account owner hands out shared access signatures made by [`sas::TableSas`] (some operations on one
 //! table, optionally within a range of keys, or under a stored access policy of the table) and
 //! [`sas::AccountSas`] (the account's tables and entities). Each signs a [`SasToken`] with the account key and
-//! gives a URL that [`client::TableServiceClient::new`] takes as it is. A table's stored access policies are
+//! gives a URL that the client's `TableServiceClient::new` takes as it is. A table's stored access policies are
 //! read and replaced with [`TableService::get_access_policy`] and [`TableService::set_access_policy`] (or the
 //! client's methods of the same names).
 //!

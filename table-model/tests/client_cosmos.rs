@@ -424,6 +424,14 @@ async fn what_cosmos_db_refuses_is_never_sent() {
     assert_eq!(own.rules(), RuleSet::CosmosDb);
     let added = (0..5).take_while(|i| own.insert(&big("p", &format!("{i}"), 450)).is_ok()).count();
     assert_eq!(added, 4);
+    // Cosmos DB compares table names with case: a batch for `items` is not one for the client's `Items`.
+    let mut other_case = table_model::Batch::new(TableName::from_static("items"), p.clone());
+    other_case.insert(&entity("p", "r")).unwrap();
+    let err = table.submit_transaction(&other_case, None).await.unwrap_err();
+    let ErrorKind::Request(e) = err.kind() else { panic!("{err}") };
+    assert!(
+        matches!(e.kind(), RequestErrorKind::TableMismatch { batch, client } if batch == "items" && client == "Items")
+    );
 
     assert!(server.seen().is_empty(), "nothing reached the server: {:?}", server.seen().first().map(|s| &s.path));
 }

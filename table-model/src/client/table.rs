@@ -424,7 +424,13 @@ impl TableClient {
         batch: &Batch,
         options: Option<RequestOptions<'_>>,
     ) -> Result<BatchOutcome, Error> {
-        if batch.table() != &self.table {
+        // Cosmos DB compares table names with case, Storage without (`docs/rules.md` §13.2): on Cosmos, a batch
+        // for `orders` given to the client of `Orders` would write to another table.
+        let same_table = match self.core.requests.service_kind() {
+            crate::ServiceKind::CosmosDb => batch.table().as_str() == self.table.as_str(),
+            _ => batch.table() == &self.table,
+        };
+        if !same_table {
             return Err(crate::error::RequestError::new(crate::error::RequestErrorKind::TableMismatch {
                 batch: batch.table().to_string(),
                 client: self.table.to_string(),
