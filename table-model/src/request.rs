@@ -340,7 +340,7 @@ impl TableService {
     /// # Errors
     /// [`RequestErrorKind::Encode`] when the JSON body is over 1 MiB.
     pub fn insert(&self, table: &TableName, entity: &impl WriteEntity) -> Result<Request<Vec<u8>>, RequestError> {
-        let body = entity.encode()?.into_body().into_bytes();
+        let body = self.entity_body(entity.encode()?.into_body())?;
         let mut request = self.request(Method::POST, &format!("/{}", table.as_str()), &[], Some(body))?;
         request.headers_mut().insert("prefer", HeaderValue::from_static(RETURN_NO_CONTENT));
         Ok(self.signed(request))
@@ -359,7 +359,7 @@ impl TableService {
     ) -> Result<Request<Vec<u8>>, RequestError> {
         let encoded = entity.encode()?;
         let path = entity_path(table, encoded.partition_key(), encoded.row_key());
-        let body = encoded.into_body().into_bytes();
+        let body = self.entity_body(encoded.into_body())?;
         let request = self.write_request(mode, &path, body)?;
         Ok(self.signed(request))
     }
@@ -380,7 +380,7 @@ impl TableService {
     ) -> Result<Request<Vec<u8>>, RequestError> {
         let encoded = entity.encode()?;
         let path = entity_path(table, encoded.partition_key(), encoded.row_key());
-        let body = encoded.into_body().into_bytes();
+        let body = self.entity_body(encoded.into_body())?;
         let mut request = self.write_request(mode, &path, body)?;
         request.headers_mut().insert(IF_MATCH, if_match_header(&if_match)?);
         Ok(self.signed(request))
@@ -479,6 +479,12 @@ impl TableService {
             url.push_str(&seconds.to_string());
         }
         url
+    }
+
+    /// The bytes an entity body is sent as: in ASCII for a service that needs it ([`ServiceKind::ascii_json`]).
+    fn entity_body(&self, body: crate::json::EntityBody) -> Result<Vec<u8>, RequestError> {
+        let body = if self.kind.ascii_json() { body.into_ascii()? } else { body };
+        Ok(body.into_bytes())
     }
 
     /// An update or upsert request in this mode, with the merge verb chosen, unsigned.
