@@ -8,10 +8,11 @@ use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::meta::ParseNestedMeta;
 use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Token};
-use table_model_rules::EdmType;
+use table_model_rules::{EdmType, RuleSet};
 
 /// The attributes of a struct or enum.
-pub const CONTAINER: &[&str] = &["name", "rename_all", "partition_key", "row_key", "deny_unknown_properties", "crate"];
+pub const CONTAINER: &[&str] =
+    &["name", "rename_all", "partition_key", "row_key", "deny_unknown_properties", "service", "crate"];
 /// The attributes of a field.
 pub const FIELD: &[&str] = &[
     "partition_key",
@@ -82,7 +83,16 @@ pub struct Container {
     pub partition_key: Attr<LitStr>,
     pub row_key: Attr<LitStr>,
     pub deny_unknown_properties: Attr<()>,
+    /// `service = "storage" | "cosmos" | "portable"`: the rules the names are checked against.
+    pub service: Attr<RuleSet>,
     pub crate_path: Attr<syn::Path>,
+}
+
+impl Container {
+    /// The rules of `#[table(service = "...")]`; Azure Table Storage's by default.
+    pub fn rules(&self) -> RuleSet {
+        self.service.get().copied().unwrap_or_default()
+    }
 }
 
 pub struct Field {
@@ -214,6 +224,7 @@ impl Container {
             partition_key: Attr::none("partition_key"),
             row_key: Attr::none("row_key"),
             deny_unknown_properties: Attr::none("deny_unknown_properties"),
+            service: Attr::none("service"),
             crate_path: Attr::none("crate"),
         };
         each_meta(cx, attrs, |meta, key| {
@@ -257,6 +268,25 @@ impl Container {
                     }
                 }
                 "deny_unknown_properties" => flag(cx, meta, &mut c.deny_unknown_properties)?,
+                "service" => {
+                    if let Some(s) = string(cx, meta, key)? {
+                        match RuleSet::parse(&s.value()) {
+                            Some(rules) => c.service.set(cx, &meta.path, rules),
+                            None => {
+                                let words: Vec<String> =
+                                    RuleSet::ALL.iter().map(|r| format!("\"{}\"", r.keyword())).collect();
+                                cx.error_spanned_by(
+                                    &s,
+                                    format_args!(
+                                        "unknown table service \"{}\"; expected one of {}",
+                                        s.value(),
+                                        words.join(", ")
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                }
                 "crate" => {
                     if let Some(s) = string(cx, meta, key)? {
                         match s.parse::<syn::Path>() {

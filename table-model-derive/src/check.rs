@@ -1,5 +1,6 @@
 //! Checks across attributes and fields, on the IR built by `ast.rs`: which attributes combine, exactly one
-//! partition key and one row key, property names valid and unique after renaming, the property count. The
+//! partition key and one row key, property names valid and unique after renaming (and not reserved by the
+//! service of `#[table(service = "...")]`), the property count. The
 //! names, keys and table name are checked with `table_model_rules`, the code the runtime crate runs, and the
 //! errors carry its messages.
 
@@ -39,11 +40,12 @@ fn check_container_attrs(cx: &Ctxt, cont: &Container) {
         Derive::Properties => ("TableProperties", "set it on the TableEntity that flattens this struct"),
         Derive::Enum => ("TableEnum", "an enum is stored as one property value"),
     };
-    let entity_only: [(&str, Option<&TokenStream>); 4] = [
+    let entity_only: [(&str, Option<&TokenStream>); 5] = [
         (a.name.name(), a.name.tokens()),
         (a.partition_key.name(), a.partition_key.tokens()),
         (a.row_key.name(), a.row_key.tokens()),
         (a.deny_unknown_properties.name(), a.deny_unknown_properties.tokens()),
+        (a.service.name(), a.service.tokens()),
     ];
     for (name, tokens) in entity_only {
         if let Some(tokens) = tokens {
@@ -219,12 +221,18 @@ fn is_property(field: &Field) -> bool {
 
 fn check_names(cx: &Ctxt, cont: &Container, fields: &[Field]) {
     let rename_all = cont.attrs.rename_all.get();
+    let rules = cont.attrs.rules();
     let mut seen: HashMap<&str, &Field> = HashMap::new();
     let mut count = 0;
     for field in fields.iter().filter(|f| is_property(f)) {
         count += 1;
         let (origin, tokens) = field.name_origin(rename_all);
         if let Err(e) = property_name::check(&field.name) {
+            cx.error_spanned_by(tokens, format_args!("{e}; in `{}` ({origin})", field.name));
+            continue;
+        }
+        // The service's own rules (Cosmos DB's reserved names), with the function the runtime checks with.
+        if let Err(e) = rules.check_property_name(&field.name) {
             cx.error_spanned_by(tokens, format_args!("{e}; in `{}` ({origin})", field.name));
             continue;
         }

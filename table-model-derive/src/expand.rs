@@ -363,6 +363,16 @@ fn field_schema(cx: &Ctx, field: &Field) -> Option<TokenStream> {
     }
 }
 
+/// The path of a rule set in the generated code.
+fn rule_set_tokens(private: &TokenStream, rules: table_model_rules::RuleSet) -> TokenStream {
+    let variant = match rules {
+        table_model_rules::RuleSet::Storage => quote!(Storage),
+        table_model_rules::RuleSet::CosmosDb => quote!(CosmosDb),
+        table_model_rules::RuleSet::Portable => quote!(Portable),
+    };
+    quote!(#private::RuleSet::#variant)
+}
+
 /// The `const` checks the derive cannot do itself, or `None`.
 fn const_checks(cx: &Ctx, fields: &[Field]) -> Option<TokenStream> {
     let private = {
@@ -376,8 +386,13 @@ fn const_checks(cx: &Ctx, fields: &[Field]) -> Option<TokenStream> {
             Derive::Entity => quote!(<Self as #private::TableEntity>::SCHEMA.fields()),
             _ => quote!(<Self as #private::TableProperties>::FIELDS),
         };
+        // A flattened struct is checked by the entity that flattens it, with the entity's service.
+        let rules = match cx.derive {
+            Derive::Entity => rule_set_tokens(&private, cx.cont.attrs.rules()),
+            _ => rule_set_tokens(&private, table_model_rules::RuleSet::Storage),
+        };
         checks.push(quote_spanned! {span=>
-            match #private::check_fields(#all) {
+            match #private::check_fields(#all, #rules) {
                 ::core::result::Result::Ok(()) => {}
                 ::core::result::Result::Err(__msg) => ::core::panic!("{}", __msg.as_str()),
             }
@@ -603,6 +618,10 @@ fn expand_struct(cont: &Container) -> TokenStream {
             let pk_source = source(a.partition_key.get(), pk_field);
             let rk_source = source(a.row_key.get(), rk_field);
             let deny_flag = a.deny_unknown_properties.is_set();
+            let with_rules = a.service.is_set().then(|| {
+                let rules = rule_set_tokens(&private, a.rules());
+                quote!(.__with_rules(#rules))
+            });
 
             // `#[table(unique)]` keys: the instants are taken first (an error names the key); the tie-breaker is
             // the `#[table(tie_breaker)]` field's, else a placeholder that the content tie-breaker replaces once
@@ -814,7 +833,7 @@ fn expand_struct(cont: &Container) -> TokenStream {
                         #rk_source,
                         &[#(#schema_fields),*],
                         #deny_flag,
-                    );
+                    )#with_rules;
                     type Properties = #handles_ident #ty_generics;
                     const PROPERTIES: Self::Properties = #handles_ident { #(#handle_values,)* #marker_value };
                     #checks

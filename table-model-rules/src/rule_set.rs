@@ -122,17 +122,38 @@ impl RuleSet {
     ///      `etag` (Cosmos DB for Table reserves ID, rid, etag and ResourceId, in any case)"
     /// );
     /// ```
-    pub fn check_property_name(self, name: &str) -> Result<(), RuleSetError> {
+    ///
+    /// A `const fn`, so that `#[derive(TableEntity)]` runs this same check on the joined names of flattened
+    /// groups in `const` context.
+    pub const fn check_property_name(self, name: &str) -> Result<(), RuleSetError> {
         if !self.cosmos() {
             return Ok(());
         }
-        match COSMOS_RESERVED_PROPERTY_NAMES.iter().find(|reserved| reserved.eq_ignore_ascii_case(name)) {
-            Some(reserved) => {
-                Err(RuleSetError { rules: self, kind: RuleSetErrorKind::ReservedPropertyName { reserved } })
+        let mut i = 0;
+        while i < COSMOS_RESERVED_PROPERTY_NAMES.len() {
+            let reserved = COSMOS_RESERVED_PROPERTY_NAMES[i];
+            if eq_ignore_ascii_case(reserved.as_bytes(), name.as_bytes()) {
+                return Err(RuleSetError { rules: self, kind: RuleSetErrorKind::ReservedPropertyName { reserved } });
             }
-            None => Ok(()),
+            i += 1;
         }
+        Ok(())
     }
+}
+
+/// `<[u8]>::eq_ignore_ascii_case`, which is not a `const fn` before Rust 1.89.
+const fn eq_ignore_ascii_case(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if !a[i].eq_ignore_ascii_case(&b[i]) {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 impl fmt::Display for RuleSet {
@@ -195,6 +216,18 @@ impl RuleSetError {
         WithValue(self, value)
     }
 
+    /// The message of a reserved property name as static pieces which, concatenated, are its `Display`: for the
+    /// derive's check of flattened names in `const` context, which cannot format. `None` for a key too long.
+    #[doc(hidden)]
+    pub const fn static_message(&self) -> Option<[&'static str; 5]> {
+        match self.kind {
+            RuleSetErrorKind::ReservedPropertyName { reserved } => {
+                Some(["invalid property name for ", self.rules.describe(), RESERVED_BEFORE, reserved, RESERVED_AFTER])
+            }
+            RuleSetErrorKind::KeyTooLong { .. } => None,
+        }
+    }
+
     fn subject(&self) -> &'static str {
         match self.kind {
             RuleSetErrorKind::KeyTooLong { key, .. } => key.describe(),
@@ -208,11 +241,7 @@ impl RuleSetError {
                 write!(f, "{utf8_len} bytes of UTF-8, at most {max} allowed")
             }
             RuleSetErrorKind::ReservedPropertyName { reserved } => {
-                write!(
-                    f,
-                    "matches the reserved name `{reserved}` (Cosmos DB for Table reserves ID, rid, etag and \
-                     ResourceId, in any case)"
-                )
+                write!(f, "{}{reserved}{RESERVED_AFTER}", &RESERVED_BEFORE[2..])
             }
         }
     }
@@ -224,6 +253,10 @@ impl fmt::Display for RuleSetError {
         self.detail(f)
     }
 }
+
+/// The detail of a reserved-name message around the name, after "invalid property name for <service>".
+const RESERVED_BEFORE: &str = ": matches the reserved name `";
+const RESERVED_AFTER: &str = "` (Cosmos DB for Table reserves ID, rid, etag and ResourceId, in any case)";
 
 struct WithValue<'a>(&'a RuleSetError, &'a str);
 
@@ -270,6 +303,18 @@ mod tests {
             }
             assert_eq!(rules.batch_max_body_bytes(), 2_000_000);
         }
+    }
+
+    #[test]
+    fn static_message_is_the_display() {
+        for rules in [RuleSet::CosmosDb, RuleSet::Portable] {
+            let err = rules.check_property_name("Etag").unwrap_err();
+            assert_eq!(err.static_message().unwrap().concat(), err.to_string());
+        }
+        const CHECKED: Result<(), RuleSetError> = RuleSet::CosmosDb.check_property_name("resourceID");
+        assert!(CHECKED.is_err());
+        let long = RuleSet::CosmosDb.check_key(KeyKind::Row, &"r".repeat(256)).unwrap_err();
+        assert_eq!(long.static_message(), None);
     }
 
     #[test]

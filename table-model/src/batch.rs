@@ -9,6 +9,7 @@
 
 use crate::entity::ETag;
 use crate::error::{BatchError, BatchErrorKind, RequestError, ResponseError, ResponseErrorKind, ServiceError};
+use crate::json::ascii_json;
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::BATCH_MAX_OPERATIONS;
 use crate::name::TableName;
@@ -73,6 +74,13 @@ struct Operation {
     if_match: Option<HeaderValue>,
     /// The size of the operation's part without the endpoint URL and the `Accept` value.
     size: usize,
+}
+
+impl Operation {
+    /// Whether the body holds a character outside ASCII.
+    fn non_ascii(&self) -> bool {
+        self.body.as_deref().is_some_and(|b| !b.is_ascii())
+    }
 }
 
 /// What an operation leaves: the body the entity is stored with and whether it is exactly that (not merged),
@@ -289,7 +297,13 @@ impl Batch {
     #[cfg(feature = "client")]
     /// The exact size of the last operation's part in the body `service` writes for the batch.
     pub(crate) fn last_part_size(&self, service: &TableService) -> usize {
-        self.operations.last().map_or(0, |op| op.size + sub_request_extra(service))
+        self.operations.last().map_or(0, |op| {
+            let escapes = match &op.body {
+                Some(body) if service.service_kind().ascii_json() => crate::json::ascii_json_len(body) - body.len(),
+                _ => 0,
+            };
+            op.size + escapes + sub_request_extra(service)
+        })
     }
 
     #[cfg(feature = "client")]
@@ -306,6 +320,21 @@ impl Batch {
             let operations = &self.operations;
             self.row_keys.remove_last(operations.len(), |i| &operations[i].row_key);
         }
+    }
+
+    /// The operations with their bodies in ASCII ([`ascii_json`]), each part sized again.
+    fn ascii_operations(&self) -> Vec<Operation> {
+        self.operations
+            .iter()
+            .map(|op| {
+                let mut op = op.clone();
+                if op.non_ascii() {
+                    op.body = op.body.as_deref().map(ascii_json);
+                    op.size = self.part_size(&op, "", "");
+                }
+                op
+            })
+            .collect()
     }
 
     /// The size of an operation's part, for an endpoint URL of `base` and an `Accept` of `accept`.
@@ -517,17 +546,25 @@ impl TableService {
         let base = self.endpoint().url();
         let accept = self.metadata().accept_header();
         let extra = sub_request_extra(self);
+        // The bodies in ASCII for a service that needs it (`docs/rules.md` §5.6): copies, sized again.
+        let escaped;
+        let operations = if self.service_kind().ascii_json() && batch.operations.iter().any(Operation::non_ascii) {
+            escaped = batch.ascii_operations();
+            &escaped
+        } else {
+            &batch.operations
+        };
         let mut size = envelope_size();
-        for (index, op) in batch.operations.iter().enumerate() {
+        for (index, op) in operations.iter().enumerate() {
             size += op.size + extra;
             if size > max {
                 return Err(BatchError::new(index, BatchErrorKind::BodyTooLarge { size, max, rules }).into());
             }
         }
-        let boundaries = Boundaries::absent_from(batch.operations.iter().filter_map(|op| op.body.as_deref()));
+        let boundaries = Boundaries::absent_from(operations.iter().filter_map(|op| op.body.as_deref()));
         let mut body = Vec::with_capacity(size);
         write_head(&mut body, &boundaries);
-        for op in &batch.operations {
+        for op in operations {
             write_part(&mut body, &batch.table, &batch.partition_key, op, &boundaries, base, accept);
         }
         write_tail(&mut body, &boundaries);

@@ -266,6 +266,20 @@ impl ServiceKind {
             ServiceKind::CosmosDb => MergeVerb::PostTunnel,
         }
     }
+
+    /// Whether entity and batch bodies sent there are written in ASCII, every other character as a `\u`
+    /// escape ([`EntityBody::into_ascii`](crate::json::EntityBody::into_ascii), `docs/rules.md` §5.6): on
+    /// Azurite, which decodes each network chunk of a body separately and so garbles a character split
+    /// between two. Storage and Cosmos DB get raw UTF-8, the shorter form.
+    ///
+    /// ```
+    /// use table_model::ServiceKind;
+    /// assert!(ServiceKind::Azurite.ascii_json());
+    /// assert!(!ServiceKind::Storage.ascii_json() && !ServiceKind::CosmosDb.ascii_json());
+    /// ```
+    pub fn ascii_json(self) -> bool {
+        matches!(self, ServiceKind::Azurite)
+    }
 }
 
 impl FromStr for Endpoint {

@@ -298,6 +298,9 @@ pub use table_entity::{
 ///   checked at compile time; reading an entity with another key is an error.
 /// - `#[table(deny_unknown_properties)]`: reading an entity with a property the struct does not have is an
 ///   error (by default such properties are ignored).
+/// - `#[table(service = "...")]`: which service's rules the property names are checked against at compile
+///   time (see [Services](#services)): `"storage"` (the default), `"cosmos"` or `"portable"`; in
+///   [`Schema::rules`].
 /// - `#[table(crate = "path")]`: where `table_model` is, for crates that re-export it.
 ///
 /// # Field attributes
@@ -324,6 +327,27 @@ pub use table_entity::{
 /// - `#[table(timestamp)]`: an `Option<DateTime>` (or `Option<chrono::DateTime<Utc>>`) that receives the
 ///   server-set `Timestamp` of an entity that was read; never written.
 /// - `#[table(etag)]`: an `Option<ETag>` that receives the entity's ETag; never written.
+///
+/// # Services
+/// Every struct is checked against Azure Table Storage's rules (Azurite's too). Cosmos DB for Table adds its
+/// own (`docs/rules.md` §13): it reserves the property names `ID`, `rid`, `etag` and `ResourceId` in any case.
+/// `#[table(service = "cosmos")]` checks the names for Cosmos DB as well, and `#[table(service = "portable")]`
+/// for both services at once (the intersection of their rules: today the same checks as `"cosmos"`). The name
+/// checked is the one stored, after `rename` and `rename_all`, flattened names included, with
+/// [`RuleSet::check_property_name`], the function that checks names at run time too; the 252-property limit
+/// of Azure Table Storage applies to all three. Keys are values, checked when a request is made.
+///
+/// ```compile_fail
+/// #[derive(table_model::TableEntity)]
+/// #[table(service = "cosmos", rename_all = "PascalCase")]
+/// struct Device {
+///     #[table(partition_key)]
+///     site: String,
+///     #[table(row_key)]
+///     serial: String,
+///     id: u32, // invalid property name for Cosmos DB for Table: matches the reserved name `ID` (...)
+/// }
+/// ```
 ///
 /// # Unique time keys
 /// A time key alone collides when two entities of a partition share a tick. With `#[table(unique)]` the key is
@@ -396,7 +420,7 @@ pub use table_entity::{
 ///
 /// # Compile-time checks
 /// Every property name after renaming (the C# identifier and XML rules, 255 UTF-16 units, no system name in
-/// any case), no two alike, at most 252 properties, flattened ones included; exactly one partition key and one
+/// any case, and no name the struct's service reserves), no two alike, at most 252 properties, flattened ones included; exactly one partition key and one
 /// row key; the table name and constant keys; `unique` only on a key field, `tie_breaker` only with a `unique`
 /// key; unknown attributes (with a suggestion), duplicate or conflicting ones. All errors of a struct are
 /// reported in one build, with the messages the runtime checks give:

@@ -20,6 +20,7 @@ pub use serde_json;
 pub use std::borrow::Cow;
 pub use std::string::String;
 pub use table_model_rules::name_hash::name_bucket;
+pub use table_model_rules::RuleSet;
 
 use crate::error::{EntityErrorKind, KeyError};
 use crate::limits::{MAX_CUSTOM_PROPERTIES, PROPERTY_NAME_MAX_UTF16};
@@ -678,10 +679,11 @@ const fn collect(fields: &'static [FieldSchema], prefix: Path, mut out: Leaves) 
 }
 
 /// Checks the properties of a struct with flattened groups as one list: at most 252 in all, each full name
-/// valid, no two the same. `Err` carries the message for the build error.
+/// valid (and not reserved by `rules`, the struct's `#[table(service = "...")]`), no two the same. `Err`
+/// carries the message for the build error.
 // A `const fn` cannot box: the message travels by value, once, at compile time.
 #[allow(clippy::result_large_err)]
-pub const fn check_fields(fields: &'static [FieldSchema]) -> core::result::Result<(), ConstMessage> {
+pub const fn check_fields(fields: &'static [FieldSchema], rules: RuleSet) -> core::result::Result<(), ConstMessage> {
     let empty = Leaves { items: [Path::EMPTY; MAX_CUSTOM_PROPERTIES + 1], len: 0, total: 0, too_deep: false };
     let leaves = collect(fields, Path::EMPTY, empty);
     if leaves.too_deep {
@@ -699,25 +701,31 @@ pub const fn check_fields(fields: &'static [FieldSchema]) -> core::result::Resul
     let mut i = 0;
     while i < leaves.len {
         let path = &leaves.items[i];
-        let bad = if path.utf16_len() > PROPERTY_NAME_MAX_UTF16 {
-            Some("invalid property name: must be at most 255 UTF-16 code units")
-        } else {
-            let joined = path.write(ConstMessage::new());
-            let name = joined.as_str();
-            if name.is_ascii() {
-                match property_name::check_const(name) {
-                    Ok(()) => None,
-                    Err(e) => Some(e.rule()),
-                }
-            } else {
-                // Each part passed the full rules in its own derive; joined, only the length or a system name
-                // could break them, and the system names are ASCII.
-                None
+        if path.utf16_len() > PROPERTY_NAME_MAX_UTF16 {
+            let msg = ConstMessage::new().push("invalid property name: must be at most 255 UTF-16 code units");
+            return Err(path.write(msg.push(", found `")).push("` (with the flatten prefix)"));
+        }
+        let joined = path.write(ConstMessage::new());
+        let name = joined.as_str();
+        // Each part passed the full rules in its own derive; joined, only the length or a system name could
+        // break them, and the system names are ASCII.
+        if name.is_ascii() {
+            if let Err(e) = property_name::check_const(name) {
+                let msg = ConstMessage::new().push(e.rule()).push(", found `");
+                return Err(path.write(msg).push("` (with the flatten prefix)"));
             }
-        };
-        if let Some(rule) = bad {
-            let msg = ConstMessage::new().push(rule).push(", found `");
-            return Err(path.write(msg).push("` (with the flatten prefix)"));
+        }
+        // The service's reserved names, with the function the derive and the runtime check them with.
+        if let Err(e) = rules.check_property_name(name) {
+            let mut msg = ConstMessage::new();
+            if let Some(parts) = e.static_message() {
+                let mut p = 0;
+                while p < parts.len() {
+                    msg = msg.push(parts[p]);
+                    p += 1;
+                }
+            }
+            return Err(path.write(msg.push(", found `")).push("` (with the flatten prefix)"));
         }
         let mut j = 0;
         while j < i {

@@ -361,7 +361,7 @@ impl TableService {
     /// [`RequestErrorKind::Encode`] when the JSON body is over 1 MiB; [`RequestErrorKind::ServiceRule`] for a key
     /// or property name the service's kind refuses (`docs/rules.md` §13.1).
     pub fn insert(&self, table: &TableName, entity: &impl WriteEntity) -> Result<Request<Vec<u8>>, RequestError> {
-        let body = self.encode(entity)?.into_body().into_bytes();
+        let body = self.entity_body(self.encode(entity)?.into_body())?;
         let mut request = self.request(Method::POST, &format!("/{}", table.as_str()), &[], Some(body))?;
         request.headers_mut().insert("prefer", HeaderValue::from_static(RETURN_NO_CONTENT));
         Ok(self.signed(request))
@@ -381,7 +381,7 @@ impl TableService {
     ) -> Result<Request<Vec<u8>>, RequestError> {
         let encoded = self.encode(entity)?;
         let path = entity_path(table, encoded.partition_key(), encoded.row_key());
-        let body = encoded.into_body().into_bytes();
+        let body = self.entity_body(encoded.into_body())?;
         let request = self.write_request(mode, &path, body)?;
         Ok(self.signed(request))
     }
@@ -403,7 +403,7 @@ impl TableService {
     ) -> Result<Request<Vec<u8>>, RequestError> {
         let encoded = self.encode(entity)?;
         let path = entity_path(table, encoded.partition_key(), encoded.row_key());
-        let body = encoded.into_body().into_bytes();
+        let body = self.entity_body(encoded.into_body())?;
         let mut request = self.write_request(mode, &path, body)?;
         request.headers_mut().insert(IF_MATCH, if_match_header(&if_match)?);
         Ok(self.signed(request))
@@ -512,6 +512,12 @@ impl TableService {
         let encoded = entity.encode()?;
         check_entity(self.kind.rules(), encoded.partition_key(), encoded.row_key(), encoded.body().as_bytes())?;
         Ok(encoded)
+    }
+
+    /// The bytes an entity body is sent as: in ASCII for a service that needs it ([`ServiceKind::ascii_json`]).
+    fn entity_body(&self, body: crate::json::EntityBody) -> Result<Vec<u8>, RequestError> {
+        let body = if self.kind.ascii_json() { body.into_ascii()? } else { body };
+        Ok(body.into_bytes())
     }
 
     /// An update or upsert request in this mode, with the merge verb chosen, unsigned.

@@ -512,11 +512,108 @@ impl EntityBody {
         self.bytes
     }
 
+    /// The same JSON in ASCII: every other character written as a `\u` escape (`é` as `\u00e9`, `😀` as the
+    /// UTF-16 surrogate pair `\ud83d\ude00`, lowercase hex as for the control characters), which decodes to
+    /// exactly the same entity. What the request builders send to Azurite, which garbles a character split
+    /// between two network chunks of a body ([`ServiceKind::ascii_json`](crate::ServiceKind::ascii_json),
+    /// `docs/rules.md` §5.6). A body in ASCII already is returned as is, without copying.
+    ///
+    /// ```
+    /// use table_model::json::{decode_entity, BodyWriter};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut w = BodyWriter::new("p", "r");
+    /// w.property_str("Name", "Zoë 😀");
+    /// let body = w.finish()?;
+    /// let ascii = body.clone().into_ascii()?;
+    /// assert_eq!(ascii.as_str(), r#"{"PartitionKey":"p","RowKey":"r","Name":"Zo\u00eb \ud83d\ude00"}"#);
+    /// assert_eq!(decode_entity(ascii.as_bytes(), None)?, decode_entity(body.as_bytes(), None)?);
+    /// assert_eq!(ascii.entity_size(), body.entity_size());
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`EncodeErrorKind::BodyTooLarge`] when the escaped JSON is over 1 MiB: an escape takes 6 bytes (12 for a
+    /// surrogate pair) where UTF-8 takes 2 to 4, and Azurite holds the body as sent to the limit.
+    pub fn into_ascii(self) -> Result<EntityBody, EncodeError> {
+        if self.bytes.is_ascii() {
+            return Ok(self);
+        }
+        let bytes = ascii_json(&self.bytes);
+        if bytes.len() > ENTITY_MAX_BYTES {
+            return Err(EncodeError::new(EncodeErrorKind::BodyTooLarge { size: bytes.len() }, None));
+        }
+        Ok(EntityBody { bytes, entity_size: self.entity_size })
+    }
+
     /// The JSON bytes, for rewriting digits in place (`#[table(unique)]` keys); the caller keeps the JSON valid
     /// and the length unchanged.
     pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
         &mut self.bytes
     }
+}
+
+/// JSON text in ASCII: each character outside ASCII as `\uxxxx`, a character beyond U+FFFF as its UTF-16
+/// surrogate pair, everything else copied. Exact for JSON, whose structure is ASCII: any other character is
+/// inside a string (a value or a member name), where the escape means the same character. The text is valid
+/// UTF-8 (an [`EntityBody`], a batch part's body), so the characters are decoded without checks that can fail.
+pub(crate) fn ascii_json(json: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(ascii_json_len(json));
+    let mut rest = json;
+    while let Some(at) = rest.iter().position(|b| !b.is_ascii()) {
+        out.extend_from_slice(&rest[..at]);
+        let (c, len) = char_at(&rest[at..]);
+        let mut units = [0u16; 2];
+        for unit in c.encode_utf16(&mut units) {
+            push_unicode_escape(&mut out, *unit);
+        }
+        rest = &rest[at + len..];
+    }
+    out.extend_from_slice(rest);
+    out
+}
+
+/// The length of [`ascii_json`]'s output, without writing it.
+pub(crate) fn ascii_json_len(json: &[u8]) -> usize {
+    // A UTF-8 lead byte of 2 or 3 bytes becomes one escape; of 4 bytes, a surrogate pair. ASCII and
+    // continuation bytes (0b10xx_xxxx, 0x80 to 0xbf) add nothing.
+    json.len()
+        + json
+            .iter()
+            .map(|&b| match b {
+                0x00..=0xbf => 0,
+                0xc0..=0xdf => 6 - 2,
+                0xe0..=0xef => 6 - 3,
+                _ => 12 - 4,
+            })
+            .sum::<usize>()
+}
+
+/// The character that starts `bytes` (valid UTF-8) and its length in bytes.
+fn char_at(bytes: &[u8]) -> (char, usize) {
+    let len = match bytes[0] {
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        _ => 4,
+    };
+    let c = std::str::from_utf8(&bytes[..len.min(bytes.len())])
+        .ok()
+        .and_then(|s| s.chars().next())
+        .unwrap_or(char::REPLACEMENT_CHARACTER);
+    (c, len)
+}
+
+/// Writes `\u` and the four lowercase hex digits of a UTF-16 code unit.
+fn push_unicode_escape(out: &mut Vec<u8>, unit: u16) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.extend_from_slice(&[
+        b'\\',
+        b'u',
+        HEX[usize::from(unit >> 12)],
+        HEX[usize::from((unit >> 8) & 0xf)],
+        HEX[usize::from((unit >> 4) & 0xf)],
+        HEX[usize::from(unit & 0xf)],
+    ]);
 }
 
 /// Where the two key strings of a body sit, without their quotes: the body starts
@@ -614,4 +711,78 @@ pub fn encode_entity(entity: &Entity) -> Result<EntityBody, EncodeError> {
         writer.property(name, value);
     }
     writer.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ascii(text: &str) -> String {
+        let out = ascii_json(text.as_bytes());
+        assert_eq!(out.len(), ascii_json_len(text.as_bytes()), "{text}");
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn non_ascii_characters_become_escapes() {
+        // Two, three and four bytes of UTF-8; the last as a surrogate pair.
+        assert_eq!(ascii("é"), r"\u00e9");
+        assert_eq!(ascii("€"), r"\u20ac");
+        assert_eq!(ascii("\u{ffff}"), r"\uffff");
+        assert_eq!(ascii("😀"), r"\ud83d\ude00");
+        assert_eq!(ascii("\u{10000}"), r"\ud800\udc00");
+        assert_eq!(ascii("\u{10ffff}"), r"\udbff\udfff");
+        assert_eq!(ascii("\u{80}"), r"\u0080");
+        // ASCII around them is copied, byte for byte, escapes included.
+        assert_eq!(ascii(r#"{"A":"x\"é\\y😀z\n"}"#), r#"{"A":"x\"\u00e9\\y\ud83d\ude00z\n"}"#);
+        assert_eq!(ascii("plain ASCII"), "plain ASCII");
+        assert_eq!(ascii(""), "");
+    }
+
+    #[test]
+    fn bodies_in_ascii_decode_to_the_same_entity() {
+        let mut w = BodyWriter::new("pé", "r😀");
+        // Control characters are escaped by serde_json as before; the non-ASCII ones after.
+        w.property_str("Text", "a\u{1}\u{1f}\"\\é中😀\u{2028}").property_i32("Név", 7).property_f64("名前", 1.5);
+        let body = w.finish().unwrap();
+        assert!(body.as_str().contains(r#""a\u0001\u001f\"\\é中😀"#), "{}", body.as_str());
+        let ascii = body.clone().into_ascii().unwrap();
+        assert!(ascii.as_bytes().is_ascii());
+        assert_eq!(
+            ascii.as_str(),
+            concat!(
+                r#"{"PartitionKey":"p\u00e9","RowKey":"r\ud83d\ude00","#,
+                r#""Text":"a\u0001\u001f\"\\\u00e9\u4e2d\ud83d\ude00\u2028","N\u00e9v":7,"#,
+                r#""\u540d\u524d@odata.type":"Edm.Double","\u540d\u524d":1.5}"#,
+            )
+        );
+        assert_eq!(ascii.entity_size(), body.entity_size());
+        let a: serde_json::Value = serde_json::from_slice(ascii.as_bytes()).unwrap();
+        let b: serde_json::Value = serde_json::from_slice(body.as_bytes()).unwrap();
+        assert_eq!(a, b);
+        let decoded = crate::json::decode_entity(ascii.as_bytes(), None).unwrap();
+        assert_eq!(decoded, crate::json::decode_entity(body.as_bytes(), None).unwrap());
+        assert_eq!((decoded.partition_key().as_str(), decoded.row_key().as_str()), ("pé", "r😀"));
+    }
+
+    #[test]
+    fn an_ascii_body_is_kept_and_an_escaped_one_is_held_to_1_mib() {
+        let mut w = BodyWriter::new("p", "r");
+        w.property_str("A", "only ASCII");
+        let body = w.finish().unwrap();
+        assert_eq!(body.clone().into_ascii().unwrap(), body);
+
+        // Ten strings of 32,768 three-byte characters: 960 KiB of UTF-8, under 1 MiB; their escapes take twice that.
+        let text = "中".repeat(STRING_MAX);
+        let mut w = BodyWriter::new("p", "r");
+        for i in 0..10 {
+            w.property_str(format!("P{i}").as_str(), &text);
+        }
+        let body = w.finish().unwrap();
+        assert!(body.len() < ENTITY_MAX_BYTES);
+        let err = body.into_ascii().unwrap_err();
+        assert!(matches!(err.kind(), EncodeErrorKind::BodyTooLarge { size } if *size > 2 * 960 * 1024), "{err}");
+    }
+
+    const STRING_MAX: usize = crate::limits::STRING_MAX_UTF16;
 }

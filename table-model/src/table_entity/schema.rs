@@ -6,6 +6,7 @@ use crate::entity::Entity;
 use crate::error::{EntityError, EntityErrorKind, KeyKind, ValueError, ValueErrorKind};
 use crate::name::TableName;
 use std::borrow::Cow;
+use table_model_rules::RuleSet;
 
 /// The schema of a [`TableEntity`](crate::TableEntity), built by the derive as a constant.
 ///
@@ -36,6 +37,7 @@ pub struct Schema {
     row_key: KeySchema,
     fields: &'static [FieldSchema],
     deny_unknown_properties: bool,
+    rules: RuleSet,
 }
 
 impl Schema {
@@ -54,7 +56,49 @@ impl Schema {
             row_key: KeySchema { kind: KeyKind::Row, source: row_key },
             fields,
             deny_unknown_properties,
+            rules: RuleSet::Storage,
         }
+    }
+
+    /// The schema of a struct with `#[table(service = "...")]`; not part of the API.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn __with_rules(mut self, rules: RuleSet) -> Self {
+        self.rules = rules;
+        self
+    }
+
+    /// The rules the struct's property names were checked against at compile time: `#[table(service =
+    /// "...")]`, [`RuleSet::Storage`] by default. With `"cosmos"` or `"portable"`, no property name is one
+    /// that Cosmos DB for Table reserves (`docs/rules.md` §13).
+    ///
+    #[cfg_attr(feature = "derive", doc = "```")]
+    #[cfg_attr(not(feature = "derive"), doc = "```ignore")]
+    /// use table_model::{RuleSet, TableEntity};
+    ///
+    /// #[derive(TableEntity)]
+    /// #[table(service = "portable", partition_key = "settings")]
+    /// struct Setting {
+    ///     #[table(row_key)]
+    ///     name: String,
+    ///     identifier: String, // `Id` or `ID` would not build: Cosmos DB reserves them
+    /// }
+    ///
+    /// #[derive(TableEntity)]
+    /// #[table(partition_key = "settings")]
+    /// struct Plain {
+    ///     #[table(row_key)]
+    ///     name: String,
+    ///     #[table(rename = "ID")]
+    ///     id: String, // fine on Azure Table Storage
+    /// }
+    ///
+    /// assert_eq!(Setting::SCHEMA.rules(), RuleSet::Portable);
+    /// assert_eq!(Plain::SCHEMA.rules(), RuleSet::Storage);
+    /// assert!(Setting::SCHEMA.rules().check_property_name("Id").is_err());
+    /// ```
+    pub const fn rules(&self) -> RuleSet {
+        self.rules
     }
 
     /// The table given by `#[table(name = "...")]` (checked at compile time; a Storage Analytics name such as
