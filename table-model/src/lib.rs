@@ -155,10 +155,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 #![deny(missing_docs, missing_debug_implementations)]
 // The docs link the client, the derive and the protocol layer wherever they are named; built with some of those
 // features off (docs.rs and CI build the defaults), the links to the missing ones have nothing to point at.
-#![cfg_attr(
-    not(all(feature = "client", feature = "derive", feature = "http")),
-    allow(rustdoc::broken_intra_doc_links)
-)]
+#![cfg_attr(not(all(feature = "client", feature = "derive", feature = "http")), allow(rustdoc::broken_intra_doc_links))]
 
 extern crate self as table_model;
 
