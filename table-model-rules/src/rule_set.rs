@@ -13,6 +13,7 @@ use crate::limits::{
     BATCH_MAX_BODY_BYTES, COSMOS_BATCH_MAX_BODY_BYTES, COSMOS_PARTITION_KEY_MAX_UTF8_BYTES,
     COSMOS_RESERVED_PROPERTY_NAMES, COSMOS_ROW_KEY_MAX_UTF8_BYTES,
 };
+use crate::utf8::eq_ignore_ascii_case;
 use core::fmt;
 
 /// Which service's rules an entity is checked against.
@@ -139,21 +140,6 @@ impl RuleSet {
         }
         Ok(())
     }
-}
-
-/// `<[u8]>::eq_ignore_ascii_case`, which is not a `const fn` before Rust 1.89.
-const fn eq_ignore_ascii_case(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if !a[i].eq_ignore_ascii_case(&b[i]) {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }
 
 impl fmt::Display for RuleSet {
