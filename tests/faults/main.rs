@@ -19,6 +19,8 @@ use table_model::client::azure_core::http::{ClientOptions, ExponentialRetryOptio
 use table_model::client::{
     BulkOperation, BulkOptions, ErrorKind, TableClient, TableServiceClient, TableServiceClientOptions,
 };
+use table_model::sas::{AccessPolicy, PolicyId, SignedIdentifier, TableSasPermissions};
+use table_model::service_properties::{AnalyticsLogging, GeoReplicationStatus, RetentionPolicy, ServiceProperties};
 use table_model::{AccountKey, DateTime, Entity, PartitionKey, Query, RowKey, TableName, UpdateMode};
 
 const ENDPOINT_VAR: &str = "TABLE_MODEL_AZURITE_ENDPOINT";
@@ -334,6 +336,34 @@ async fn every_operation_survives(url: String, fault: Fault) {
     let only = Query::new().filter(table_model::filter::Filter::property("TableName").eq(name.as_str()));
     let tables: Vec<TableName> = through(&proxy, url).list_tables(&only, None).unwrap().try_collect().await.unwrap();
     assert_eq!(tables, std::slice::from_ref(&name), "{fault:?}: list_tables");
+
+    // The table's stored access policies: a PUT that replaces them all, then a GET, each through a fault.
+    let hour = chrono::Duration::hours(1);
+    let at = chrono::DateTime::from_timestamp(chrono::Utc::now().timestamp(), 0).expect("now is in range");
+    let policies = [SignedIdentifier::new(
+        PolicyId::new("faults").unwrap(),
+        AccessPolicy::new(TableSasPermissions::READ).with_start(at - hour).with_expiry(at + hour),
+    )];
+    let proxy = scripted(vec![fault]).await;
+    through(&proxy, url).table_client(name.clone()).set_access_policy(&policies, None).await.unwrap();
+    assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: set_access_policy met the fault");
+    let proxy = scripted(vec![fault]).await;
+    let read = through(&proxy, url).table_client(name.clone()).get_access_policy(None).await.unwrap();
+    assert_eq!(read, policies, "{fault:?}: get_access_policy");
+
+    // The account's service properties (the same value from every run, so concurrent runs agree) and the
+    // secondary's statistics.
+    let logging =
+        ServiceProperties::new().with_logging(AnalyticsLogging::new(RetentionPolicy::Days(3)).with_read(true));
+    let proxy = scripted(vec![fault]).await;
+    through(&proxy, url).set_service_properties(&logging, None).await.unwrap();
+    assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: set_service_properties met the fault");
+    let proxy = scripted(vec![fault]).await;
+    let read = through(&proxy, url).get_service_properties(None).await.unwrap();
+    assert_eq!(read.logging, logging.logging, "{fault:?}: get_service_properties");
+    let proxy = scripted(vec![fault]).await;
+    let stats = through(&proxy, url).get_service_stats(None).await.unwrap();
+    assert_eq!(stats.geo_replication.map(|g| g.status), Some(GeoReplicationStatus::Live), "{fault:?}: stats");
 
     // Delete the table: a retry after a lost reply finds it gone, which is what was asked.
     let proxy = scripted(vec![fault]).await;
