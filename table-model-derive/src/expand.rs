@@ -1,6 +1,8 @@
 //! Code generation from a checked IR. Infallible: every error was reported by `attr.rs` or `check.rs`.
 //!
-//! Paths are absolute (`::core::...`, `#krate::__private::...`); locals start with `__`. Each call that needs a
+//! Paths go through `__tm`, the runtime crate's `__private` module, which [`wrap`] imports in the block it puts
+//! every impl in (`__tm::Some`, `__tm::EdmField`, ...: short paths, for fewer tokens to expand and compile);
+//! locals start with `__`. Each call that needs a
 //! trait bound on a field type is spanned on that type, so an unsupported type is reported where it is written.
 
 mod enums;
@@ -78,15 +80,22 @@ fn unwrap_option(ty: &Type) -> &Type {
 
 /// The expression of a property name: a `const` `PropertyName` for ASCII names (checked again in `const`),
 /// the runtime constructor for names that need the Unicode tables.
-fn name_expr(krate: &TokenStream, name: &str) -> TokenStream {
+fn name_expr(name: &str) -> TokenStream {
     if name.is_ascii() {
-        quote!({
-            const __NAME: #krate::__private::PropertyName = #krate::__private::PropertyName::from_static(#name);
-            __NAME
-        })
+        quote!(__tm::derived_name(#name))
     } else {
-        quote!(#krate::__private::property_name(#name)?)
+        quote!(__tm::property_name(#name)?)
     }
+}
+
+/// The path of the runtime crate's `__private` module in the generated code: `__tm`, imported by [`wrap`].
+fn private() -> TokenStream {
+    quote!(__tm)
+}
+
+/// [`private`] spanned on `span` (a field's type), so that an expression built with it is reported there.
+fn private_at(span: Span) -> TokenStream {
+    Ident::new("__tm", span).into_token_stream()
 }
 
 /// The tokens with every span set to `span`, so that an expression built from them is reported there.
@@ -127,11 +136,10 @@ impl TieSource {
 /// `Result<FieldType, ValueError>` for the key string `key`, or without `key` a non-capturing closure
 /// `fn(&str) -> Result<FieldType, ValueError>`. The field type is converted through its trait, spanned on the
 /// type, so that a wrong type is one error there.
-fn decode_unique(cx: &Ctx, field: &Field, reverse: bool, key: Option<TokenStream>) -> TokenStream {
+fn decode_unique(field: &Field, reverse: bool, key: Option<TokenStream>) -> TokenStream {
     let ty = field.ty;
     let span = ty.span();
-    let krate = respan(cx.krate.clone(), span);
-    let p = quote_spanned!(span=> #krate::__private);
+    let p = private_at(span);
     let convert = if field.attrs.tie_breaker.is_set() {
         quote_spanned!(span=> |(_, __n)| <#ty as #p::TieBreakerField>::from_tie_breaker(__n))
     } else {
@@ -166,27 +174,24 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     /// The name of a property as a `PropertyName` for writing, prefixed in a `TableProperties` impl.
     fn write_name(&self, name: &str) -> TokenStream {
-        let krate = &self.krate;
-        let expr = name_expr(krate, name);
+        let expr = name_expr(name);
         match self.derive {
-            Derive::Properties => quote!(#krate::__private::prefixed(__prefix, #expr)?),
+            Derive::Properties => quote!(__tm::prefixed(__prefix, #expr)?),
             _ => expr,
         }
     }
 
     /// The name of a property as a `&str` for reading.
     fn read_name(&self, name: &str) -> TokenStream {
-        let krate = &self.krate;
         match self.derive {
-            Derive::Properties => quote!(&#krate::__private::full_name(__prefix, #name)),
+            Derive::Properties => quote!(&__tm::full_name(__prefix, #name)),
             _ => quote!(#name),
         }
     }
 
     fn prefix_expr(&self, prefix: &str) -> TokenStream {
-        let krate = &self.krate;
         match self.derive {
-            Derive::Properties => quote!(&#krate::__private::full_name(__prefix, #prefix)),
+            Derive::Properties => quote!(&__tm::full_name(__prefix, #prefix)),
             _ => quote!(#prefix),
         }
     }
@@ -203,28 +208,28 @@ fn write_stmt(cx: &Ctx, field: &Field) -> TokenStream {
     let ty = field.ty;
     let ident = field.ident;
     let span = ty.span();
-    let krate = &respan(cx.krate.clone(), span);
+    let p = &private_at(span);
     match field.role() {
         Role::Property { edm: None } => {
             let name = cx.write_name(&field.name);
-            quote_spanned!(span=> #krate::__private::write(
-                __entity, #name, <#ty as #krate::__private::EdmField>::to_edm(&self.#ident),
+            quote_spanned!(span=> #p::write(
+                __entity, #name, <#ty as #p::EdmField>::to_edm(&self.#ident),
             )?;)
         }
         Role::Property { edm: Some((t, _)) } => {
             let name = cx.write_name(&field.name);
             let t = edm_type_ident(t);
-            quote_spanned!(span=> #krate::__private::write_as(
-                __entity, #name, <#ty as #krate::__private::EdmField>::to_edm(&self.#ident), #krate::__private::EdmType::#t,
+            quote_spanned!(span=> #p::write_as(
+                __entity, #name, <#ty as #p::EdmField>::to_edm(&self.#ident), #p::EdmType::#t,
             )?;)
         }
         Role::Json => {
             let name = cx.write_name(&field.name);
-            quote_spanned!(span=> #krate::__private::write_json::<#ty>(__entity, #name, &self.#ident)?;)
+            quote_spanned!(span=> #p::write_json::<#ty>(__entity, #name, &self.#ident)?;)
         }
         Role::Flatten { prefix } => {
             let prefix = cx.prefix_expr(&prefix);
-            quote_spanned!(span=> <#ty as #krate::__private::TableProperties>::write_properties(
+            quote_spanned!(span=> <#ty as #p::TableProperties>::write_properties(
                 &self.#ident, __entity, #prefix,
             )?;)
         }
@@ -240,7 +245,7 @@ fn write_stmt(cx: &Ctx, field: &Field) -> TokenStream {
 fn default_fn(field: &Field) -> Option<TokenStream> {
     let ty = field.ty;
     field.attrs.default.get().map(|d| match d {
-        crate::attr::Default::Trait => quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default),
+        crate::attr::Default::Trait => quote_spanned!(ty.span()=> <#ty as __tm::Default>::default),
         crate::attr::Default::Path(path) => quote!(#path),
     })
 }
@@ -248,26 +253,25 @@ fn default_fn(field: &Field) -> Option<TokenStream> {
 fn read_expr(cx: &Ctx, field: &Field) -> TokenStream {
     let ty = field.ty;
     let span = ty.span();
-    let krate = &respan(cx.krate.clone(), span);
-    let private = quote_spanned!(span=> #krate::__private);
+    let private = private_at(span);
     let absent = |field: &Field| match default_fn(field) {
-        Some(f) => quote!(|| ::core::option::Option::Some(#f())),
+        Some(f) => quote!(|| __tm::Some(#f())),
         None => quote_spanned!(span=> <#ty as #private::EdmField>::absent),
     };
     match field.role() {
         Role::PartitionKey { unique: true } => {
             let key = quote!(#private::Entity::partition_key(__entity));
-            let value = decode_unique(cx, field, false, Some(key));
+            let value = decode_unique(field, false, Some(key));
             quote_spanned!(span=> #private::read_key(#private::KeyKind::Partition, #value)?)
         }
         Role::RowKey { reverse, unique: true } => {
-            let value = decode_unique(cx, field, reverse, Some(quote!(#private::Entity::row_key(__entity))));
+            let value = decode_unique(field, reverse, Some(quote!(#private::Entity::row_key(__entity))));
             quote_spanned!(span=> #private::read_key(#private::KeyKind::Row, #value)?)
         }
         Role::TieBreaker => {
             let source = tie_source(fields(cx.cont)).expect("checked: a unique key exists");
             let (kind, getter) = (source.kind(), source.getter());
-            let value = decode_unique(cx, field, source.reverse, Some(quote!(#private::Entity::#getter(__entity))));
+            let value = decode_unique(field, source.reverse, Some(quote!(#private::Entity::#getter(__entity))));
             quote_spanned!(span=> #private::read_key(#private::KeyKind::#kind, #value)?)
         }
         Role::PartitionKey { unique: false } => quote_spanned!(span=> #private::read_key(
@@ -290,7 +294,7 @@ fn read_expr(cx: &Ctx, field: &Field) -> TokenStream {
         }
         Role::Skip => match default_fn(field) {
             Some(f) => quote!(#f()),
-            None => quote_spanned!(span=> <#ty as ::core::default::Default>::default()),
+            None => quote_spanned!(span=> <#ty as __tm::Default>::default()),
         },
         Role::Flatten { prefix } => {
             let prefix = cx.prefix_expr(&prefix);
@@ -300,10 +304,14 @@ fn read_expr(cx: &Ctx, field: &Field) -> TokenStream {
             let name = cx.read_name(&field.name);
 
             let absent = match default_fn(field) {
-                Some(f) => quote!(|| ::core::option::Option::Some(#f())),
+                Some(f) => quote!(|| __tm::Some(#f())),
                 None => quote!(#private::json_absent),
             };
             quote_spanned!(span=> #private::read_json::<#ty>(__entity, #name, #absent)?)
+        }
+        Role::Property { edm: None } if default_fn(field).is_none() => {
+            let name = cx.read_name(&field.name);
+            quote_spanned!(span=> <#ty as #private::EdmField>::__read(__entity, #name)?)
         }
         Role::Property { edm: None } => {
             let name = cx.read_name(&field.name);
@@ -322,13 +330,10 @@ fn read_expr(cx: &Ctx, field: &Field) -> TokenStream {
 }
 
 /// The schema entry of a field, or nothing for keys, metadata and skipped fields.
-fn field_schema(cx: &Ctx, field: &Field) -> Option<TokenStream> {
+fn field_schema(field: &Field) -> Option<TokenStream> {
     let ty = field.ty;
     let span = ty.span();
-    let private = {
-        let krate = respan(cx.krate.clone(), span);
-        quote_spanned!(span=> #krate::__private)
-    };
+    let private = private_at(span);
     let name = &field.name;
     let field_name = field.field_name();
     let optional_default = field.attrs.default.is_set();
@@ -337,7 +342,7 @@ fn field_schema(cx: &Ctx, field: &Field) -> Option<TokenStream> {
             let edm_type = match edm {
                 Some((t, _)) => {
                     let t = edm_type_ident(t);
-                    quote!(::core::option::Option::Some(#private::EdmType::#t))
+                    quote!(__tm::Some(#private::EdmType::#t))
                 }
                 None => quote_spanned!(span=> <#ty as #private::EdmField>::EDM_TYPE),
             };
@@ -347,12 +352,12 @@ fn field_schema(cx: &Ctx, field: &Field) -> Option<TokenStream> {
                 quote_spanned!(span=> <#ty as #private::EdmField>::OPTIONAL)
             };
             Some(quote_spanned! {span=>
-                #private::FieldSchema::Property(#private::PropertySchema::__new(#name, #field_name, #edm_type, #optional))
+                #private::property_schema(#name, #field_name, #edm_type, #optional)
             })
         }
         Role::Json => Some(quote! {
             #private::FieldSchema::Property(#private::PropertySchema::__new(
-                #name, #field_name, ::core::option::Option::Some(#private::EdmType::String), #optional_default,
+                #name, #field_name, __tm::Some(#private::EdmType::String), #optional_default,
             ))
         }),
         Role::Flatten { prefix } => {
@@ -375,10 +380,7 @@ fn rule_set_tokens(private: &TokenStream, rules: table_model_rules::RuleSet) -> 
 
 /// The `const` checks the derive cannot do itself, or `None`.
 fn const_checks(cx: &Ctx, fields: &[Field]) -> Option<TokenStream> {
-    let private = {
-        let krate = &cx.krate;
-        quote!(#krate::__private)
-    };
+    let private = private();
     let mut checks = Vec::new();
     if let Some(first) = fields.iter().find(|f| f.attrs.flatten.is_set()) {
         let span = first.attrs.flatten.tokens().map_or_else(Span::call_site, |t| t.span());
@@ -393,8 +395,8 @@ fn const_checks(cx: &Ctx, fields: &[Field]) -> Option<TokenStream> {
         };
         checks.push(quote_spanned! {span=>
             match #private::check_fields(#all, #rules) {
-                ::core::result::Result::Ok(()) => {}
-                ::core::result::Result::Err(__msg) => ::core::panic!("{}", __msg.as_str()),
+                __tm::Ok(()) => {}
+                __tm::Err(__msg) => ::core::panic!("{}", __msg.as_str()),
             }
         });
     }
@@ -427,10 +429,7 @@ fn bounded_generics(cx: &Ctx, fields: &[Field]) -> Generics {
     if params.is_empty() {
         return generics;
     }
-    let private = {
-        let krate = &cx.krate;
-        quote!(#krate::__private)
-    };
+    let private = private();
     let mut predicates: Vec<WherePredicate> = Vec::new();
     for field in fields {
         let ty = field.ty;
@@ -446,7 +445,7 @@ fn bounded_generics(cx: &Ctx, fields: &[Field]) -> Generics {
             Role::TieBreaker => quote!(#private::TieBreakerField),
             Role::Timestamp => quote!(#private::TimestampField),
             Role::ETag => quote!(#private::ETagField),
-            Role::Skip => quote!(::core::default::Default),
+            Role::Skip => quote!(__tm::Default),
             Role::Flatten { .. } => quote!(#private::TableProperties),
             Role::Json => quote!(#private::serde::Serialize + #private::serde::de::DeserializeOwned),
             Role::Property { .. } => quote!(#private::EdmField),
@@ -454,7 +453,7 @@ fn bounded_generics(cx: &Ctx, fields: &[Field]) -> Generics {
         let bound = if field.attrs.default.get().is_some_and(|d| matches!(d, crate::attr::Default::Trait))
             && !matches!(field.role(), Role::Skip)
         {
-            quote!(#bound + ::core::default::Default)
+            quote!(#bound + __tm::Default)
         } else {
             bound
         };
@@ -501,7 +500,7 @@ fn is_generic_early(cont: &Container) -> bool {
 fn expand_struct(cont: &Container) -> TokenStream {
     let cx = Ctx { krate: krate(cont.original), derive: cont.derive, cont };
     let krate = &cx.krate;
-    let private = quote!(#krate::__private);
+    let private = private();
     let ident = cont.ident;
     let fields = fields(cont);
     let generics = bounded_generics(&cx, fields);
@@ -511,7 +510,7 @@ fn expand_struct(cont: &Container) -> TokenStream {
     let vars: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__field{}", i)).collect();
     let reads: Vec<TokenStream> = fields.iter().map(|f| read_expr(&cx, f)).collect();
     let members: Vec<&Ident> = fields.iter().map(|f| f.ident).collect();
-    let schema_fields: Vec<TokenStream> = fields.iter().filter_map(|f| field_schema(&cx, f)).collect();
+    let schema_fields: Vec<TokenStream> = fields.iter().filter_map(|f| field_schema(f)).collect();
     let checks = const_checks(&cx, fields);
     let json_writes: Vec<TokenStream> = fields.iter().map(|f| json::json_write_stmt(&cx, f)).collect();
     let slots_force = match (&checks, is_generic_early(cont)) {
@@ -558,7 +557,7 @@ fn expand_struct(cont: &Container) -> TokenStream {
                     ) -> #private::Result<()> {
                         #force
                         #(#writes)*
-                        ::core::result::Result::Ok(())
+                        __tm::Ok(())
                     }
 
                     fn read_properties(
@@ -567,17 +566,17 @@ fn expand_struct(cont: &Container) -> TokenStream {
                     ) -> #private::Result<Self> {
                         #force
                         #(let #vars = #reads;)*
-                        ::core::result::Result::Ok(Self { #(#members: #vars),* })
+                        __tm::Ok(Self { #(#members: #vars),* })
                     }
 
                     fn write_json(
                         &self,
                         __w: &mut #private::BodyWriter,
                         __prefix: &str,
-                    ) -> ::core::result::Result<(), #private::EncodeError> {
+                    ) -> __tm::StdResult<(), #private::EncodeError> {
                         #force
                         #(#json_writes)*
-                        ::core::result::Result::Ok(())
+                        __tm::Ok(())
                     }
                 }
                 #eager
@@ -589,8 +588,8 @@ fn expand_struct(cont: &Container) -> TokenStream {
             let eager = eager_check(trait_path.clone());
             let a = &cont.attrs;
             let table_name = match a.name.get() {
-                Some(lit) => quote!(::core::option::Option::Some(#lit)),
-                None => quote!(::core::option::Option::None),
+                Some(lit) => quote!(__tm::Some(#lit)),
+                None => quote!(__tm::None),
             };
             let key_field = |pick: &dyn Fn(&Field) -> bool| fields.iter().find(|f| pick(f));
             let pk_field = key_field(&|f| f.attrs.partition_key.is_set());
@@ -644,11 +643,11 @@ fn expand_struct(cont: &Container) -> TokenStream {
                 Some(f) => {
                     let (ty, member) = (f.ty, f.ident);
                     let private = respan(private.clone(), ty.span());
-                    quote_spanned!(ty.span()=> ::core::option::Option::Some(
+                    quote_spanned!(ty.span()=> __tm::Some(
                         <#ty as #private::TieBreakerField>::tie_breaker(&self.#member)
                     ))
                 }
-                None => quote!(::core::option::Option::None),
+                None => quote!(__tm::None),
             };
             let unique_prelude = |error: TokenStream| -> TokenStream {
                 uniques
@@ -665,19 +664,19 @@ fn expand_struct(cont: &Container) -> TokenStream {
                     .collect()
             };
             let content_tie = tie_field.is_none() && (unique_pk.is_some() || unique_rk.is_some());
-            let none = quote!(::core::option::Option::None);
+            let none = quote!(__tm::None);
             let (entity_finish, json_finish) = if content_tie {
                 let [pk_at, rk_at] = uniques.each_ref().map(|(f, var, _)| match f {
                     Some(f) => {
                         let reverse = reverse_of(f);
-                        quote!(::core::option::Option::Some((#var, #reverse)))
+                        quote!(__tm::Some((#var, #reverse)))
                     }
                     None => none.clone(),
                 });
                 let [pk_rev, rk_rev] = uniques.each_ref().map(|(f, _, _)| match f {
                     Some(f) => {
                         let reverse = reverse_of(f);
-                        quote!(::core::option::Option::Some(#reverse))
+                        quote!(__tm::Some(#reverse))
                     }
                     None => none.clone(),
                 });
@@ -748,7 +747,7 @@ fn expand_struct(cont: &Container) -> TokenStream {
             let etag_fn = fields.iter().find(|f| f.attrs.etag.is_set()).map(|f| {
                 let (ty, member) = (f.ty, f.ident);
                 quote_spanned!(ty.span()=>
-                    fn etag(&self) -> ::core::option::Option<&#private::ETag> {
+                    fn etag(&self) -> __tm::Option<&#private::ETag> {
                         <#ty as #private::ETagField>::etag(&self.#member)
                     }
                 )
@@ -761,12 +760,12 @@ fn expand_struct(cont: &Container) -> TokenStream {
                 quote! {
                     #[allow(clippy::needless_question_mark)]
                     fn partition_key(&self) -> #private::Result<#private::PartitionKey> {
-                        ::core::result::Result::Ok(#pk)
+                        __tm::Ok(#pk)
                     }
 
                     #[allow(clippy::needless_question_mark)]
                     fn row_key(&self) -> #private::Result<#private::RowKey> {
-                        ::core::result::Result::Ok(#rk)
+                        __tm::Ok(#rk)
                     }
                 }
             });
@@ -796,14 +795,14 @@ fn expand_struct(cont: &Container) -> TokenStream {
                         (f.name.clone(), rust)
                     }
                     Role::Property { edm: None } => (f.name.clone(), unwrap_option(f.ty).to_token_stream()),
-                    Role::Json => (f.name.clone(), quote!(#private::String)),
+                    Role::Json => (f.name.clone(), quote!(#krate::__private::String)),
                     Role::Timestamp => ("Timestamp".to_owned(), quote!(#krate::DateTime)),
                     _ => continue,
                 };
                 let member = f.ident;
                 let doc = format!("The property `{name}`.");
                 handle_fields.push(quote!(#[doc = #doc] pub #member: #krate::Property<#hty>));
-                handle_values.push(quote!(#member: #krate::Property::__new(#name)));
+                handle_values.push(quote!(#member: __tm::Property::__new(#name)));
             }
             let (marker_field, marker_value) = if marker.is_empty() {
                 (quote!(), quote!())
@@ -846,7 +845,7 @@ fn expand_struct(cont: &Container) -> TokenStream {
                         let __entity = &mut __owned;
                         #(#writes)*
                         #entity_finish
-                        ::core::result::Result::Ok(__owned)
+                        __tm::Ok(__owned)
                     }
 
                     #[inline]
@@ -856,7 +855,7 @@ fn expand_struct(cont: &Container) -> TokenStream {
                         #(#constant_checks)*
                         #(let #vars = #reads;)*
                         #deny
-                        ::core::result::Result::Ok(Self { #(#members: #vars),* })
+                        __tm::Ok(Self { #(#members: #vars),* })
                     }
 
                     #key_fns
@@ -864,7 +863,7 @@ fn expand_struct(cont: &Container) -> TokenStream {
                     #etag_fn
 
                     #[inline]
-                    fn to_json(&self) -> ::core::result::Result<#private::EntityBody, #private::EncodeError> {
+                    fn to_json(&self) -> __tm::StdResult<#private::EntityBody, #private::EncodeError> {
                         #force
                         #json_prelude
                         let __pk = #json_pk;
@@ -880,22 +879,24 @@ fn expand_struct(cont: &Container) -> TokenStream {
                 #slots_items
                 #eager
             };
-            let wrapped = wrap(impl_block);
+            let wrapped = wrap(krate, impl_block);
             return quote! {
                 #handles
                 #wrapped
             };
         }
     };
-    wrap(body)
+    wrap(krate, body)
 }
 
-/// Puts impls in an anonymous `const` so that nothing they use leaks into the user's module.
-fn wrap(body: TokenStream) -> TokenStream {
+/// Puts impls in an anonymous `const` so that nothing they use leaks into the user's module, with the runtime
+/// crate's `__private` module imported as `__tm` (see [`private`]).
+fn wrap(krate: &TokenStream, body: TokenStream) -> TokenStream {
     quote! {
         #[doc(hidden)]
         #[allow(unused_qualifications, non_upper_case_globals, clippy::used_underscore_binding)]
         const _: () = {
+            use #krate::__private as __tm;
             #body
         };
     }

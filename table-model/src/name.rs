@@ -270,6 +270,11 @@ impl PropertyName {
         }
     }
 
+    /// A name checked by the derive when it expanded (`__private::derived_name`).
+    pub(crate) const fn from_checked_static(name: &'static str) -> Self {
+        PropertyName(Cow::Borrowed(name))
+    }
+
     fn validate(name: &str) -> Result<(), property_name::PropertyNameError> {
         property_name::check(name)
     }

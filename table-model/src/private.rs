@@ -22,10 +22,30 @@ pub use std::string::String;
 pub use table_model_rules::name_hash::name_bucket;
 pub use table_model_rules::RuleSet;
 
+// The prelude's names, for the generated code. It imports this module as `__tm` and writes `__tm::Some(..)`
+// where it would write `::core::option::Option::Some(..)`: a derived struct of 12 fields expands to about a
+// fifth fewer tokens, which is most of what a debug build of many structs spends on them (BENCHMARKS.md,
+// "Build time"). Absolute paths, so that a user's type named `Option` or `Ok` cannot capture them.
+pub use core::default::Default;
+pub use core::option::Option::{self, None, Some};
+pub use core::result::Result as StdResult;
+pub use core::result::Result::{Err, Ok};
+
 use crate::error::{EntityErrorKind, KeyError};
 use crate::limits::{MAX_CUSTOM_PROPERTIES, PROPERTY_NAME_MAX_UTF16};
 use std::fmt::Write as _;
 use table_model_rules::{property_name, utf16_len};
+
+/// The schema entry of a field stored as one property (fewer tokens in the generated `SCHEMA` than the two
+/// constructors it calls).
+pub const fn property_schema(
+    name: &'static str,
+    field: &'static str,
+    edm_type: Option<EdmType>,
+    optional: bool,
+) -> FieldSchema {
+    FieldSchema::Property(PropertySchema::__new(name, field, edm_type, optional))
+}
 
 /// `Result<T, EntityError>`, for signatures.
 pub type Result<T> = core::result::Result<T, EntityError>;
@@ -37,6 +57,14 @@ pub type Result<T> = core::result::Result<T, EntityError>;
 /// are built with the `const` [`PropertyName::from_static`]).
 pub fn property_name(name: &'static str) -> Result<PropertyName> {
     PropertyName::new(name).map_err(|e| ValueError::custom(e).into())
+}
+
+/// An ASCII property name the derive checked with the full rules when it expanded (`check.rs`): built without
+/// checking again.
+#[inline]
+pub const fn derived_name(name: &'static str) -> PropertyName {
+    debug_assert!(property_name::check_const(name).is_ok());
+    PropertyName::from_checked_static(name)
 }
 
 /// The full name of a property of a flattened group: `prefix` + `name`.
@@ -417,6 +445,17 @@ pub fn decode_as<T>(
 /// A decoded `#[table(json)]` value.
 pub fn decode_json<T: serde::de::DeserializeOwned>(value: EdmValue) -> core::result::Result<T, ValueError> {
     parse_json(value)
+}
+
+/// Puts a decoded property into its slot: an arm of the generated `__visit`, which answers `None` for a property
+/// it took.
+#[inline]
+pub fn fill<T>(
+    slot: &mut Option<T>,
+    value: core::result::Result<T, ValueError>,
+) -> core::result::Result<Option<EdmValue>, DecodeError> {
+    *slot = Some(value?);
+    Ok(None)
 }
 
 /// The value of a field once every property has been seen: the decoded one, else `absent()`, else an error

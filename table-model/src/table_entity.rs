@@ -290,6 +290,24 @@ pub trait EdmField: Sized {
             Err(e) => Err(e.in_property(name).into()),
         }
     }
+
+    /// The field named `name` of a derived struct, taken from `entity` (its generated `from_entity`): the
+    /// property converted with [`from_edm`](EdmField::from_edm), else [`absent`](EdmField::absent), else an
+    /// error naming the property. A method of the trait so that the generated call, `<T as EdmField>::__read`,
+    /// is short and an unsupported type is reported once, on the field's type.
+    #[doc(hidden)]
+    #[inline]
+    fn __read(entity: &mut Entity, name: &str) -> Result<Self, EntityError> {
+        crate::__private::read(entity, name, Self::from_edm, Self::absent)
+    }
+
+    /// The field named `prefix` + `name` of a derived struct once decoding is done (its generated visitor):
+    /// the decoded value in `slot`, else [`absent`](EdmField::absent), else an error naming the property.
+    #[doc(hidden)]
+    #[inline]
+    fn __finish(slot: Option<Self>, prefix: &str, name: &str) -> Result<Self, DecodeError> {
+        crate::__private::finish(slot, prefix, name, Self::absent)
+    }
 }
 
 /// A Rust type stored as a PartitionKey or RowKey, in a string form whose order is the order of the values.

@@ -1,7 +1,9 @@
 //! The direct JSON path of `TableEntity`: `to_json` statements and the generated `EntityVisitor` (a struct of
 //! slots, one per field, filled as the decoder hands over typed properties).
 
-use super::{bare_params, decode_unique, default_fn, edm_type_ident, read_expr, respan, tie_source, Ctx};
+use super::{
+    bare_params, decode_unique, default_fn, edm_type_ident, private, private_at, read_expr, respan, tie_source, Ctx,
+};
 use crate::ast::{Derive, Field, Role};
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -15,8 +17,7 @@ pub(super) fn json_write_stmt(cx: &Ctx, field: &Field) -> TokenStream {
     let ty = field.ty;
     let member = field.ident;
     let span = ty.span();
-    let krate = respan(cx.krate.clone(), span);
-    let private = quote_spanned!(span=> #krate::__private);
+    let private = private_at(span);
     let name = |name: &str| match cx.derive {
         Derive::Properties => quote!(&#private::full_name(__prefix, #name)),
         _ => quote!(#name),
@@ -51,57 +52,52 @@ pub(super) fn json_write_stmt(cx: &Ctx, field: &Field) -> TokenStream {
 }
 
 /// The decoding slot of a field, or `None` for a skipped one.
-pub(super) fn slot_type(cx: &Ctx, field: &Field) -> Option<TokenStream> {
+pub(super) fn slot_type(field: &Field) -> Option<TokenStream> {
     let ty = field.ty;
-    let krate = &respan(cx.krate.clone(), ty.span());
+    let p = &private_at(ty.span());
     Some(match field.role() {
         Role::Skip => return None,
-        Role::Flatten { .. } => quote!(::core::option::Option<#krate::__private::Entity>),
-        Role::Timestamp => quote!(::core::option::Option<#krate::__private::DateTime>),
-        Role::ETag => quote!(::core::option::Option<#krate::__private::ETag>),
-        _ => quote!(::core::option::Option<#ty>),
+        Role::Flatten { .. } => quote!(#p::Option<#p::Entity>),
+        Role::Timestamp => quote!(#p::Option<#p::DateTime>),
+        Role::ETag => quote!(#p::Option<#p::ETag>),
+        _ => quote!(#p::Option<#ty>),
     })
 }
 
 /// The arm of `__visit` that takes a property, for a field stored as one property: `index` is the field's
 /// position, which `__index` gives for its name.
-pub(super) fn visit_arm(cx: &Ctx, field: &Field, index: usize, slot: &Ident) -> Option<TokenStream> {
+pub(super) fn visit_arm(field: &Field, index: usize, slot: &Ident) -> Option<TokenStream> {
     let ty = field.ty;
     let span = ty.span();
-    let krate = respan(cx.krate.clone(), span);
-    let private = quote_spanned!(span=> #krate::__private);
+    let private = private_at(span);
     let index = Literal::usize_unsuffixed(index);
     let value = match field.role() {
-        Role::Property { edm: None } => quote_spanned!(span=> <#ty as #private::EdmField>::from_edm(__value)?),
+        Role::Property { edm: None } => quote_spanned!(span=> <#ty as #private::EdmField>::from_edm(__value)),
         Role::Property { edm: Some(_) } => quote_spanned!(span=> #private::decode_as(
             __value, <#ty as #private::EdmField>::EDM_TYPE, <#ty as #private::EdmField>::from_edm,
-        )?),
-        Role::Json => quote_spanned!(span=> #private::decode_json::<#ty>(__value)?),
+        )),
+        Role::Json => quote_spanned!(span=> #private::decode_json::<#ty>(__value)),
         _ => return None,
     };
-    Some(quote!(::core::option::Option::Some(#index) => {
-        self.#slot = ::core::option::Option::Some(#value);
-        ::core::result::Result::Ok(::core::option::Option::None)
-    }))
+    Some(quote!(__tm::Some(#index) => __tm::fill(&mut self.#slot, #value),))
 }
 
 /// The arm of `__edm_type` for a field stored as one property (`index` as for [`visit_arm`]).
-pub(super) fn edm_type_arm(cx: &Ctx, field: &Field, index: usize) -> Option<TokenStream> {
+pub(super) fn edm_type_arm(field: &Field, index: usize) -> Option<TokenStream> {
     let ty = field.ty;
     let span = ty.span();
-    let krate = respan(cx.krate.clone(), span);
-    let private = quote_spanned!(span=> #krate::__private);
+    let private = private_at(span);
     let index = Literal::usize_unsuffixed(index);
     let t = match field.role() {
         Role::Property { edm: None } => quote_spanned!(span=> <#ty as #private::EdmField>::EDM_TYPE),
         Role::Property { edm: Some((t, _)) } => {
             let t = edm_type_ident(t);
-            quote!(::core::option::Option::Some(#private::EdmType::#t))
+            quote!(__tm::Some(#private::EdmType::#t))
         }
-        Role::Json => quote!(::core::option::Option::Some(#private::EdmType::String)),
+        Role::Json => quote!(__tm::Some(#private::EdmType::String)),
         _ => return None,
     };
-    Some(quote!(::core::option::Option::Some(#index) => #t,))
+    Some(quote!(__tm::Some(#index) => #t,))
 }
 
 /// The expression that builds a field from its slot (the local `#slot`, moved out of `self`) once decoding is
@@ -109,11 +105,10 @@ pub(super) fn edm_type_arm(cx: &Ctx, field: &Field, index: usize) -> Option<Toke
 pub(super) fn finish_expr(cx: &Ctx, field: &Field, slot: Option<&Ident>) -> TokenStream {
     let ty = field.ty;
     let span = ty.span();
-    let krate = respan(cx.krate.clone(), span);
-    let private = quote_spanned!(span=> #krate::__private);
+    let private = private_at(span);
     let name = &field.name;
-    let absent = match default_fn(field) {
-        Some(f) => quote!(|| ::core::option::Option::Some(#f())),
+    let absent = || match default_fn(field) {
+        Some(f) => quote!(|| __tm::Some(#f())),
         None => match field.role() {
             Role::Json => quote!(#private::json_absent),
             _ => quote_spanned!(span=> <#ty as #private::EdmField>::absent),
@@ -134,9 +129,9 @@ pub(super) fn finish_expr(cx: &Ctx, field: &Field, slot: Option<&Ident>) -> Toke
                 }
             };
             quote!(match #slot {
-                ::core::option::Option::Some(__v) => __v,
-                ::core::option::Option::None => {
-                    return ::core::result::Result::Err(#private::DecodeError::missing_key(#private::KeyKind::#kind))
+                __tm::Some(__v) => __v,
+                __tm::None => {
+                    return __tm::Err(#private::DecodeError::missing_key(#private::KeyKind::#kind))
                 }
             })
         }
@@ -144,16 +139,21 @@ pub(super) fn finish_expr(cx: &Ctx, field: &Field, slot: Option<&Ident>) -> Toke
             quote_spanned!(span=> <#ty as #private::TimestampField>::from_timestamp(#slot))
         }
         (Role::ETag, Some(slot)) => {
-            quote_spanned!(span=> <#ty as #private::ETagField>::from_etag(::core::option::Option::as_ref(&#slot)))
+            quote_spanned!(span=> <#ty as #private::ETagField>::from_etag(__tm::Option::as_ref(&#slot)))
         }
-        (_, Some(slot)) => quote_spanned!(span=> #private::finish(#slot, __prefix, #name, #absent)?),
+        (Role::Property { .. }, Some(slot)) if default_fn(field).is_none() => {
+            quote_spanned!(span=> <#ty as #private::EdmField>::__finish(#slot, __prefix, #name)?)
+        }
+        (_, Some(slot)) => {
+            let absent = absent();
+            quote_spanned!(span=> #private::finish(#slot, __prefix, #name, #absent)?)
+        }
     }
 }
 
 /// The statements of `EntityVisitor::begin`: keys, Timestamp and ETag.
 pub(super) fn begin_stmts(cx: &Ctx, fields: &[Field], slots: &[Option<Ident>]) -> Vec<TokenStream> {
-    let krate = &cx.krate;
-    let private = quote!(#krate::__private);
+    let private = private();
     let a = &cx.cont.attrs;
     let mut out = Vec::new();
     for (lit, kind, member) in [
@@ -174,34 +174,32 @@ pub(super) fn begin_stmts(cx: &Ctx, fields: &[Field], slots: &[Option<Ident>]) -
         let span = ty.span();
         let p = respan(private.clone(), span);
         let key = |kind: TokenStream, key: TokenStream, decode: TokenStream| {
-            quote_spanned!(span=> self.#slot = ::core::option::Option::Some(#p::decode_key(
+            quote_spanned!(span=> self.#slot = __tm::Some(#p::decode_key(
                 #p::KeyKind::#kind,
                 #key,
                 #decode,
             )?);)
         };
         // A `KeyField` takes the key string, which a `String` field keeps without copying.
-        let owned = |member: TokenStream, key_type: TokenStream| quote!(::core::option::Option::map(::core::option::Option::take(&mut __system.#member), #p::#key_type::into_string));
+        let owned = |member: TokenStream, key_type: TokenStream| quote!(__tm::Option::map(__tm::Option::take(&mut __system.#member), #p::#key_type::into_string));
         // The unique keys and the tie-breaker are parsed from borrowed keys: a key a field takes (`owned`) is
         // never a unique one.
         match field.role() {
             Role::PartitionKey { unique: true } => out.push(key(
                 quote!(Partition),
                 quote!(#p::key_str(&__system.partition_key)),
-                decode_unique(cx, field, false, None),
+                decode_unique(field, false, None),
             )),
-            Role::RowKey { reverse, unique: true } => out.push(key(
-                quote!(Row),
-                quote!(#p::key_str(&__system.row_key)),
-                decode_unique(cx, field, reverse, None),
-            )),
+            Role::RowKey { reverse, unique: true } => {
+                out.push(key(quote!(Row), quote!(#p::key_str(&__system.row_key)), decode_unique(field, reverse, None)))
+            }
             Role::TieBreaker => {
                 let source = tie_source(fields).expect("checked: a unique key exists");
                 let (kind, member) = (source.kind(), source.getter());
                 out.push(key(
                     quote!(#kind),
                     quote!(#p::key_str(&__system.#member)),
-                    decode_unique(cx, field, source.reverse, None),
+                    decode_unique(field, source.reverse, None),
                 ))
             }
             Role::PartitionKey { unique: false } => out.push(key(
@@ -220,7 +218,7 @@ pub(super) fn begin_stmts(cx: &Ctx, fields: &[Field], slots: &[Option<Ident>]) -
                 quote_spanned!(span=> <#ty as #p::ReverseChronologicalKey>::decode_reverse_key),
             )),
             Role::Timestamp => out.push(quote!(self.#slot = __system.timestamp;)),
-            Role::ETag => out.push(quote!(self.#slot = ::core::option::Option::take(&mut __system.etag);)),
+            Role::ETag => out.push(quote!(self.#slot = __tm::Option::take(&mut __system.etag);)),
             _ => {}
         }
     }
@@ -229,23 +227,20 @@ pub(super) fn begin_stmts(cx: &Ctx, fields: &[Field], slots: &[Option<Ident>]) -
 
 /// The slots struct that decodes a struct from JSON, with `__edm_type`, `__visit` and `__finish`.
 pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force: &TokenStream) -> TokenStream {
-    let krate = &cx.krate;
-    let private = quote!(#krate::__private);
+    let private = private();
     let ident = cx.cont.ident;
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let vis = &cx.cont.original.vis;
-    let slots: Vec<Option<Ident>> =
-        fields.iter().enumerate().map(|(i, f)| slot_type(cx, f).map(|_| format_ident!("__slot{}", i))).collect();
-    let decls: Vec<TokenStream> = fields
-        .iter()
-        .zip(&slots)
-        .filter_map(|(f, s)| {
-            s.as_ref().map(|s| {
-                let ty = slot_type(cx, f);
-                quote!(#s: #ty)
-            })
-        })
-        .collect();
+    let mut slots: Vec<Option<Ident>> = Vec::with_capacity(fields.len());
+    let mut decls: Vec<TokenStream> = Vec::with_capacity(fields.len());
+    for (i, f) in fields.iter().enumerate() {
+        let slot = slot_type(f).map(|ty| {
+            let slot = format_ident!("__slot{}", i);
+            decls.push(quote!(#slot: #ty));
+            slot
+        });
+        slots.push(slot);
+    }
     let inits: Vec<&Ident> = slots.iter().flatten().collect();
     let (_, marker) = bare_params(&cx.cont.original.generics);
     let (marker_decl, marker_init) = if marker.is_empty() {
@@ -260,17 +255,18 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
         .iter()
         .zip(&slots)
         .enumerate()
-        .filter_map(|(i, (f, s))| s.as_ref().and_then(|s| visit_arm(cx, f, i, s)))
+        .filter_map(|(i, (f, s))| s.as_ref().and_then(|s| visit_arm(f, i, s)))
         .collect();
-    let type_arms: Vec<TokenStream> = fields.iter().enumerate().filter_map(|(i, f)| edm_type_arm(cx, f, i)).collect();
     // The fields `__index` finds by name: those of `__edm_type`'s arms, whose names the derive has checked
     // (check.rs, `check_names`), so they are distinct.
-    let indexed: Vec<(usize, &str)> = fields
-        .iter()
-        .enumerate()
-        .filter(|(i, f)| edm_type_arm(cx, f, *i).is_some())
-        .map(|(i, f)| (i, f.name.as_str()))
-        .collect();
+    let mut type_arms: Vec<TokenStream> = Vec::new();
+    let mut indexed: Vec<(usize, &str)> = Vec::new();
+    for (i, f) in fields.iter().enumerate() {
+        if let Some(arm) = edm_type_arm(f, i) {
+            type_arms.push(arm);
+            indexed.push((i, f.name.as_str()));
+        }
+    }
     let index_body = index_body(&private, &indexed);
     let mut flatten_visits = Vec::new();
     let mut flatten_types = Vec::new();
@@ -281,16 +277,16 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
             let private = respan(private.clone(), span);
             let group = quote_spanned!(span=> <#ty as #private::TableProperties>::FIELDS);
             flatten_visits.push(quote! {
-                if let ::core::option::Option::Some(__rest) = __name.strip_prefix(#prefix) {
+                if let __tm::Some(__rest) = __name.strip_prefix(#prefix) {
                     if #private::group_has(#group, __rest) {
                         #private::buffer(&mut self.#slot, __name, __value)?;
-                        return ::core::result::Result::Ok(::core::option::Option::None);
+                        return __tm::Ok(__tm::None);
                     }
                 }
             });
             flatten_types.push(quote! {
-                if let ::core::option::Option::Some(__rest) = __name.strip_prefix(#prefix) {
-                    if let __t @ ::core::option::Option::Some(_) = #private::group_edm_type(#group, __rest) {
+                if let __tm::Some(__rest) = __name.strip_prefix(#prefix) {
+                    if let __t @ __tm::Some(_) = #private::group_edm_type(#group, __rest) {
                         return __t;
                     }
                 }
@@ -305,9 +301,9 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
         // `__index` finds only the names of `__edm_type`'s arms, which the derive has checked.
         let known = if indexed.is_empty() { quote!(false) } else { quote!(Self::__index(__name).is_some()) };
         let deny = if cx.cont.attrs.deny_unknown_properties.is_set() {
-            quote!(::core::result::Result::Err(#private::unknown_property_json(__name)))
+            quote!(__tm::Err(#private::unknown_property_json(__name)))
         } else {
-            quote!(::core::result::Result::Ok(()))
+            quote!(__tm::Ok(()))
         };
         quote! {
             #[automatically_derived]
@@ -315,7 +311,7 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
                 type Value = #ident #ty_generics;
 
                 #[inline]
-                fn edm_type(&self, __name: &str) -> ::core::option::Option<#private::EdmType> {
+                fn edm_type(&self, __name: &str) -> __tm::Option<#private::EdmType> {
                     Self::__edm_type(__name)
                 }
 
@@ -326,21 +322,21 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
 
                 #[allow(unused_mut, unused_variables)]
                 #[inline]
-                fn begin(&mut self, mut __system: #private::SystemProperties) -> ::core::result::Result<(), #private::DecodeError> {
+                fn begin(&mut self, mut __system: #private::SystemProperties) -> __tm::StdResult<(), #private::DecodeError> {
                     #(#begin)*
-                    ::core::result::Result::Ok(())
+                    __tm::Ok(())
                 }
 
                 #[inline]
-                fn property(&mut self, __name: &str, __value: #private::EdmValue) -> ::core::result::Result<(), #private::DecodeError> {
+                fn property(&mut self, __name: &str, __value: #private::EdmValue) -> __tm::StdResult<(), #private::DecodeError> {
                     match self.__visit(__name, __value)? {
-                        ::core::option::Option::None => ::core::result::Result::Ok(()),
-                        ::core::option::Option::Some(_) => #deny,
+                        __tm::None => __tm::Ok(()),
+                        __tm::Some(_) => #deny,
                     }
                 }
 
                 #[inline]
-                fn end(self) -> ::core::result::Result<#ident #ty_generics, #private::DecodeError> {
+                fn end(self) -> __tm::StdResult<#ident #ty_generics, #private::DecodeError> {
                     self.__finish("")
                 }
             }
@@ -355,9 +351,9 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
             #marker_decl
         }
 
-        impl #impl_generics ::core::default::Default for __TableSlots #ty_generics #where_clause {
+        impl #impl_generics __tm::Default for __TableSlots #ty_generics #where_clause {
             fn default() -> Self {
-                Self { #(#inits: ::core::default::Default::default(),)* #marker_init }
+                Self { #(#inits: __tm::None,)* #marker_init }
             }
         }
 
@@ -365,17 +361,17 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
             // The position of the field stored as the property `__name`, in constant time: the name's bucket
             // (computed for every name when the struct was compiled), then the names of that bucket.
             #[inline]
-            fn __index(__name: &str) -> ::core::option::Option<usize> {
+            fn __index(__name: &str) -> __tm::Option<usize> {
                 #index_body
             }
 
             #[inline]
-            fn __edm_type(__name: &str) -> ::core::option::Option<#private::EdmType> {
+            fn __edm_type(__name: &str) -> __tm::Option<#private::EdmType> {
                 match Self::__index(__name) {
                     #(#type_arms)*
                     _ => {
                         #(#flatten_types)*
-                        ::core::option::Option::None
+                        __tm::None
                     }
                 }
             }
@@ -386,25 +382,25 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
                 &mut self,
                 __name: &str,
                 __value: #private::EdmValue,
-            ) -> ::core::result::Result<::core::option::Option<#private::EdmValue>, #private::DecodeError> {
+            ) -> __tm::StdResult<__tm::Option<#private::EdmValue>, #private::DecodeError> {
                 match Self::__index(__name) {
                     #(#visit_arms)*
                     _ => {
                         #(#flatten_visits)*
-                        ::core::result::Result::Ok(::core::option::Option::Some(__value))
+                        __tm::Ok(__tm::Some(__value))
                     }
                 }
             }
 
             #[inline]
-            fn __finish(self, __prefix: &str) -> ::core::result::Result<#ident #ty_generics, #private::DecodeError> {
+            fn __finish(self, __prefix: &str) -> __tm::StdResult<#ident #ty_generics, #private::DecodeError> {
                 #force
                 // The slots are moved into locals first and each field is built by its own statement: one
                 // struct literal with an early return per field would make the compiler drop the rest of
                 // `self` separately at each of them, code quadratic in the number of fields.
                 let __TableSlots { #(#inits,)* .. } = self;
                 #(let #vars = #finishes;)*
-                ::core::result::Result::Ok(#ident { #(#members: #vars),* })
+                __tm::Ok(#ident { #(#members: #vars),* })
             }
         }
 
@@ -422,19 +418,19 @@ fn index_body(private: &TokenStream, indexed: &[(usize, &str)]) -> TokenStream {
     if indexed.is_empty() {
         return quote! {
             let _ = __name;
-            ::core::option::Option::None
+            __tm::None
         };
     }
     if indexed.len() <= LINEAR_INDEX_MAX {
         // A few names: compared in turn (by length first), cheaper than hashing the name three times a property.
         let arms = indexed.iter().map(|(index, name)| {
             let index = Literal::usize_unsuffixed(*index);
-            quote!(#name => ::core::option::Option::Some(#index),)
+            quote!(#name => __tm::Some(#index),)
         });
         return quote! {
             match __name {
                 #(#arms)*
-                _ => ::core::option::Option::None,
+                _ => __tm::None,
             }
         };
     }
@@ -445,9 +441,9 @@ fn index_body(private: &TokenStream, indexed: &[(usize, &str)]) -> TokenStream {
     }
     let arms = buckets.iter().map(|(bucket, names)| {
         let bucket = Literal::usize_unsuffixed(*bucket);
-        let chain = names.iter().rev().fold(quote!(::core::option::Option::None), |rest, (index, name)| {
+        let chain = names.iter().rev().fold(quote!(__tm::None), |rest, (index, name)| {
             let index = Literal::usize_unsuffixed(*index);
-            quote!(if __name == #name { ::core::option::Option::Some(#index) } else { #rest })
+            quote!(if __name == #name { __tm::Some(#index) } else { #rest })
         });
         quote!(#bucket => #chain,)
     });
@@ -455,7 +451,7 @@ fn index_body(private: &TokenStream, indexed: &[(usize, &str)]) -> TokenStream {
     quote! {
         match #private::name_bucket(__name, #bits) {
             #(#arms)*
-            _ => ::core::option::Option::None,
+            _ => __tm::None,
         }
     }
 }
