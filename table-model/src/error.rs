@@ -1402,6 +1402,14 @@ pub enum SasErrorKind {
         /// The PartitionKey bound's parameter it needs.
         partition: &'static str,
     },
+    /// A key range whose start (`spk`, `srk`) comes after its end (`epk`, `erk`) in the service's key order:
+    /// it reaches no entity.
+    EmptyKeyRange {
+        /// The start, `spk` or `spk`/`srk`.
+        start: String,
+        /// The end, `epk` or `epk`/`erk`.
+        end: String,
+    },
     /// An IP range whose first address comes after its last.
     InvalidIpRange {
         /// The first address.
@@ -1499,6 +1507,11 @@ impl fmt::Display for SasError {
                 f,
                 "{SAS}: `{row}` (a RowKey bound) needs `{partition}` (the PartitionKey bound of its pair); a RowKey \
                  bound applies within a PartitionKey"
+            ),
+            SasErrorKind::EmptyKeyRange { start, end } => write!(
+                f,
+                "{SAS}: the key range starts at {start} after it ends at {end}, so it reaches no entity; keys are \
+                 ordered by PartitionKey, then RowKey, by UTF-16 code unit"
             ),
             SasErrorKind::InvalidIpRange { start, end } => {
                 write!(f, "{SAS}: `sip` (IP range) must not start after its end, found {start}-{end}")

@@ -52,10 +52,11 @@
 use crate::auth;
 use crate::connection::{AccountKey, Endpoint, SasToken};
 use crate::error::{SasError, SasErrorKind};
-use crate::key::{PartitionKey, RowKey};
+use crate::key::{service_order, PartitionKey, RowKey};
 use crate::name::TableName;
 use crate::request::encode_component;
 use chrono::{DateTime, Datelike as _, Utc};
+use std::cmp::Ordering;
 use std::fmt;
 use std::net::Ipv4Addr;
 
@@ -515,6 +516,7 @@ impl TableSas {
         if self.end_row_key.is_some() && self.end_partition_key.is_none() {
             return Err(SasError::new(SasErrorKind::RowKeyWithoutPartitionKey { row: "erk", partition: "epk" }));
         }
+        self.check_key_range()?;
         let common = Common::new(self.start.as_ref(), self.expiry.as_ref(), self.ip, self.protocol)?;
         let keys = [
             self.policy.as_ref().map_or("", PolicyId::as_str),
@@ -524,6 +526,33 @@ impl TableSas {
             self.end_row_key.as_ref().map_or("", RowKey::as_str),
         ];
         Ok((common, keys))
+    }
+
+    /// Refuses a key range that reaches no entity: a start PartitionKey after the end one, or equal ones with a
+    /// start RowKey after the end one (`docs/rules.md` §9.3). A missing RowKey bound leaves its side open.
+    fn check_key_range(&self) -> Result<(), SasError> {
+        let (Some(spk), Some(epk)) = (&self.start_partition_key, &self.end_partition_key) else {
+            return Ok(());
+        };
+        let empty = match service_order(spk.as_str(), epk.as_str()) {
+            Ordering::Greater => true,
+            Ordering::Less => false,
+            Ordering::Equal => match (&self.start_row_key, &self.end_row_key) {
+                (Some(srk), Some(erk)) => service_order(srk.as_str(), erk.as_str()) == Ordering::Greater,
+                _ => false,
+            },
+        };
+        if !empty {
+            return Ok(());
+        }
+        let bound = |pk: &PartitionKey, rk: Option<&RowKey>, names: (&str, &str)| match rk {
+            Some(rk) => format!("`{}` {:?} / `{}` {:?}", names.0, pk.as_str(), names.1, rk.as_str()),
+            None => format!("`{}` {:?}", names.0, pk.as_str()),
+        };
+        Err(SasError::new(SasErrorKind::EmptyKeyRange {
+            start: bound(spk, self.start_row_key.as_ref(), ("spk", "srk")),
+            end: bound(epk, self.end_row_key.as_ref(), ("epk", "erk")),
+        }))
     }
 
     /// The string to sign for `account` (see the [module](self) docs).
@@ -557,7 +586,7 @@ impl TableSas {
     /// # Errors
     /// [`SasErrorKind::NoPermission`] or [`SasErrorKind::NoExpiry`] without a stored policy to hold them;
     /// [`SasErrorKind::ExpiryNotAfterStart`]; [`SasErrorKind::TimeOutOfRange`];
-    /// [`SasErrorKind::RowKeyWithoutPartitionKey`].
+    /// [`SasErrorKind::RowKeyWithoutPartitionKey`]; [`SasErrorKind::EmptyKeyRange`].
     pub fn sign(&self, account: &str, key: &AccountKey) -> Result<SasToken, SasError> {
         let signature = auth::signature(key, &self.string_to_sign(account)?);
         let (c, [si, spk, srk, epk, erk]) = self.fields()?;

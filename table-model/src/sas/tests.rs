@@ -243,6 +243,38 @@ fn invalid_combinations_are_typed_errors() {
     // A PartitionKey bound alone, on either side, is a range.
     assert!(base().end_partition_key(PartitionKey::new("p").unwrap()).sign("a", &key).is_ok());
 
+    // A range that reaches no entity, in the service's key order (by UTF-16 code unit).
+    let pk = |k: &str| PartitionKey::new(k).unwrap();
+    let rk = |k: &str| RowKey::new(k).unwrap();
+    let e = err(base().start_partition_key(pk("b")).end_partition_key(pk("a")));
+    assert_eq!(e.kind(), &SasErrorKind::EmptyKeyRange { start: "`spk` \"b\"".into(), end: "`epk` \"a\"".into() });
+    assert_eq!(
+        e.to_string(),
+        "invalid shared access signature: the key range starts at `spk` \"b\" after it ends at `epk` \"a\", so it \
+         reaches no entity; keys are ordered by PartitionKey, then RowKey, by UTF-16 code unit"
+    );
+    let same = || base().start_partition_key(pk("p")).end_partition_key(pk("p"));
+    let e = err(same().start_row_key(rk("9")).end_row_key(rk("10")));
+    assert_eq!(
+        e.kind(),
+        &SasErrorKind::EmptyKeyRange {
+            start: "`spk` \"p\" / `srk` \"9\"".into(),
+            end: "`epk` \"p\" / `erk` \"10\"".into()
+        }
+    );
+    // U+FF61 comes after U+1F600 by UTF-16 code unit (a surrogate pair), before it by UTF-8 byte.
+    assert!(matches!(
+        err(base().start_partition_key(pk("\u{FF61}")).end_partition_key(pk("\u{1F600}"))).kind(),
+        SasErrorKind::EmptyKeyRange { .. }
+    ));
+    assert!(base().start_partition_key(pk("\u{1F600}")).end_partition_key(pk("\u{FF61}")).sign("a", &key).is_ok());
+    // One entity; an open RowKey side; a start RowKey in an earlier PartitionKey.
+    assert!(same().start_row_key(rk("r")).end_row_key(rk("r")).sign("a", &key).is_ok());
+    assert!(same().start_row_key(rk("z")).sign("a", &key).is_ok());
+    assert!(same().end_row_key(rk("")).sign("a", &key).is_ok());
+    let across = base().start_partition_key(pk("a")).start_row_key(rk("z")).end_partition_key(pk("b"));
+    assert!(across.end_row_key(rk("a")).sign("a", &key).is_ok());
+
     let no_permission = TableSas::new(table("t1x")).expiry(time("2026-11-23T00:00:00Z"));
     assert_eq!(err(no_permission).kind(), &SasErrorKind::NoPermission);
     let no_expiry = TableSas::new(table("t1x")).permissions(TableSasPermissions::READ);
@@ -332,9 +364,21 @@ proptest! {
         if let Some(k) = &srk { sas = sas.start_row_key(k.clone()); }
         if let Some(k) = &epk { sas = sas.end_partition_key(k.clone()); }
         if let Some(k) = &erk { sas = sas.end_row_key(k.clone()); }
+        // The range reaches nothing: the start PartitionKey after the end one, or equal ones and both RowKeys
+        // given in the wrong order (compared here by UTF-16 code units, independently of `service_order`).
+        let after = |a: &str, b: &str| a.encode_utf16().cmp(b.encode_utf16()) == std::cmp::Ordering::Greater;
+        let empty_range = match (&spk, &epk) {
+            (Some(s), Some(e)) => {
+                after(s.as_str(), e.as_str())
+                    || (s.as_str() == e.as_str()
+                        && srk.as_ref().zip(erk.as_ref()).is_some_and(|(a, b)| after(a.as_str(), b.as_str())))
+            }
+            _ => false,
+        };
 
         match sas.sign("acct", &AccountKey::development()) {
             Ok(token) => {
+                prop_assert!(!empty_range, "an empty key range was signed");
                 let url = format!("https://acct.table.core.windows.net/?{}", token.as_str());
                 prop_assert!(url.parse::<http::Uri>().is_ok(), "{url}");
                 prop_assert_eq!(param(&token, "tn"), Some(name.clone()));
@@ -352,6 +396,7 @@ proptest! {
                     SasErrorKind::NoExpiry => expiry.is_none() && policy.is_none(),
                     SasErrorKind::RowKeyWithoutPartitionKey { row: "srk", .. } => srk.is_some() && spk.is_none(),
                     SasErrorKind::RowKeyWithoutPartitionKey { .. } => erk.is_some() && epk.is_none(),
+                    SasErrorKind::EmptyKeyRange { .. } => empty_range,
                     SasErrorKind::TimeOutOfRange { .. } => out_of_range(start) || out_of_range(expiry),
                     SasErrorKind::ExpiryNotAfterStart { .. } => {
                         start.zip(expiry).is_some_and(|(s, e)| s.timestamp() >= e.timestamp())
