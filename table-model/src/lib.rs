@@ -192,6 +192,8 @@ pub mod sas;
 pub mod service_properties;
 mod table_entity;
 mod validated;
+#[cfg(feature = "http")]
+mod xml;
 
 #[doc(hidden)]
 #[path = "private.rs"]

@@ -28,10 +28,8 @@ use crate::limits::{
     CORS_HEADERS_MAX, CORS_METHODS, CORS_ORIGINS_MAX, CORS_PREFIXED_HEADERS_MAX, CORS_RULES_MAX, CORS_RULES_MAX_BYTES,
     CORS_VALUE_MAX_CHARS, RETENTION_DAYS_MAX, RETENTION_DAYS_MIN,
 };
+use crate::xml::{self, read_tree, text, Node, XmlWriter};
 use chrono::{DateTime, Utc};
-use quick_xml::escape::resolve_predefined_entity;
-use quick_xml::events::{BytesDecl, BytesText, Event};
-use quick_xml::{Reader, Writer};
 
 /// The Storage Analytics version the service knows, and the one the constructors set.
 ///
@@ -522,67 +520,56 @@ fn check_cors_value(rule: usize, field: &'static str, index: usize, value: &str)
 /// only the parts that are set.
 pub(crate) fn encode_service_properties(properties: &ServiceProperties) -> Result<Vec<u8>, ServicePropertiesError> {
     properties.check()?;
-    let mut writer = Writer::new(Vec::new());
-    let written: std::io::Result<()> = (|| {
-        writer.write_event(Event::Decl(BytesDecl::new("1.0", Some("utf-8"), None)))?;
-        writer.create_element("StorageServiceProperties").write_inner_content(|w| {
-            let text = |w: &mut Writer<Vec<u8>>, name: &str, value: &str| -> std::io::Result<()> {
-                w.create_element(name).write_text_content(BytesText::new(value))?;
+    Ok(xml::write_document("StorageServiceProperties", |w| {
+        let retention = |w: &mut XmlWriter, policy: RetentionPolicy| -> std::io::Result<()> {
+            w.create_element("RetentionPolicy").write_inner_content(|w| {
+                text(w, "Enabled", bool_text(policy.days().is_some()))?;
+                if let Some(days) = policy.days() {
+                    text(w, "Days", &days.to_string())?;
+                }
                 Ok(())
-            };
-            let retention = |w: &mut Writer<Vec<u8>>, policy: RetentionPolicy| -> std::io::Result<()> {
-                w.create_element("RetentionPolicy").write_inner_content(|w| {
-                    text(w, "Enabled", bool_text(policy.days().is_some()))?;
-                    if let Some(days) = policy.days() {
-                        text(w, "Days", &days.to_string())?;
+            })?;
+            Ok(())
+        };
+        if let Some(logging) = &properties.logging {
+            w.create_element("Logging").write_inner_content(|w| {
+                text(w, "Version", &logging.version)?;
+                text(w, "Delete", bool_text(logging.delete))?;
+                text(w, "Read", bool_text(logging.read))?;
+                text(w, "Write", bool_text(logging.write))?;
+                retention(w, logging.retention_policy)
+            })?;
+        }
+        for (name, metrics) in
+            [("HourMetrics", &properties.hour_metrics), ("MinuteMetrics", &properties.minute_metrics)]
+        {
+            if let Some(metrics) = metrics {
+                w.create_element(name).write_inner_content(|w| {
+                    text(w, "Version", &metrics.version)?;
+                    text(w, "Enabled", bool_text(metrics.enabled))?;
+                    if let Some(include) = metrics.include_apis {
+                        text(w, "IncludeAPIs", bool_text(include))?;
                     }
-                    Ok(())
-                })?;
-                Ok(())
-            };
-            if let Some(logging) = &properties.logging {
-                w.create_element("Logging").write_inner_content(|w| {
-                    text(w, "Version", &logging.version)?;
-                    text(w, "Delete", bool_text(logging.delete))?;
-                    text(w, "Read", bool_text(logging.read))?;
-                    text(w, "Write", bool_text(logging.write))?;
-                    retention(w, logging.retention_policy)
+                    retention(w, metrics.retention_policy)
                 })?;
             }
-            for (name, metrics) in
-                [("HourMetrics", &properties.hour_metrics), ("MinuteMetrics", &properties.minute_metrics)]
-            {
-                if let Some(metrics) = metrics {
-                    w.create_element(name).write_inner_content(|w| {
-                        text(w, "Version", &metrics.version)?;
-                        text(w, "Enabled", bool_text(metrics.enabled))?;
-                        if let Some(include) = metrics.include_apis {
-                            text(w, "IncludeAPIs", bool_text(include))?;
-                        }
-                        retention(w, metrics.retention_policy)
+        }
+        if let Some(rules) = &properties.cors {
+            w.create_element("Cors").write_inner_content(|w| {
+                for rule in rules {
+                    w.create_element("CorsRule").write_inner_content(|w| {
+                        text(w, "AllowedOrigins", &rule.allowed_origins.join(","))?;
+                        text(w, "AllowedMethods", &rule.allowed_methods.join(","))?;
+                        text(w, "MaxAgeInSeconds", &rule.max_age_in_seconds.to_string())?;
+                        text(w, "ExposedHeaders", &rule.exposed_headers.join(","))?;
+                        text(w, "AllowedHeaders", &rule.allowed_headers.join(","))
                     })?;
                 }
-            }
-            if let Some(rules) = &properties.cors {
-                w.create_element("Cors").write_inner_content(|w| {
-                    for rule in rules {
-                        w.create_element("CorsRule").write_inner_content(|w| {
-                            text(w, "AllowedOrigins", &rule.allowed_origins.join(","))?;
-                            text(w, "AllowedMethods", &rule.allowed_methods.join(","))?;
-                            text(w, "MaxAgeInSeconds", &rule.max_age_in_seconds.to_string())?;
-                            text(w, "ExposedHeaders", &rule.exposed_headers.join(","))?;
-                            text(w, "AllowedHeaders", &rule.allowed_headers.join(","))
-                        })?;
-                    }
-                    Ok(())
-                })?;
-            }
-            Ok(())
-        })?;
+                Ok(())
+            })?;
+        }
         Ok(())
-    })();
-    written.expect("writing to a Vec cannot fail");
-    Ok(writer.into_inner())
+    }))
 }
 
 fn bool_text(value: bool) -> &'static str {
@@ -591,107 +578,6 @@ fn bool_text(value: bool) -> &'static str {
     } else {
         "false"
     }
-}
-
-/// How deep the documents read may nest: theirs is 4 levels; anything deeper is not such a document (and
-/// a tree of unbounded depth could not even be dropped without exhausting the stack).
-const MAX_DEPTH: usize = 16;
-
-/// One element of a document read: its local name, its text and its child elements.
-#[derive(Debug, Default)]
-struct Node {
-    name: String,
-    text: String,
-    children: Vec<Node>,
-}
-
-impl Node {
-    fn child(&self, name: &str) -> Option<&Node> {
-        self.children.iter().find(|c| c.name == name)
-    }
-
-    fn required(&self, path: &str, name: &str) -> Result<&Node, String> {
-        self.child(name).ok_or_else(|| format!("`{path}` has no `{name}`"))
-    }
-
-    fn bool(&self, path: &str, name: &str) -> Result<bool, String> {
-        let text = self.required(path, name)?.text.trim();
-        match text {
-            "true" | "True" => Ok(true),
-            "false" | "False" => Ok(false),
-            _ => Err(format!("`{path}.{name}` is {text:?}, expected `true` or `false`")),
-        }
-    }
-
-    fn number(&self, path: &str, name: &str) -> Result<u32, String> {
-        let text = self.required(path, name)?.text.trim();
-        text.parse().map_err(|_| format!("`{path}.{name}` is {text:?}, expected a whole number of 0 or more"))
-    }
-}
-
-/// Reads a whole XML document into a tree of elements; the error says what is wrong with it.
-fn read_tree(body: &[u8], what: &str) -> Result<Node, String> {
-    let text = std::str::from_utf8(body).map_err(|e| format!("the {what} are not UTF-8: {e}"))?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut reader = Reader::from_str(text);
-    let mut open: Vec<Node> = Vec::new();
-    let mut root: Option<Node> = None;
-    loop {
-        let event = reader.read_event().map_err(|e| format!("the {what} are not XML: {e}"))?;
-        let element = |e: &quick_xml::events::BytesStart<'_>| {
-            let local = e.local_name();
-            let name: &str = local.as_ref();
-            Node { name: name.to_owned(), ..Node::default() }
-        };
-        let finished = match event {
-            Event::Start(e) => {
-                if open.len() >= MAX_DEPTH {
-                    return Err(format!("the {what} nest elements deeper than {MAX_DEPTH} levels"));
-                }
-                open.push(element(&e));
-                None
-            }
-            Event::Empty(e) => Some(element(&e)),
-            Event::End(_) => open.pop(),
-            Event::Text(t) => {
-                if let Some(node) = open.last_mut() {
-                    node.text.push_str(&t.xml10_content());
-                }
-                None
-            }
-            Event::CData(t) => {
-                if let Some(node) = open.last_mut() {
-                    node.text.push_str(&t.xml10_content());
-                }
-                None
-            }
-            Event::GeneralRef(r) => {
-                let ch = match r.resolve_char_ref() {
-                    Ok(Some(ch)) => ch.to_string(),
-                    _ => resolve_predefined_entity(&r)
-                        .ok_or_else(|| format!("unknown XML entity `&{};` in the {what}", &*r))?
-                        .to_owned(),
-                };
-                if let Some(node) = open.last_mut() {
-                    node.text.push_str(&ch);
-                }
-                None
-            }
-            Event::Eof => match open.last() {
-                Some(node) => return Err(format!("the {what} are not XML: `<{}>` is not closed", node.name)),
-                None => break,
-            },
-            _ => None,
-        };
-        if let Some(node) = finished {
-            match open.last_mut() {
-                Some(parent) => parent.children.push(node),
-                None if root.is_none() => root = Some(node),
-                None => return Err(format!("the {what} are not XML: more than one root element")),
-            }
-        }
-    }
-    root.ok_or_else(|| format!("the {what} are empty"))
 }
 
 /// Reads the `StorageServiceProperties` document of `Get Table Service Properties`; elements it does not

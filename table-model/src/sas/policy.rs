@@ -4,10 +4,8 @@
 use super::{sas_time, TableSasPermissions};
 use crate::error::{SasError, SasErrorKind};
 use crate::limits::{ACCESS_POLICIES_MAX, ACCESS_POLICY_ID_MAX_CHARS};
+use crate::xml::{self, text};
 use chrono::{DateTime, Utc};
-use quick_xml::escape::resolve_predefined_entity;
-use quick_xml::events::{BytesDecl, BytesText, Event};
-use quick_xml::{Reader, Writer};
 use std::fmt;
 use std::str::FromStr;
 
@@ -153,93 +151,51 @@ pub(crate) fn encode_signed_identifiers(list: &[SignedIdentifier]) -> Result<Vec
         let expiry = s.policy.expiry.as_ref().map(|t| sas_time(t, "Expiry")).transpose()?;
         formatted.push((s.id.as_str(), start, expiry, s.policy.permissions.to_string()));
     }
-    let mut writer = Writer::new(Vec::new());
-    let written: std::io::Result<()> = (|| {
-        writer.write_event(Event::Decl(BytesDecl::new("1.0", Some("utf-8"), None)))?;
-        writer.create_element("SignedIdentifiers").write_inner_content(|w| {
-            for (id, start, expiry, permissions) in &formatted {
-                w.create_element("SignedIdentifier").write_inner_content(|w| {
-                    w.create_element("Id").write_text_content(BytesText::new(id))?;
-                    w.create_element("AccessPolicy").write_inner_content(|w| {
-                        if let Some(start) = start {
-                            w.create_element("Start").write_text_content(BytesText::new(start))?;
-                        }
-                        if let Some(expiry) = expiry {
-                            w.create_element("Expiry").write_text_content(BytesText::new(expiry))?;
-                        }
-                        if !permissions.is_empty() {
-                            w.create_element("Permission").write_text_content(BytesText::new(permissions))?;
-                        }
-                        Ok(())
-                    })?;
+    Ok(xml::write_document("SignedIdentifiers", |w| {
+        for (id, start, expiry, permissions) in &formatted {
+            w.create_element("SignedIdentifier").write_inner_content(|w| {
+                text(w, "Id", id)?;
+                w.create_element("AccessPolicy").write_inner_content(|w| {
+                    if let Some(start) = start {
+                        text(w, "Start", start)?;
+                    }
+                    if let Some(expiry) = expiry {
+                        text(w, "Expiry", expiry)?;
+                    }
+                    if !permissions.is_empty() {
+                        text(w, "Permission", permissions)?;
+                    }
                     Ok(())
                 })?;
-            }
-            Ok(())
-        })?;
+                Ok(())
+            })?;
+        }
         Ok(())
-    })();
-    written.expect("writing to a Vec cannot fail");
-    Ok(writer.into_inner())
+    }))
 }
 
 /// Reads the `SignedIdentifiers` document of `Get Table ACL`; the error says what is wrong with it.
 pub(crate) fn decode_signed_identifiers(body: &[u8]) -> Result<Vec<SignedIdentifier>, String> {
-    let text = std::str::from_utf8(body).map_err(|e| format!("the access policies are not UTF-8: {e}"))?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut reader = Reader::from_str(text);
-    let mut path: Vec<String> = Vec::new();
-    let mut value = String::new();
+    let root = xml::read_tree(body, "access policies")?;
     let mut out = Vec::new();
-    let mut id: Option<PolicyId> = None;
-    let mut policy = AccessPolicy::default();
-    loop {
-        let event = reader.read_event().map_err(|e| format!("the access policies are not XML: {e}"))?;
-        match event {
-            Event::Start(e) => {
-                let local = e.local_name();
-                let name: &str = local.as_ref();
-                let name = name.to_owned();
-                if name == "SignedIdentifier" {
-                    (id, policy) = (None, AccessPolicy::default());
-                }
-                path.push(name);
-                value.clear();
+    for identifier in root.children.iter().filter(|n| n.name == "SignedIdentifier") {
+        let id = identifier.child("Id").ok_or("a `SignedIdentifier` has no `Id`")?;
+        let id = PolicyId::new(id.text.as_str()).map_err(|e| e.to_string())?;
+        let mut policy = AccessPolicy::default();
+        if let Some(access) = identifier.child("AccessPolicy") {
+            if let Some(start) = access.child("Start") {
+                policy.start = read_time(&start.text, "Start")?;
             }
-            Event::Text(t) => value.push_str(&t.xml10_content()),
-            Event::CData(t) => value.push_str(&t.xml10_content()),
-            Event::GeneralRef(r) => match r.resolve_char_ref() {
-                Ok(Some(ch)) => value.push(ch),
-                _ => value
-                    .push_str(resolve_predefined_entity(&r).ok_or_else(|| format!("unknown XML entity `&{};`", &*r))?),
-            },
-            Event::End(_) => {
-                let name = path.pop().unwrap_or_default();
-                let parent = path.last().map_or("", String::as_str);
-                match (parent, name.as_str()) {
-                    ("SignedIdentifier", "Id") => {
-                        id = Some(PolicyId::new(value.as_str()).map_err(|e| e.to_string())?);
-                    }
-                    ("AccessPolicy", "Start") => policy.start = read_time(&value, "Start")?,
-                    ("AccessPolicy", "Expiry") => policy.expiry = read_time(&value, "Expiry")?,
-                    ("AccessPolicy", "Permission") => {
-                        policy.permissions = TableSasPermissions::parse(value.trim())
-                            .ok_or_else(|| format!("`Permission` {value:?} is not letters of `raud`"))?;
-                    }
-                    ("SignedIdentifiers", "SignedIdentifier") => {
-                        let id = id.take().ok_or("a `SignedIdentifier` has no `Id`")?;
-                        out.push(SignedIdentifier { id, policy: std::mem::take(&mut policy) });
-                    }
-                    _ => {}
-                }
-                value.clear();
+            if let Some(expiry) = access.child("Expiry") {
+                policy.expiry = read_time(&expiry.text, "Expiry")?;
             }
-            Event::Eof => match path.last() {
-                Some(open) => return Err(format!("the access policies are not XML: `<{open}>` is not closed")),
-                None => break,
-            },
-            _ => {}
+            if let Some(permission) = access.child("Permission") {
+                let value = &permission.text;
+                policy.permissions = TableSasPermissions::parse(value.trim())
+                    .ok_or_else(|| format!("`Permission` {value:?} is not letters of `raud`"))?;
+            }
         }
+        out.push(SignedIdentifier { id, policy });
     }
     Ok(out)
 }
