@@ -7,12 +7,11 @@
 #     build`), the edit-compile loop users feel, with incremental compilation on (cargo's default) and off
 #     (CARGO_INCREMENTAL=0);
 #   - `wide`: ONE struct of two String keys and WIDE properties (default 252, the most an entity may have)
-#     cycling through every property type both derives support, built with `cargo build --release`. TableEntity
-#     generates monomorphic code (its JSON encoder and decoder), which is compiled in the user's crate; serde's
-#     derive generates generic impls, compiled only where a format uses them. So serde is measured twice: with
-#     `serde_json::to_vec` and `serde_json::from_slice` of the struct in the crate (what TableEntity's `to_json`
-#     and `from_json` do; the baseline of the target), and the bare derive (nothing to compile but the impls'
-#     type checking).
+#     cycling through every property type both derives support, built with `cargo build --release`. Each side
+#     compiles its JSON codec for the struct: the TableEntity crate calls `to_json` and `from_json` (generated
+#     `#[inline]`, so compiled where called), the serde crate `serde_json::to_vec` and `serde_json::from_slice`
+#     (the baseline of the target). serde is also measured bare (`serdebare`: nothing to compile but the
+#     impls' type checking).
 # Dependencies are built once; then each crate's own source is touched and rebuilt REPS times, the sides
 # alternating, and the median wall-clock and CPU (user + sys) times are compared.
 #
@@ -96,7 +95,18 @@ pub fn from_json(json: &[u8]) -> Result<Wide, serde_json::Error> {
 }'
 make_crate many_table "$TABLE_DEP" "$(many_structs '#[derive(table_model::TableEntity)]' '#[table(partition_key)] ')"
 make_crate many_serde "$SERDE_DEP" "$(many_structs '#[derive(serde::Serialize, serde::Deserialize)]' '')"
-make_crate wide_table "$WIDE_DEPS" "$(wide_struct '#[derive(table_model::TableEntity)]' '#[table(partition_key)] ')"
+# The generated `to_json` and `from_json` are `#[inline]` (compiled where they are called, as serde's generic
+# impls are), so the TableEntity crate calls them as the serde crate calls serde_json: both compile their codecs.
+TABLE_JSON_FNS='
+pub fn to_json(value: &Wide) -> Result<table_model::json::EntityBody, table_model::EncodeError> {
+    table_model::TableEntity::to_json(value)
+}
+
+pub fn from_json(json: &[u8]) -> Result<Wide, table_model::DecodeError> {
+    <Wide as table_model::TableEntity>::from_json(json)
+}'
+make_crate wide_table "$WIDE_DEPS" "$(wide_struct '#[derive(table_model::TableEntity)]' '#[table(partition_key)] ')
+$TABLE_JSON_FNS"
 make_crate wide_serde "$WIDE_DEPS" "$(wide_struct '#[derive(serde::Serialize, serde::Deserialize)]' '')
 $SERDE_JSON_FNS"
 make_crate wide_serdebare "$WIDE_DEPS" "$(wide_struct '#[derive(serde::Serialize, serde::Deserialize)]' '')"
