@@ -460,30 +460,35 @@ const SCAN_MAX: usize = 16;
 #[derive(Default)]
 struct NameSet<'de> {
     list: Vec<Cow<'de, str>>,
-    set: HashSet<Cow<'de, str>>,
+    /// Made when the list is full: a `HashSet` draws its random key when it is made, which every entity
+    /// would otherwise pay for, odata.* names or not.
+    set: Option<HashSet<Cow<'de, str>>>,
 }
 
 impl<'de> NameSet<'de> {
-    /// Adds a name; `false` when it was there already. (A `&Cow` for the reason given at `repeats_property`.)
+    /// Adds a name; `false` when it was there already. (A `&Cow`: the set keeps a clone, which for a name
+    /// borrowed from the input is not a copy.)
     #[allow(clippy::ptr_arg)]
     fn insert(&mut self, name: &Cow<'de, str>) -> bool {
-        if self.set.is_empty() {
-            if self.list.iter().any(|n| n == name) {
-                return false;
-            }
-            if self.list.len() < SCAN_MAX {
-                self.list.push(name.clone());
-                return true;
-            }
-            self.set.extend(self.list.drain(..));
+        if let Some(set) = self.set.as_mut().filter(|set| !set.is_empty()) {
+            return set.insert(name.clone());
         }
-        self.set.insert(name.clone())
+        if self.list.iter().any(|n| n == name) {
+            return false;
+        }
+        if self.list.len() < SCAN_MAX {
+            self.list.push(name.clone());
+            return true;
+        }
+        let set = self.set.get_or_insert_with(HashSet::new);
+        set.extend(self.list.drain(..));
+        set.insert(name.clone())
     }
 
     fn clear(&mut self) {
         self.list.clear();
-        if !self.set.is_empty() {
-            self.set.clear();
+        if let Some(set) = self.set.as_mut().filter(|set| !set.is_empty()) {
+            set.clear();
         }
     }
 }
@@ -528,6 +533,8 @@ struct RawSystem<'de> {
 /// Reads one entity object.
 struct EntitySeed<'a, 'de, V> {
     visitor: V,
+    /// Empty: new, or cleared after the previous entity of a page (which a single entity then does not pay
+    /// for).
     scratch: &'a mut Scratch<'de>,
     error: &'a mut Option<DecodeError>,
     /// The entity's index in a query page.
@@ -551,7 +558,7 @@ impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<V::Value, A::Error> {
         let EntitySeed { visitor, scratch, error, index } = self;
-        scratch.clear();
+        debug_assert!(scratch.members.is_empty() && scratch.annotations.is_empty() && scratch.values.is_none());
         let mut system = RawSystem::default();
         // Which system annotations were seen, to refuse one twice.
         let mut system_annotations = [false; 3];
@@ -593,8 +600,15 @@ impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
                     map.next_value::<IgnoredAny>()?;
                 }
                 MemberKind::TypeAnnotation(target) => {
-                    let raw = map.next_value_seed(RawSeed { name: target, error: &mut *error, index })?;
-                    let edm_type = annotation_type(raw).map_err(|e| failed(error, e.in_property(target)))?;
+                    let edm_type = match map.next_value_seed(AnnotationSeed(RawSeed {
+                        name: target,
+                        error: &mut *error,
+                        index,
+                    }))? {
+                        Ok(edm_type) => edm_type,
+                        // Not a type name: `annotation_type` says what is wrong with it.
+                        Err(raw) => annotation_type(raw).map_err(|e| failed(error, e.in_property(target)))?,
+                    };
                     let system_slot = match target {
                         "PartitionKey" => Some((0, EdmType::String)),
                         "RowKey" => Some((1, EdmType::String)),
@@ -816,32 +830,56 @@ fn string(s: Cow<'_, str>) -> Result<EdmValue, DecodeError> {
     Ok(EdmValue::String(EdmString::new(s.into_owned())?))
 }
 
-/// Parses a value as the given type, strictly: only the JSON forms the service writes for it.
+/// Parses a value as the given type, strictly: only the JSON forms the service writes for it. Each form
+/// returns its value as soon as it is recognised; anything else falls through to the one error.
 #[inline]
 fn typed(t: EdmType, raw: Raw<'_>) -> Result<EdmValue, DecodeError> {
     let raw = match (t, raw) {
         (EdmType::String, Raw::Str(s)) => return string(s),
         (_, raw) => raw,
     };
-    let value = match (t, &raw) {
-        (EdmType::Boolean, Raw::Bool(b)) => Some(EdmValue::Boolean(*b)),
-        (EdmType::Int32, Raw::Int(i)) => i.to_i32().map(EdmValue::Int32),
-        (EdmType::Int64, Raw::Int(i)) => i.to_i64().map(EdmValue::Int64),
-        (EdmType::Int64, Raw::Str(s)) => parse_i64(s).map(EdmValue::Int64),
-        (EdmType::Double, Raw::Float(f)) => Some(EdmValue::Double(*f)),
-        (EdmType::Double, Raw::Int(i)) => Some(EdmValue::Double(i.to_f64())),
-        (EdmType::Double, Raw::Str(s)) => special_double(s).map(EdmValue::Double),
-        (EdmType::Guid, Raw::Str(s)) if s.len() == uuid::fmt::Hyphenated::LENGTH => {
-            Uuid::try_parse(s).ok().map(EdmValue::Guid)
+    match (t, &raw) {
+        (EdmType::Boolean, Raw::Bool(b)) => return Ok(EdmValue::Boolean(*b)),
+        (EdmType::Int32, Raw::Int(i)) => {
+            if let Some(v) = i.to_i32() {
+                return Ok(EdmValue::Int32(v));
+            }
         }
-        (EdmType::DateTime, Raw::Str(s)) => parse_datetime(s)?.map(EdmValue::DateTime),
-        (EdmType::Binary, Raw::Str(s)) => match base64::engine::general_purpose::STANDARD.decode(s.as_bytes()) {
-            Ok(bytes) => return Ok(EdmValue::Binary(EdmBinary::new(bytes)?)),
-            Err(_) => None,
-        },
-        _ => None,
-    };
-    value.ok_or_else(|| invalid(t, &raw))
+        (EdmType::Int64, Raw::Int(i)) => {
+            if let Some(v) = i.to_i64() {
+                return Ok(EdmValue::Int64(v));
+            }
+        }
+        (EdmType::Int64, Raw::Str(s)) => {
+            if let Some(v) = parse_i64(s) {
+                return Ok(EdmValue::Int64(v));
+            }
+        }
+        (EdmType::Double, Raw::Float(f)) => return Ok(EdmValue::Double(*f)),
+        (EdmType::Double, Raw::Int(i)) => return Ok(EdmValue::Double(i.to_f64())),
+        (EdmType::Double, Raw::Str(s)) => {
+            if let Some(v) = special_double(s) {
+                return Ok(EdmValue::Double(v));
+            }
+        }
+        (EdmType::Guid, Raw::Str(s)) if s.len() == uuid::fmt::Hyphenated::LENGTH => {
+            if let Ok(v) = Uuid::try_parse(s) {
+                return Ok(EdmValue::Guid(v));
+            }
+        }
+        (EdmType::DateTime, Raw::Str(s)) => {
+            if let Some(v) = parse_datetime(s)? {
+                return Ok(EdmValue::DateTime(v));
+            }
+        }
+        (EdmType::Binary, Raw::Str(s)) => {
+            if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(s.as_bytes()) {
+                return Ok(EdmValue::Binary(EdmBinary::new(bytes)?));
+            }
+        }
+        _ => {}
+    }
+    Err(invalid(t, &raw))
 }
 
 /// An Int64 as the service writes it: an optional `-` and decimal digits.
@@ -1002,6 +1040,80 @@ impl<'de> Visitor<'de> for RawSeed<'_> {
     }
 }
 
+/// Reads the value of an `@odata.type` annotation: the EDM type a string names, parsed as `serde_json` hands the
+/// string over (no [`Raw`] built and dropped, no copy of an escaped string). Any other value, and a string that
+/// names no type, comes back as the [`Raw`] that [`RawSeed`] reads, for [`annotation_type`] to report.
+struct AnnotationSeed<'a>(RawSeed<'a>);
+
+impl AnnotationSeed<'_> {
+    /// The type a full name such as `Edm.Int64` names, as [`EdmType`]'s `FromStr` reads it, without building
+    /// its error.
+    #[inline]
+    fn parse(name: &str) -> Option<EdmType> {
+        name.strip_prefix("Edm.").and_then(EdmType::from_short_name)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for AnnotationSeed<'_> {
+    type Value = Result<EdmType, Raw<'de>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for AnnotationSeed<'_> {
+    type Value = Result<EdmType, Raw<'de>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.expecting(f)
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Self::parse(v).ok_or(Raw::Str(Cow::Borrowed(v))))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Self::parse(v).ok_or_else(|| Raw::Str(Cow::Owned(v.to_owned()))))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Self::parse(&v).ok_or(Raw::Str(Cow::Owned(v))))
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        self.0.visit_bool(v).map(Err)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        self.0.visit_i64(v).map(Err)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        self.0.visit_u64(v).map(Err)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        self.0.visit_f64(v).map(Err)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.0.visit_unit().map(Err)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.0.visit_none().map(Err)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        self.0.visit_map(map).map(Err)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        self.0.visit_seq(seq).map(Err)
+    }
+}
+
 /// Reads a query response page.
 struct QuerySeed<'a, F> {
     new_visitor: F,
@@ -1080,7 +1192,11 @@ impl<'de, V: EntityVisitor, F: FnMut() -> V> Visitor<'de> for PageSeed<'_, F> {
                 index: Some(entities.len()),
             };
             match seq.next_element_seed(seed)? {
-                Some(entity) => entities.push(entity),
+                Some(entity) => {
+                    entities.push(entity);
+                    // The next entity starts from empty buffers (see `EntitySeed::scratch`).
+                    scratch.clear();
+                }
                 None => return Ok(entities),
             }
         }
