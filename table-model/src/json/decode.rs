@@ -183,46 +183,64 @@ pub fn decode_query_with<V: EntityVisitor>(
     json: &[u8],
     new_visitor: impl FnMut() -> V,
 ) -> Result<Vec<V::Value>, DecodeError> {
-    run(json, QueryTask(new_visitor))
+    run(json, QueryTask { new_visitor, entities: Vec::new() })
 }
 
-/// One decoding job, run over whichever `serde_json` reader [`run`] picks.
+/// One decoding job, run over whichever `serde_json` reader [`run`] picks: [`read`](Task::read) the JSON value,
+/// then [`finish`](Task::finish), before the rest of the input is checked.
 trait Task<'de> {
     type Output;
 
-    fn decode<R: serde_json::de::Read<'de>>(
-        self,
+    fn read<R: serde_json::de::Read<'de>>(
+        &mut self,
         de: &mut serde_json::Deserializer<R>,
         error: &mut Option<DecodeError>,
-    ) -> Result<Self::Output, serde_json::Error>;
+    ) -> Result<(), serde_json::Error>;
+
+    fn finish(self) -> Result<Self::Output, DecodeError>;
 }
 
+/// A single entity: its visitor reads it, and ends once the object has been read (see [`EntitySeed`]).
 struct EntityTask<V>(V);
 
 impl<'de, V: EntityVisitor> Task<'de> for EntityTask<V> {
     type Output = V::Value;
 
-    fn decode<R: serde_json::de::Read<'de>>(
-        self,
+    fn read<R: serde_json::de::Read<'de>>(
+        &mut self,
         de: &mut serde_json::Deserializer<R>,
         error: &mut Option<DecodeError>,
-    ) -> Result<V::Value, serde_json::Error> {
+    ) -> Result<(), serde_json::Error> {
         let mut scratch = Scratch::new();
-        EntitySeed { visitor: self.0, scratch: &mut scratch, error, index: None }.deserialize(de)
+        EntitySeed { visitor: &mut self.0, scratch: &mut scratch, error, index: None }.deserialize(de)
+    }
+
+    #[inline]
+    fn finish(self) -> Result<V::Value, DecodeError> {
+        self.0.end()
     }
 }
 
-struct QueryTask<F>(F);
+/// A query page: the entities, once read.
+struct QueryTask<F, T> {
+    new_visitor: F,
+    entities: Vec<T>,
+}
 
-impl<'de, V: EntityVisitor, F: FnMut() -> V> Task<'de> for QueryTask<F> {
+impl<'de, V: EntityVisitor, F: FnMut() -> V> Task<'de> for QueryTask<F, V::Value> {
     type Output = Vec<V::Value>;
 
-    fn decode<R: serde_json::de::Read<'de>>(
-        self,
+    fn read<R: serde_json::de::Read<'de>>(
+        &mut self,
         de: &mut serde_json::Deserializer<R>,
         error: &mut Option<DecodeError>,
-    ) -> Result<Vec<V::Value>, serde_json::Error> {
-        QuerySeed { new_visitor: self.0, error }.deserialize(de)
+    ) -> Result<(), serde_json::Error> {
+        self.entities = QuerySeed { new_visitor: &mut self.new_visitor, error }.deserialize(de)?;
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Vec<V::Value>, DecodeError> {
+        Ok(self.entities)
     }
 }
 
@@ -232,18 +250,30 @@ impl<'de, V: EntityVisitor, F: FnMut() -> V> Task<'de> for QueryTask<F> {
 /// UTF-8 is checked once for the whole input, which is faster than `serde_json` checking each string; input
 /// that is not UTF-8 goes to `serde_json`'s byte reader, which reports where.
 fn run<'de, T: Task<'de>>(json: &'de [u8], task: T) -> Result<T::Output, DecodeError> {
+    match std::str::from_utf8(json) {
+        Ok(text) => run_with(serde_json::Deserializer::from_str(text), task),
+        Err(_) => run_with(serde_json::Deserializer::from_slice(json), task),
+    }
+}
+
+/// [`run`] over one reader. The task's output is returned as `finish` made it (or dropped for an error after
+/// the value), not moved through `serde_json`'s `Result`s: a derived struct is a few hundred bytes.
+#[inline]
+fn run_with<'de, R: serde_json::de::Read<'de>, T: Task<'de>>(
+    mut de: serde_json::Deserializer<R>,
+    mut task: T,
+) -> Result<T::Output, DecodeError> {
     let mut error = None;
-    let result = match std::str::from_utf8(json) {
-        Ok(text) => {
-            let mut de = serde_json::Deserializer::from_str(text);
-            task.decode(&mut de, &mut error).and_then(|value| de.end().map(|()| value))
+    if let Err(e) = task.read(&mut de, &mut error) {
+        return Err(error.take().unwrap_or_else(|| invalid_json(&e)));
+    }
+    let output = task.finish();
+    if output.is_ok() {
+        if let Err(e) = de.end() {
+            return Err(invalid_json(&e));
         }
-        Err(_) => {
-            let mut de = serde_json::Deserializer::from_slice(json);
-            task.decode(&mut de, &mut error).and_then(|value| de.end().map(|()| value))
-        }
-    };
-    result.map_err(|e| error.take().unwrap_or_else(|| invalid_json(&e)))
+    }
+    output
 }
 
 fn invalid_json(e: &serde_json::Error) -> DecodeError {
@@ -530,9 +560,12 @@ struct RawSystem<'de> {
     etag: Option<Raw<'de>>,
 }
 
-/// Reads one entity object.
+/// Reads one entity object into the visitor, up to [`EntityVisitor::end`], which the caller calls once the
+/// object has been read (`serde_json` has then nothing left to refuse in it, so an error of `end` is still the
+/// first error of the entity). The visitor is borrowed, not moved into the seed and on into
+/// [`finish_entity`]: a derived struct's visitor is a few hundred bytes, and each move was a copy.
 struct EntitySeed<'a, 'de, V> {
-    visitor: V,
+    visitor: &'a mut V,
     /// Empty: new, or cleared after the previous entity of a page (which a single entity then does not pay
     /// for).
     scratch: &'a mut Scratch<'de>,
@@ -542,21 +575,21 @@ struct EntitySeed<'a, 'de, V> {
 }
 
 impl<'de, V: EntityVisitor> DeserializeSeed<'de> for EntitySeed<'_, 'de, V> {
-    type Value = V::Value;
+    type Value = ();
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<V::Value, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
         deserializer.deserialize_map(self)
     }
 }
 
 impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
-    type Value = V::Value;
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON object (an entity)")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<V::Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let EntitySeed { visitor, scratch, error, index } = self;
         debug_assert!(scratch.members.is_empty() && scratch.annotations.is_empty() && scratch.values.is_none());
         let mut system = RawSystem::default();
@@ -678,13 +711,14 @@ impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
     }
 }
 
-/// Pairs annotations with their values, types everything and drives the visitor. The number of properties
-/// with a value is within the limit (checked as they were read).
+/// Pairs annotations with their values, types everything and drives the visitor up to its `end`, which the
+/// caller calls (see [`EntitySeed`]). The number of properties with a value is within the limit (checked as
+/// they were read).
 fn finish_entity<V: EntityVisitor>(
-    mut visitor: V,
+    visitor: &mut V,
     system: RawSystem<'_>,
     scratch: &mut Scratch<'_>,
-) -> Result<V::Value, DecodeError> {
+) -> Result<(), DecodeError> {
     let members = &mut scratch.members;
     // Where each property is, built when an annotation far from its value meets many properties.
     let mut positions: Option<HashMap<Cow<'_, str>, usize>> = None;
@@ -724,7 +758,7 @@ fn finish_entity<V: EntityVisitor>(
             .and_then(|value| visitor.property(&m.name, value))
             .map_err(|e| e.in_property(&*m.name))?;
     }
-    visitor.end()
+    Ok(())
 }
 
 /// A key value, validated; `None` for `null`.
@@ -1185,15 +1219,17 @@ impl<'de, V: EntityVisitor, F: FnMut() -> V> Visitor<'de> for PageSeed<'_, F> {
         let mut scratch = Scratch::new();
         let mut entities = Vec::new();
         loop {
+            let mut visitor = (self.new_visitor)();
+            let index = entities.len();
             let seed = EntitySeed {
-                visitor: (self.new_visitor)(),
+                visitor: &mut visitor,
                 scratch: &mut scratch,
                 error: &mut *self.error,
-                index: Some(entities.len()),
+                index: Some(index),
             };
             match seq.next_element_seed(seed)? {
-                Some(entity) => {
-                    entities.push(entity);
+                Some(()) => {
+                    entities.push(visitor.end().map_err(|e| fail(self.error, e.in_entity(index)))?);
                     // The next entity starts from empty buffers (see `EntitySeed::scratch`).
                     scratch.clear();
                 }
