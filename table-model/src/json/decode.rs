@@ -168,8 +168,15 @@ pub fn decode_query(json: &[u8], hints: Option<&dyn TypeHints>) -> Result<Vec<En
 ///
 /// # Errors
 /// As [`decode_entity`], and whatever the visitor returns.
-pub fn decode_entity_with<V: EntityVisitor>(json: &[u8], visitor: V) -> Result<V::Value, DecodeError> {
-    run(json, EntityTask(visitor))
+pub fn decode_entity_with<V: EntityVisitor>(json: &[u8], mut visitor: V) -> Result<V::Value, DecodeError> {
+    let ((), rest) = run(json, EntityTask(&mut visitor))?;
+    // The visitor ends here, once the object has been read (see `EntitySeed`), and its value is returned as
+    // `end` makes it: a derived struct's visitor and value are a few hundred bytes, and each move is a copy.
+    match rest {
+        Ok(()) => visitor.end(),
+        // The entity's own error first: it comes before what follows the entity.
+        Err(e) => Err(visitor.end().err().unwrap_or(e)),
+    }
 }
 
 /// Decodes a query response page with a fresh visitor per entity: the core of [`decode_query`].
@@ -183,97 +190,76 @@ pub fn decode_query_with<V: EntityVisitor>(
     json: &[u8],
     new_visitor: impl FnMut() -> V,
 ) -> Result<Vec<V::Value>, DecodeError> {
-    run(json, QueryTask { new_visitor, entities: Vec::new() })
+    let (entities, rest) = run(json, QueryTask(new_visitor))?;
+    rest.map(|()| entities)
 }
 
-/// One decoding job, run over whichever `serde_json` reader [`run`] picks: [`read`](Task::read) the JSON value,
-/// then [`finish`](Task::finish), before the rest of the input is checked.
+/// One decoding job, run over whichever `serde_json` reader [`run`] picks.
 trait Task<'de> {
     type Output;
 
     fn read<R: serde_json::de::Read<'de>>(
-        &mut self,
+        self,
         de: &mut serde_json::Deserializer<R>,
         error: &mut Option<DecodeError>,
-    ) -> Result<(), serde_json::Error>;
-
-    fn finish(self) -> Result<Self::Output, DecodeError>;
+    ) -> Result<Self::Output, serde_json::Error>;
 }
 
-/// A single entity: its visitor reads it, and ends once the object has been read (see [`EntitySeed`]).
-struct EntityTask<V>(V);
+/// A single entity, read into the visitor up to its `end`, which [`decode_entity_with`] calls.
+struct EntityTask<'v, V>(&'v mut V);
 
-impl<'de, V: EntityVisitor> Task<'de> for EntityTask<V> {
-    type Output = V::Value;
+impl<'de, V: EntityVisitor> Task<'de> for EntityTask<'_, V> {
+    type Output = ();
 
     fn read<R: serde_json::de::Read<'de>>(
-        &mut self,
+        self,
         de: &mut serde_json::Deserializer<R>,
         error: &mut Option<DecodeError>,
     ) -> Result<(), serde_json::Error> {
         let mut scratch = Scratch::new();
-        EntitySeed { visitor: &mut self.0, scratch: &mut scratch, error, index: None }.deserialize(de)
-    }
-
-    #[inline]
-    fn finish(self) -> Result<V::Value, DecodeError> {
-        self.0.end()
+        EntitySeed { visitor: self.0, scratch: &mut scratch, error, index: None }.deserialize(de)
     }
 }
 
-/// A query page: the entities, once read.
-struct QueryTask<F, T> {
-    new_visitor: F,
-    entities: Vec<T>,
-}
+struct QueryTask<F>(F);
 
-impl<'de, V: EntityVisitor, F: FnMut() -> V> Task<'de> for QueryTask<F, V::Value> {
+impl<'de, V: EntityVisitor, F: FnMut() -> V> Task<'de> for QueryTask<F> {
     type Output = Vec<V::Value>;
 
     fn read<R: serde_json::de::Read<'de>>(
-        &mut self,
+        self,
         de: &mut serde_json::Deserializer<R>,
         error: &mut Option<DecodeError>,
-    ) -> Result<(), serde_json::Error> {
-        self.entities = QuerySeed { new_visitor: &mut self.new_visitor, error }.deserialize(de)?;
-        Ok(())
-    }
-
-    fn finish(self) -> Result<Vec<V::Value>, DecodeError> {
-        Ok(self.entities)
+    ) -> Result<Vec<V::Value>, serde_json::Error> {
+        QuerySeed { new_visitor: self.0, error }.deserialize(de)
     }
 }
 
-/// Runs a task over the input, then requires the end of the input. An error recorded by the seeds is the
-/// typed error; otherwise the error is `serde_json`'s.
+/// What follows the JSON value: `Ok` for nothing but whitespace. Reported after any error the caller still
+/// finds in the value, which comes first in the input.
+type Rest = Result<(), DecodeError>;
+
+/// Runs a task over the input, and checks the end of the input. An error recorded by the seeds is the typed
+/// error; otherwise the error is `serde_json`'s.
 ///
 /// UTF-8 is checked once for the whole input, which is faster than `serde_json` checking each string; input
 /// that is not UTF-8 goes to `serde_json`'s byte reader, which reports where.
-fn run<'de, T: Task<'de>>(json: &'de [u8], task: T) -> Result<T::Output, DecodeError> {
-    match std::str::from_utf8(json) {
-        Ok(text) => run_with(serde_json::Deserializer::from_str(text), task),
-        Err(_) => run_with(serde_json::Deserializer::from_slice(json), task),
-    }
-}
-
-/// [`run`] over one reader. The task's output is returned as `finish` made it (or dropped for an error after
-/// the value), not moved through `serde_json`'s `Result`s: a derived struct is a few hundred bytes.
-#[inline]
-fn run_with<'de, R: serde_json::de::Read<'de>, T: Task<'de>>(
-    mut de: serde_json::Deserializer<R>,
-    mut task: T,
-) -> Result<T::Output, DecodeError> {
+fn run<'de, T: Task<'de>>(json: &'de [u8], task: T) -> Result<(T::Output, Rest), DecodeError> {
     let mut error = None;
-    if let Err(e) = task.read(&mut de, &mut error) {
-        return Err(error.take().unwrap_or_else(|| invalid_json(&e)));
-    }
-    let output = task.finish();
-    if output.is_ok() {
-        if let Err(e) = de.end() {
-            return Err(invalid_json(&e));
+    let result = match std::str::from_utf8(json) {
+        Ok(text) => {
+            let mut de = serde_json::Deserializer::from_str(text);
+            task.read(&mut de, &mut error).map(|output| (output, de.end()))
         }
+        Err(_) => {
+            let mut de = serde_json::Deserializer::from_slice(json);
+            task.read(&mut de, &mut error).map(|output| (output, de.end()))
+        }
+    };
+    match result {
+        Ok((output, rest)) => Ok((output, rest.map_err(|e| invalid_json(&e)))),
+        Err(e) => Err(error.take().unwrap_or_else(|| invalid_json(&e))),
     }
-    output
 }
 
 fn invalid_json(e: &serde_json::Error) -> DecodeError {
@@ -563,7 +549,7 @@ struct RawSystem<'de> {
 /// Reads one entity object into the visitor, up to [`EntityVisitor::end`], which the caller calls once the
 /// object has been read (`serde_json` has then nothing left to refuse in it, so an error of `end` is still the
 /// first error of the entity). The visitor is borrowed, not moved into the seed and on into
-/// [`finish_entity`]: a derived struct's visitor is a few hundred bytes, and each move was a copy.
+/// [`finish_entity`]: a derived struct's visitor is a few hundred bytes, and each move is a copy.
 struct EntitySeed<'a, 'de, V> {
     visitor: &'a mut V,
     /// Empty: new, or cleared after the previous entity of a page (which a single entity then does not pay
