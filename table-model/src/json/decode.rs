@@ -456,6 +456,9 @@ impl<'de> Scratch<'de> {
     #[inline(never)]
     fn repeats_in_large_object(&mut self, name: &str) -> bool {
         if self.property_hashes.is_empty() {
+            // Room for as many properties as an entity may have, and the one over the limit: a valid entity
+            // never grows the table. (Nulls are not counted, so a body of many can still grow it.)
+            self.property_hashes.reserve(MAX_CUSTOM_PROPERTIES + 1);
             for m in &self.members {
                 self.property_hashes.insert(m.name.as_bytes());
             }
