@@ -525,7 +525,7 @@ enum MemberKind<'k> {
 
 /// What a member is, by its name. A name with another `@` annotation is told apart from an invalid
 /// property name only when the property name check fails, off the hot path.
-#[inline]
+#[inline(always)]
 fn classify(name: &str) -> MemberKind<'_> {
     if let Some(target) = name.strip_suffix("@odata.type") {
         return MemberKind::TypeAnnotation(target);
