@@ -810,7 +810,7 @@ fn invalid(expected: EdmType, raw: &Raw<'_>) -> DecodeError {
 }
 
 /// Types a non-null property value by its annotation, else the hint, else its JSON form (module docs).
-#[inline]
+#[inline(always)]
 fn typed_value(raw: Raw<'_>, annotation: Option<EdmType>, hint: Option<EdmType>) -> Result<EdmValue, DecodeError> {
     match (annotation, hint) {
         (Some(annotated), Some(expected)) if annotated != expected => {
@@ -855,7 +855,7 @@ fn string(s: Cow<'_, str>) -> Result<EdmValue, DecodeError> {
 
 /// Parses a value as the given type, strictly: only the JSON forms the service writes for it. Each form
 /// returns its value as soon as it is recognised; anything else falls through to the one error.
-#[inline]
+#[inline(always)]
 fn typed(t: EdmType, raw: Raw<'_>) -> Result<EdmValue, DecodeError> {
     let raw = match (t, raw) {
         (EdmType::String, Raw::Str(s)) => return string(s),
