@@ -248,6 +248,12 @@ impl NameHashes {
         !self.seen.insert(hash)
     }
 
+    /// Makes room for `additional` more names at once, when the caller knows how many may come: one table
+    /// instead of growing it, and hashing every name again, at each power of two.
+    fn reserve(&mut self, additional: usize) {
+        self.seen.reserve(additional);
+    }
+
     fn is_empty(&self) -> bool {
         self.seen.is_empty()
     }

@@ -1049,6 +1049,41 @@ fn query_errors_name_the_entity() {
     assert_eq!(page.unwrap().len(), 1);
 }
 
+/// A visitor's `end` runs once its object has been read, before what follows is looked at: its error is the
+/// one reported, ahead of trailing input after an entity and of a broken entity later in a page, and a
+/// visitor that ends well still has its input checked to the end.
+#[test]
+fn a_visitor_error_at_the_end_comes_before_what_follows_the_entity() {
+    struct EndsWith(Option<&'static str>);
+    impl EntityVisitor for EndsWith {
+        type Value = ();
+        fn begin(&mut self, _: SystemProperties) -> Result<(), DecodeError> {
+            Ok(())
+        }
+        fn property(&mut self, _: &str, _: EdmValue) -> Result<(), DecodeError> {
+            Ok(())
+        }
+        fn end(self) -> Result<(), DecodeError> {
+            self.0.map_or(Ok(()), |message| Err(DecodeError::custom(message)))
+        }
+    }
+    let entity = r#"{"PartitionKey":"p","RowKey":"r","N":1}"#;
+    let trailing = format!("{entity} x");
+    let err = decode_entity_with(trailing.as_bytes(), EndsWith(Some("missing"))).unwrap_err();
+    assert_eq!(err.kind(), &DecodeErrorKind::Custom { message: "missing".into() });
+    let err = decode_entity_with(trailing.as_bytes(), EndsWith(None)).unwrap_err();
+    assert!(matches!(err.kind(), DecodeErrorKind::InvalidJson { .. }), "{err}");
+    assert!(decode_entity_with(entity.as_bytes(), EndsWith(None)).is_ok());
+
+    let page = format!(r#"{{"value":[{entity},{{"PartitionKey":"p","RowKey":"s","A":[]}}]}}"#);
+    let err = decode_query_with(page.as_bytes(), || EndsWith(Some("missing"))).unwrap_err();
+    assert_eq!((err.entity_index(), err.kind()), (Some(0), &DecodeErrorKind::Custom { message: "missing".into() }));
+    let err = decode_query_with(page.as_bytes(), || EndsWith(None)).unwrap_err();
+    assert_eq!((err.entity_index(), err.kind()), (Some(1), &DecodeErrorKind::NestedValue { found: "array" }));
+    let err = decode_query_with(format!(r#"{{"value":[{entity}]}} x"#).as_bytes(), || EndsWith(None)).unwrap_err();
+    assert!(matches!(err.kind(), DecodeErrorKind::InvalidJson { .. }), "{err}");
+}
+
 /// Nothing recurses on the input: values are refused before their nesting is entered, and skipped `odata.*`
 /// values are skipped by serde_json's iterative skipper. Deep input is an error or a success, never a crash.
 #[test]

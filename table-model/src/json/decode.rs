@@ -168,8 +168,15 @@ pub fn decode_query(json: &[u8], hints: Option<&dyn TypeHints>) -> Result<Vec<En
 ///
 /// # Errors
 /// As [`decode_entity`], and whatever the visitor returns.
-pub fn decode_entity_with<V: EntityVisitor>(json: &[u8], visitor: V) -> Result<V::Value, DecodeError> {
-    run(json, EntityTask(visitor))
+pub fn decode_entity_with<V: EntityVisitor>(json: &[u8], mut visitor: V) -> Result<V::Value, DecodeError> {
+    let ((), rest) = run(json, EntityTask(&mut visitor))?;
+    // The visitor ends here, once the object has been read (see `EntitySeed`), and its value is returned as
+    // `end` makes it: a derived struct's visitor and value are a few hundred bytes, and each move is a copy.
+    match rest {
+        Ok(()) => visitor.end(),
+        // The entity's own error first: it comes before what follows the entity.
+        Err(e) => Err(visitor.end().err().unwrap_or(e)),
+    }
 }
 
 /// Decodes a query response page with a fresh visitor per entity: the core of [`decode_query`].
@@ -183,30 +190,32 @@ pub fn decode_query_with<V: EntityVisitor>(
     json: &[u8],
     new_visitor: impl FnMut() -> V,
 ) -> Result<Vec<V::Value>, DecodeError> {
-    run(json, QueryTask(new_visitor))
+    let (entities, rest) = run(json, QueryTask(new_visitor))?;
+    rest.map(|()| entities)
 }
 
 /// One decoding job, run over whichever `serde_json` reader [`run`] picks.
 trait Task<'de> {
     type Output;
 
-    fn decode<R: serde_json::de::Read<'de>>(
+    fn read<R: serde_json::de::Read<'de>>(
         self,
         de: &mut serde_json::Deserializer<R>,
         error: &mut Option<DecodeError>,
     ) -> Result<Self::Output, serde_json::Error>;
 }
 
-struct EntityTask<V>(V);
+/// A single entity, read into the visitor up to its `end`, which [`decode_entity_with`] calls.
+struct EntityTask<'v, V>(&'v mut V);
 
-impl<'de, V: EntityVisitor> Task<'de> for EntityTask<V> {
-    type Output = V::Value;
+impl<'de, V: EntityVisitor> Task<'de> for EntityTask<'_, V> {
+    type Output = ();
 
-    fn decode<R: serde_json::de::Read<'de>>(
+    fn read<R: serde_json::de::Read<'de>>(
         self,
         de: &mut serde_json::Deserializer<R>,
         error: &mut Option<DecodeError>,
-    ) -> Result<V::Value, serde_json::Error> {
+    ) -> Result<(), serde_json::Error> {
         let mut scratch = Scratch::new();
         EntitySeed { visitor: self.0, scratch: &mut scratch, error, index: None }.deserialize(de)
     }
@@ -217,7 +226,7 @@ struct QueryTask<F>(F);
 impl<'de, V: EntityVisitor, F: FnMut() -> V> Task<'de> for QueryTask<F> {
     type Output = Vec<V::Value>;
 
-    fn decode<R: serde_json::de::Read<'de>>(
+    fn read<R: serde_json::de::Read<'de>>(
         self,
         de: &mut serde_json::Deserializer<R>,
         error: &mut Option<DecodeError>,
@@ -226,24 +235,31 @@ impl<'de, V: EntityVisitor, F: FnMut() -> V> Task<'de> for QueryTask<F> {
     }
 }
 
-/// Runs a task over the input, then requires the end of the input. An error recorded by the seeds is the
-/// typed error; otherwise the error is `serde_json`'s.
+/// What follows the JSON value: `Ok` for nothing but whitespace. Reported after any error the caller still
+/// finds in the value, which comes first in the input.
+type Rest = Result<(), DecodeError>;
+
+/// Runs a task over the input, and checks the end of the input. An error recorded by the seeds is the typed
+/// error; otherwise the error is `serde_json`'s.
 ///
 /// UTF-8 is checked once for the whole input, which is faster than `serde_json` checking each string; input
 /// that is not UTF-8 goes to `serde_json`'s byte reader, which reports where.
-fn run<'de, T: Task<'de>>(json: &'de [u8], task: T) -> Result<T::Output, DecodeError> {
+fn run<'de, T: Task<'de>>(json: &'de [u8], task: T) -> Result<(T::Output, Rest), DecodeError> {
     let mut error = None;
     let result = match std::str::from_utf8(json) {
         Ok(text) => {
             let mut de = serde_json::Deserializer::from_str(text);
-            task.decode(&mut de, &mut error).and_then(|value| de.end().map(|()| value))
+            task.read(&mut de, &mut error).map(|output| (output, de.end()))
         }
         Err(_) => {
             let mut de = serde_json::Deserializer::from_slice(json);
-            task.decode(&mut de, &mut error).and_then(|value| de.end().map(|()| value))
+            task.read(&mut de, &mut error).map(|output| (output, de.end()))
         }
     };
-    result.map_err(|e| error.take().unwrap_or_else(|| invalid_json(&e)))
+    match result {
+        Ok((output, rest)) => Ok((output, rest.map_err(|e| invalid_json(&e)))),
+        Err(e) => Err(error.take().unwrap_or_else(|| invalid_json(&e))),
+    }
 }
 
 fn invalid_json(e: &serde_json::Error) -> DecodeError {
@@ -440,6 +456,9 @@ impl<'de> Scratch<'de> {
     #[inline(never)]
     fn repeats_in_large_object(&mut self, name: &str) -> bool {
         if self.property_hashes.is_empty() {
+            // Room for as many properties as an entity may have, and the one over the limit: a valid entity
+            // never grows the table. (Nulls are not counted, so a body of many can still grow it.)
+            self.property_hashes.reserve(MAX_CUSTOM_PROPERTIES + 1);
             for m in &self.members {
                 self.property_hashes.insert(m.name.as_bytes());
             }
@@ -460,30 +479,35 @@ const SCAN_MAX: usize = 16;
 #[derive(Default)]
 struct NameSet<'de> {
     list: Vec<Cow<'de, str>>,
-    set: HashSet<Cow<'de, str>>,
+    /// Made when the list is full: a `HashSet` draws its random key when it is made, which every entity
+    /// would otherwise pay for, odata.* names or not.
+    set: Option<HashSet<Cow<'de, str>>>,
 }
 
 impl<'de> NameSet<'de> {
-    /// Adds a name; `false` when it was there already. (A `&Cow` for the reason given at `repeats_property`.)
+    /// Adds a name; `false` when it was there already. (A `&Cow`: the set keeps a clone, which for a name
+    /// borrowed from the input is not a copy.)
     #[allow(clippy::ptr_arg)]
     fn insert(&mut self, name: &Cow<'de, str>) -> bool {
-        if self.set.is_empty() {
-            if self.list.iter().any(|n| n == name) {
-                return false;
-            }
-            if self.list.len() < SCAN_MAX {
-                self.list.push(name.clone());
-                return true;
-            }
-            self.set.extend(self.list.drain(..));
+        if let Some(set) = self.set.as_mut().filter(|set| !set.is_empty()) {
+            return set.insert(name.clone());
         }
-        self.set.insert(name.clone())
+        if self.list.iter().any(|n| n == name) {
+            return false;
+        }
+        if self.list.len() < SCAN_MAX {
+            self.list.push(name.clone());
+            return true;
+        }
+        let set = self.set.get_or_insert_with(HashSet::new);
+        set.extend(self.list.drain(..));
+        set.insert(name.clone())
     }
 
     fn clear(&mut self) {
         self.list.clear();
-        if !self.set.is_empty() {
-            self.set.clear();
+        if let Some(set) = self.set.as_mut().filter(|set| !set.is_empty()) {
+            set.clear();
         }
     }
 }
@@ -501,7 +525,7 @@ enum MemberKind<'k> {
 
 /// What a member is, by its name. A name with another `@` annotation is told apart from an invalid
 /// property name only when the property name check fails, off the hot path.
-#[inline]
+#[inline(always)]
 fn classify(name: &str) -> MemberKind<'_> {
     if let Some(target) = name.strip_suffix("@odata.type") {
         return MemberKind::TypeAnnotation(target);
@@ -525,9 +549,14 @@ struct RawSystem<'de> {
     etag: Option<Raw<'de>>,
 }
 
-/// Reads one entity object.
+/// Reads one entity object into the visitor, up to [`EntityVisitor::end`], which the caller calls once the
+/// object has been read (`serde_json` has then nothing left to refuse in it, so an error of `end` is still the
+/// first error of the entity). The visitor is borrowed, not moved into the seed and on into
+/// [`finish_entity`]: a derived struct's visitor is a few hundred bytes, and each move is a copy.
 struct EntitySeed<'a, 'de, V> {
-    visitor: V,
+    visitor: &'a mut V,
+    /// Empty: new, or cleared after the previous entity of a page (which a single entity then does not pay
+    /// for).
     scratch: &'a mut Scratch<'de>,
     error: &'a mut Option<DecodeError>,
     /// The entity's index in a query page.
@@ -535,23 +564,23 @@ struct EntitySeed<'a, 'de, V> {
 }
 
 impl<'de, V: EntityVisitor> DeserializeSeed<'de> for EntitySeed<'_, 'de, V> {
-    type Value = V::Value;
+    type Value = ();
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<V::Value, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
         deserializer.deserialize_map(self)
     }
 }
 
 impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
-    type Value = V::Value;
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON object (an entity)")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<V::Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let EntitySeed { visitor, scratch, error, index } = self;
-        scratch.clear();
+        debug_assert!(scratch.members.is_empty() && scratch.annotations.is_empty() && scratch.values.is_none());
         let mut system = RawSystem::default();
         // Which system annotations were seen, to refuse one twice.
         let mut system_annotations = [false; 3];
@@ -593,8 +622,15 @@ impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
                     map.next_value::<IgnoredAny>()?;
                 }
                 MemberKind::TypeAnnotation(target) => {
-                    let raw = map.next_value_seed(RawSeed { name: target, error: &mut *error, index })?;
-                    let edm_type = annotation_type(raw).map_err(|e| failed(error, e.in_property(target)))?;
+                    let edm_type = match map.next_value_seed(AnnotationSeed(RawSeed {
+                        name: target,
+                        error: &mut *error,
+                        index,
+                    }))? {
+                        Ok(edm_type) => edm_type,
+                        // Not a type name: `annotation_type` says what is wrong with it.
+                        Err(raw) => annotation_type(raw).map_err(|e| failed(error, e.in_property(target)))?,
+                    };
                     let system_slot = match target {
                         "PartitionKey" => Some((0, EdmType::String)),
                         "RowKey" => Some((1, EdmType::String)),
@@ -664,13 +700,14 @@ impl<'de, V: EntityVisitor> Visitor<'de> for EntitySeed<'_, 'de, V> {
     }
 }
 
-/// Pairs annotations with their values, types everything and drives the visitor. The number of properties
-/// with a value is within the limit (checked as they were read).
+/// Pairs annotations with their values, types everything and drives the visitor up to its `end`, which the
+/// caller calls (see [`EntitySeed`]). The number of properties with a value is within the limit (checked as
+/// they were read).
 fn finish_entity<V: EntityVisitor>(
-    mut visitor: V,
+    visitor: &mut V,
     system: RawSystem<'_>,
     scratch: &mut Scratch<'_>,
-) -> Result<V::Value, DecodeError> {
+) -> Result<(), DecodeError> {
     let members = &mut scratch.members;
     // Where each property is, built when an annotation far from its value meets many properties.
     let mut positions: Option<HashMap<Cow<'_, str>, usize>> = None;
@@ -710,7 +747,7 @@ fn finish_entity<V: EntityVisitor>(
             .and_then(|value| visitor.property(&m.name, value))
             .map_err(|e| e.in_property(&*m.name))?;
     }
-    visitor.end()
+    Ok(())
 }
 
 /// A key value, validated; `None` for `null`.
@@ -773,7 +810,7 @@ fn invalid(expected: EdmType, raw: &Raw<'_>) -> DecodeError {
 }
 
 /// Types a non-null property value by its annotation, else the hint, else its JSON form (module docs).
-#[inline]
+#[inline(always)]
 fn typed_value(raw: Raw<'_>, annotation: Option<EdmType>, hint: Option<EdmType>) -> Result<EdmValue, DecodeError> {
     match (annotation, hint) {
         (Some(annotated), Some(expected)) if annotated != expected => {
@@ -816,32 +853,56 @@ fn string(s: Cow<'_, str>) -> Result<EdmValue, DecodeError> {
     Ok(EdmValue::String(EdmString::new(s.into_owned())?))
 }
 
-/// Parses a value as the given type, strictly: only the JSON forms the service writes for it.
-#[inline]
+/// Parses a value as the given type, strictly: only the JSON forms the service writes for it. Each form
+/// returns its value as soon as it is recognised; anything else falls through to the one error.
+#[inline(always)]
 fn typed(t: EdmType, raw: Raw<'_>) -> Result<EdmValue, DecodeError> {
     let raw = match (t, raw) {
         (EdmType::String, Raw::Str(s)) => return string(s),
         (_, raw) => raw,
     };
-    let value = match (t, &raw) {
-        (EdmType::Boolean, Raw::Bool(b)) => Some(EdmValue::Boolean(*b)),
-        (EdmType::Int32, Raw::Int(i)) => i.to_i32().map(EdmValue::Int32),
-        (EdmType::Int64, Raw::Int(i)) => i.to_i64().map(EdmValue::Int64),
-        (EdmType::Int64, Raw::Str(s)) => parse_i64(s).map(EdmValue::Int64),
-        (EdmType::Double, Raw::Float(f)) => Some(EdmValue::Double(*f)),
-        (EdmType::Double, Raw::Int(i)) => Some(EdmValue::Double(i.to_f64())),
-        (EdmType::Double, Raw::Str(s)) => special_double(s).map(EdmValue::Double),
-        (EdmType::Guid, Raw::Str(s)) if s.len() == uuid::fmt::Hyphenated::LENGTH => {
-            Uuid::try_parse(s).ok().map(EdmValue::Guid)
+    match (t, &raw) {
+        (EdmType::Boolean, Raw::Bool(b)) => return Ok(EdmValue::Boolean(*b)),
+        (EdmType::Int32, Raw::Int(i)) => {
+            if let Some(v) = i.to_i32() {
+                return Ok(EdmValue::Int32(v));
+            }
         }
-        (EdmType::DateTime, Raw::Str(s)) => parse_datetime(s)?.map(EdmValue::DateTime),
-        (EdmType::Binary, Raw::Str(s)) => match base64::engine::general_purpose::STANDARD.decode(s.as_bytes()) {
-            Ok(bytes) => return Ok(EdmValue::Binary(EdmBinary::new(bytes)?)),
-            Err(_) => None,
-        },
-        _ => None,
-    };
-    value.ok_or_else(|| invalid(t, &raw))
+        (EdmType::Int64, Raw::Int(i)) => {
+            if let Some(v) = i.to_i64() {
+                return Ok(EdmValue::Int64(v));
+            }
+        }
+        (EdmType::Int64, Raw::Str(s)) => {
+            if let Some(v) = parse_i64(s) {
+                return Ok(EdmValue::Int64(v));
+            }
+        }
+        (EdmType::Double, Raw::Float(f)) => return Ok(EdmValue::Double(*f)),
+        (EdmType::Double, Raw::Int(i)) => return Ok(EdmValue::Double(i.to_f64())),
+        (EdmType::Double, Raw::Str(s)) => {
+            if let Some(v) = special_double(s) {
+                return Ok(EdmValue::Double(v));
+            }
+        }
+        (EdmType::Guid, Raw::Str(s)) if s.len() == uuid::fmt::Hyphenated::LENGTH => {
+            if let Ok(v) = Uuid::try_parse(s) {
+                return Ok(EdmValue::Guid(v));
+            }
+        }
+        (EdmType::DateTime, Raw::Str(s)) => {
+            if let Some(v) = parse_datetime(s)? {
+                return Ok(EdmValue::DateTime(v));
+            }
+        }
+        (EdmType::Binary, Raw::Str(s)) => {
+            if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(s.as_bytes()) {
+                return Ok(EdmValue::Binary(EdmBinary::new(bytes)?));
+            }
+        }
+        _ => {}
+    }
+    Err(invalid(t, &raw))
 }
 
 /// An Int64 as the service writes it: an optional `-` and decimal digits.
@@ -1002,6 +1063,80 @@ impl<'de> Visitor<'de> for RawSeed<'_> {
     }
 }
 
+/// Reads the value of an `@odata.type` annotation: the EDM type a string names, parsed as `serde_json` hands the
+/// string over (no [`Raw`] built and dropped, no copy of an escaped string). Any other value, and a string that
+/// names no type, comes back as the [`Raw`] that [`RawSeed`] reads, for [`annotation_type`] to report.
+struct AnnotationSeed<'a>(RawSeed<'a>);
+
+impl AnnotationSeed<'_> {
+    /// The type a full name such as `Edm.Int64` names, as [`EdmType`]'s `FromStr` reads it, without building
+    /// its error.
+    #[inline]
+    fn parse(name: &str) -> Option<EdmType> {
+        name.strip_prefix("Edm.").and_then(EdmType::from_short_name)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for AnnotationSeed<'_> {
+    type Value = Result<EdmType, Raw<'de>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for AnnotationSeed<'_> {
+    type Value = Result<EdmType, Raw<'de>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.expecting(f)
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Self::parse(v).ok_or(Raw::Str(Cow::Borrowed(v))))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Self::parse(v).ok_or_else(|| Raw::Str(Cow::Owned(v.to_owned()))))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Self::parse(&v).ok_or(Raw::Str(Cow::Owned(v))))
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        self.0.visit_bool(v).map(Err)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        self.0.visit_i64(v).map(Err)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        self.0.visit_u64(v).map(Err)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        self.0.visit_f64(v).map(Err)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.0.visit_unit().map(Err)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.0.visit_none().map(Err)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        self.0.visit_map(map).map(Err)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        self.0.visit_seq(seq).map(Err)
+    }
+}
+
 /// Reads a query response page.
 struct QuerySeed<'a, F> {
     new_visitor: F,
@@ -1073,14 +1208,20 @@ impl<'de, V: EntityVisitor, F: FnMut() -> V> Visitor<'de> for PageSeed<'_, F> {
         let mut scratch = Scratch::new();
         let mut entities = Vec::new();
         loop {
+            let mut visitor = (self.new_visitor)();
+            let index = entities.len();
             let seed = EntitySeed {
-                visitor: (self.new_visitor)(),
+                visitor: &mut visitor,
                 scratch: &mut scratch,
                 error: &mut *self.error,
-                index: Some(entities.len()),
+                index: Some(index),
             };
             match seq.next_element_seed(seed)? {
-                Some(entity) => entities.push(entity),
+                Some(()) => {
+                    entities.push(visitor.end().map_err(|e| fail(self.error, e.in_entity(index)))?);
+                    // The next entity starts from empty buffers (see `EntitySeed::scratch`).
+                    scratch.clear();
+                }
                 None => return Ok(entities),
             }
         }

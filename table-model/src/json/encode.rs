@@ -366,6 +366,8 @@ impl BodyWriter {
     fn is_repeat_in_large_entity(&mut self, name: &str) -> bool {
         let hashes = self.hashes.get_or_insert_with(|| {
             let mut hashes = Box::<NameHashes>::default();
+            // Room for every name the writer may take (it refuses more): the table never grows.
+            hashes.reserve(MAX_CUSTOM_PROPERTIES);
             for &(at, len) in &self.names {
                 let (at, len) = (at as usize, len as usize);
                 hashes.insert(&self.buf[at..at + len]);
