@@ -78,8 +78,9 @@ fn unwrap_option(ty: &Type) -> &Type {
     ty
 }
 
-/// The expression of a property name: a `const` `PropertyName` for ASCII names (checked again in `const`),
-/// the runtime constructor for names that need the Unicode tables.
+/// The expression of a property name: for ASCII names, `derived_name`, which builds the `PropertyName` without
+/// checking again (`check.rs` checked it with the runtime's rules); the runtime constructor for names that
+/// need the Unicode tables.
 fn name_expr(name: &str) -> TokenStream {
     if name.is_ascii() {
         quote!(__tm::derived_name(#name))
@@ -96,23 +97,6 @@ fn private() -> TokenStream {
 /// [`private`] spanned on `span` (a field's type), so that an expression built with it is reported there.
 fn private_at(span: Span) -> TokenStream {
     Ident::new("__tm", span).into_token_stream()
-}
-
-/// The tokens with every span set to `span`, so that an expression built from them is reported there.
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut tt| {
-            if let TokenTree::Group(g) = &tt {
-                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
-                group.set_span(span);
-                tt = TokenTree::Group(group);
-            } else {
-                tt.set_span(span);
-            }
-            tt
-        })
-        .collect()
 }
 
 /// The unique key a `#[table(tie_breaker)]` field's value comes from and goes into.
@@ -356,9 +340,7 @@ fn field_schema(field: &Field) -> Option<TokenStream> {
             })
         }
         Role::Json => Some(quote! {
-            #private::FieldSchema::Property(#private::PropertySchema::__new(
-                #name, #field_name, __tm::Some(#private::EdmType::String), #optional_default,
-            ))
+            #private::property_schema(#name, #field_name, __tm::Some(#private::EdmType::String), #optional_default)
         }),
         Role::Flatten { prefix } => {
             let fields = quote_spanned!(span=> <#ty as #private::TableProperties>::FIELDS);
@@ -642,7 +624,7 @@ fn expand_struct(cont: &Container) -> TokenStream {
             let tie = match tie_field {
                 Some(f) => {
                     let (ty, member) = (f.ty, f.ident);
-                    let private = respan(private.clone(), ty.span());
+                    let private = private_at(ty.span());
                     quote_spanned!(ty.span()=> __tm::Some(
                         <#ty as #private::TieBreakerField>::tie_breaker(&self.#member)
                     ))
@@ -655,7 +637,7 @@ fn expand_struct(cont: &Container) -> TokenStream {
                     .filter_map(|(f, var, kind)| {
                         let f = (*f)?;
                         let (ty, member) = (f.ty, f.ident);
-                        let private = respan(private.clone(), ty.span());
+                        let private = private_at(ty.span());
                         Some(quote_spanned!(ty.span()=> let #var = #private::unique_instant::<#private::#error>(
                             #private::KeyKind::#kind,
                             <#ty as #private::UniqueTimeKey>::to_instant(&self.#member),
@@ -704,7 +686,7 @@ fn expand_struct(cont: &Container) -> TokenStream {
                 }
                 (None, Some(f)) => {
                     let (ty, member) = (f.ty, f.ident);
-                    let private = respan(private.clone(), ty.span());
+                    let private = private_at(ty.span());
                     let helper = if kind == "partition" { quote!(partition_key) } else { quote!(row_key) };
                     let value = if f.attrs.reverse_chronological.is_set() {
                         quote_spanned!(ty.span()=> <#ty as #private::ReverseChronologicalKey>::encode_reverse_key(&self.#member))
@@ -725,7 +707,7 @@ fn expand_struct(cont: &Container) -> TokenStream {
                 }
                 (None, Some(f)) => {
                     let (ty, member) = (f.ty, f.ident);
-                    let private = respan(private.clone(), ty.span());
+                    let private = private_at(ty.span());
                     let value = if f.attrs.reverse_chronological.is_set() {
                         quote_spanned!(ty.span()=> <#ty as #private::ReverseChronologicalKey>::encode_reverse_key(&self.#member))
                     } else {

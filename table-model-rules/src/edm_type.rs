@@ -72,6 +72,19 @@ impl EdmType {
         }
     }
 
+    /// Parses a full name such as `Edm.Int64` (case-sensitive, as the service writes it); `None` for anything
+    /// else. [`FromStr`] is this with an error that names the input.
+    ///
+    /// ```
+    /// use table_model_rules::EdmType;
+    /// assert_eq!(EdmType::from_name("Edm.Int64"), Some(EdmType::Int64));
+    /// assert_eq!(EdmType::from_name("Int64"), None);
+    /// ```
+    #[inline]
+    pub fn from_name(name: &str) -> Option<EdmType> {
+        name.strip_prefix("Edm.").and_then(EdmType::from_short_name)
+    }
+
     /// Parses a short name such as `Int64` (case-sensitive); `None` for anything else.
     #[inline]
     pub fn from_short_name(name: &str) -> Option<EdmType> {
@@ -142,7 +155,7 @@ impl FromStr for EdmType {
     /// Parses a full name such as `Edm.Int64` (case-sensitive, as the service writes it).
     #[inline]
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.strip_prefix("Edm.").and_then(EdmType::from_short_name) {
+        match EdmType::from_name(s) {
             Some(t) => Ok(t),
             None => Err(UnknownEdmType::new(s)),
         }

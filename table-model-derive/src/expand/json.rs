@@ -1,9 +1,7 @@
 //! The direct JSON path of `TableEntity`: `to_json` statements and the generated `EntityVisitor` (a struct of
 //! slots, one per field, filled as the decoder hands over typed properties).
 
-use super::{
-    bare_params, decode_unique, default_fn, edm_type_ident, private, private_at, read_expr, respan, tie_source, Ctx,
-};
+use super::{bare_params, decode_unique, default_fn, edm_type_ident, private, private_at, read_expr, tie_source, Ctx};
 use crate::ast::{Derive, Field, Role};
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -172,7 +170,7 @@ pub(super) fn begin_stmts(cx: &Ctx, fields: &[Field], slots: &[Option<Ident>]) -
         let Some(slot) = slot else { continue };
         let ty = field.ty;
         let span = ty.span();
-        let p = respan(private.clone(), span);
+        let p = private_at(span);
         let key = |kind: TokenStream, key: TokenStream, decode: TokenStream| {
             quote_spanned!(span=> self.#slot = __tm::Some(#p::decode_key(
                 #p::KeyKind::#kind,
@@ -274,7 +272,7 @@ pub(super) fn slots_items(cx: &Ctx, fields: &[Field], generics: &Generics, force
         if let (Role::Flatten { prefix }, Some(slot)) = (f.role(), slot) {
             let ty = f.ty;
             let span = ty.span();
-            let private = respan(private.clone(), span);
+            let private = private_at(span);
             let group = quote_spanned!(span=> <#ty as #private::TableProperties>::FIELDS);
             flatten_visits.push(quote! {
                 if let __tm::Some(__rest) = __name.strip_prefix(#prefix) {

@@ -1068,15 +1068,6 @@ impl<'de> Visitor<'de> for RawSeed<'_> {
 /// names no type, comes back as the [`Raw`] that [`RawSeed`] reads, for [`annotation_type`] to report.
 struct AnnotationSeed<'a>(RawSeed<'a>);
 
-impl AnnotationSeed<'_> {
-    /// The type a full name such as `Edm.Int64` names, as [`EdmType`]'s `FromStr` reads it, without building
-    /// its error.
-    #[inline]
-    fn parse(name: &str) -> Option<EdmType> {
-        name.strip_prefix("Edm.").and_then(EdmType::from_short_name)
-    }
-}
-
 impl<'de> DeserializeSeed<'de> for AnnotationSeed<'_> {
     type Value = Result<EdmType, Raw<'de>>;
 
@@ -1093,15 +1084,15 @@ impl<'de> Visitor<'de> for AnnotationSeed<'_> {
     }
 
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Self::parse(v).ok_or(Raw::Str(Cow::Borrowed(v))))
+        Ok(EdmType::from_name(v).ok_or(Raw::Str(Cow::Borrowed(v))))
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Self::parse(v).ok_or_else(|| Raw::Str(Cow::Owned(v.to_owned()))))
+        Ok(EdmType::from_name(v).ok_or_else(|| Raw::Str(Cow::Owned(v.to_owned()))))
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Self::parse(&v).ok_or(Raw::Str(Cow::Owned(v))))
+        Ok(EdmType::from_name(&v).ok_or(Raw::Str(Cow::Owned(v))))
     }
 
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
