@@ -34,6 +34,11 @@ pub const DATETIME_MAX_TICKS: i64 = 3_155_378_975_999_999_999;
 pub const UNIX_EPOCH_TICKS: i64 = 621_355_968_000_000_000;
 /// .NET ticks (100 ns) per second.
 pub const TICKS_PER_SECOND: i64 = 10_000_000;
+/// Earliest year of a time the service writes as text with a four-digit year: SAS times, stored access
+/// policies' `Start` and `Expiry`, RFC 1123 dates such as `LastSyncTime` (`docs/rules.md` §9.3 and §9.5).
+pub const TIME_MIN_YEAR: i32 = 1;
+/// Latest year of a time the service writes as text with a four-digit year (`docs/rules.md` §9.3 and §9.5).
+pub const TIME_MAX_YEAR: i32 = 9999;
 
 /// The system property names, which a custom property may not take in any case (`docs/rules.md` §1.3).
 pub const SYSTEM_PROPERTIES: [&str; 3] = ["PartitionKey", "RowKey", "Timestamp"];

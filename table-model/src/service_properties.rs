@@ -26,10 +26,10 @@
 use crate::error::{ServicePropertiesError, ServicePropertiesErrorKind};
 use crate::limits::{
     CORS_HEADERS_MAX, CORS_METHODS, CORS_ORIGINS_MAX, CORS_PREFIXED_HEADERS_MAX, CORS_RULES_MAX, CORS_RULES_MAX_BYTES,
-    CORS_VALUE_MAX_CHARS, RETENTION_DAYS_MAX, RETENTION_DAYS_MIN,
+    CORS_VALUE_MAX_CHARS, RETENTION_DAYS_MAX, RETENTION_DAYS_MIN, TIME_MAX_YEAR, TIME_MIN_YEAR,
 };
 use crate::xml::{self, read_tree, text, Node, XmlWriter};
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike as _, Utc};
 
 /// The Storage Analytics version the service knows, and the one the constructors set.
 ///
@@ -659,13 +659,25 @@ pub(crate) fn decode_service_stats(body: &[u8]) -> Result<ServiceStats, String> 
     let status = GeoReplicationStatus::from(node.required("GeoReplication", "Status")?.text.trim());
     let last_sync_time = match node.child("LastSyncTime").map(|n| n.text.trim()) {
         None | Some("") => None,
-        Some(text) => Some(
-            DateTime::parse_from_rfc2822(text)
-                .map_err(|e| format!("`GeoReplication.LastSyncTime` {text:?} is not an RFC 1123 date: {e}"))?
-                .to_utc(),
-        ),
+        Some(text) => Some(read_rfc1123(text, "GeoReplication.LastSyncTime")?),
     };
     Ok(ServiceStats { geo_replication: Some(GeoReplication { status, last_sync_time }) })
+}
+
+/// An RFC 1123 date (`Wed, 18 Nov 2026 07:08:09 GMT`), read as RFC 2822 reads it (any zone, converted to UTC).
+/// Its UTC year must have four digits, 1 to 9999, as RFC 1123 writes it: RFC 2822 reads `20300` as a year too,
+/// and a time that late could not be written back as the date it came as.
+fn read_rfc1123(text: &str, field: &str) -> Result<DateTime<Utc>, String> {
+    let time = DateTime::parse_from_rfc2822(text)
+        .map_err(|e| format!("`{field}` {text:?} is not an RFC 1123 date: {e}"))?
+        .to_utc();
+    if !(TIME_MIN_YEAR..=TIME_MAX_YEAR).contains(&time.year()) {
+        return Err(format!(
+            "`{field}` {text:?} is not an RFC 1123 date: its UTC year {} is outside {TIME_MIN_YEAR} to {TIME_MAX_YEAR}",
+            time.year()
+        ));
+    }
+    Ok(time)
 }
 
 #[cfg(test)]

@@ -3,9 +3,9 @@
 
 use super::{sas_time, TableSasPermissions};
 use crate::error::{SasError, SasErrorKind};
-use crate::limits::{ACCESS_POLICIES_MAX, ACCESS_POLICY_ID_MAX_CHARS};
+use crate::limits::{ACCESS_POLICIES_MAX, ACCESS_POLICY_ID_MAX_CHARS, TIME_MAX_YEAR, TIME_MIN_YEAR};
 use crate::xml::{self, text};
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike as _, Utc};
 use std::fmt;
 use std::str::FromStr;
 
@@ -201,6 +201,8 @@ pub(crate) fn decode_signed_identifiers(body: &[u8]) -> Result<Vec<SignedIdentif
 }
 
 /// A policy's time, as the service writes it (`2026-11-22T00:00:00.0000000Z`), in whole seconds; empty is none.
+/// A time whose UTC year is outside 1 to 9999 (`0000-01-01T00:00:00Z`, or `9999-12-31T23:00:00-02:00`) is
+/// refused: it could not be written back ([`sas_time`]).
 fn read_time(text: &str, field: &str) -> Result<Option<DateTime<Utc>>, String> {
     let text = text.trim();
     if text.is_empty() {
@@ -208,6 +210,13 @@ fn read_time(text: &str, field: &str) -> Result<Option<DateTime<Utc>>, String> {
     }
     let time = DateTime::parse_from_rfc3339(text).map_err(|e| format!("`{field}` {text:?} is not a time: {e}"))?;
     let time = time.to_utc();
+    if !(TIME_MIN_YEAR..=TIME_MAX_YEAR).contains(&time.year()) {
+        return Err(format!(
+            "`{field}` {text:?} is not a time a policy holds: its UTC year {} is outside {TIME_MIN_YEAR} to \
+             {TIME_MAX_YEAR}",
+            time.year()
+        ));
+    }
     Ok(DateTime::from_timestamp(time.timestamp(), 0))
 }
 
@@ -277,6 +286,24 @@ mod tests {
         assert!(e("<SignedIdentifiers><SignedIdentifier><Id>a</Id><AccessPolicy><Start>soon</Start>\
                    </AccessPolicy></SignedIdentifier></SignedIdentifiers>")
         .contains("`Start` \"soon\" is not a time"));
+        // A time a policy cannot be written back with (its UTC year outside 1 to 9999).
+        let start = |time: &str| {
+            decode_signed_identifiers(
+                format!(
+                    "<SignedIdentifiers><SignedIdentifier><Id>a</Id><AccessPolicy><Start>{time}</Start>\
+                         </AccessPolicy></SignedIdentifier></SignedIdentifiers>"
+                )
+                .as_bytes(),
+            )
+        };
+        assert_eq!(
+            start("0000-12-31T00:00:00Z").unwrap_err(),
+            "`Start` \"0000-12-31T00:00:00Z\" is not a time a policy holds: its UTC year 0 is outside 1 to 9999"
+        );
+        assert!(start("9999-12-31T23:00:00-02:00").unwrap_err().contains("its UTC year 10000 is outside"));
+        assert!(start("0001-01-01T01:00:00+02:00").unwrap_err().contains("its UTC year 0 is outside"));
+        let latest = start("9999-12-31T23:59:59.9999999Z").unwrap();
+        assert!(encode_signed_identifiers(&latest).is_ok());
         assert!(e("<SignedIdentifiers><SignedIdentifier>").contains("not XML"));
         assert!(e("<a>&nbsp;</a>").contains("unknown XML entity"));
         assert!(decode_signed_identifiers(&[0xff, 0xfe]).unwrap_err().contains("not UTF-8"));

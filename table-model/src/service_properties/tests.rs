@@ -176,6 +176,23 @@ fn reads_the_statistics() {
     assert!(stats("<GeoReplication><Status>live</Status><LastSyncTime>yesterday</LastSyncTime></GeoReplication>")
         .unwrap_err()
         .starts_with("`GeoReplication.LastSyncTime` \"yesterday\" is not an RFC 1123 date"));
+    // RFC 2822 reads a year of five digits, or one that a zone moves past 9999: RFC 1123 cannot write them back
+    // (libFuzzer found `to_rfc2822` panicking on the first).
+    let sync = |time: &str| {
+        stats(&format!("<GeoReplication><Status>live</Status><LastSyncTime>{time}</LastSyncTime></GeoReplication>"))
+            .map(|s| s.geo_replication.unwrap().last_sync_time.unwrap())
+    };
+    assert_eq!(
+        sync("Tue, 2 Jan 20300 00:00:00 +0000").unwrap_err(),
+        "`GeoReplication.LastSyncTime` \"Tue, 2 Jan 20300 00:00:00 +0000\" is not an RFC 1123 date: its UTC year \
+         20300 is outside 1 to 9999"
+    );
+    assert!(sync("Fri, 31 Dec 9999 23:00:00 -0200").unwrap_err().contains("its UTC year 10000 is outside 1 to 9999"));
+    assert!(sync("Sat, 1 Jan 0000 00:00:00 GMT").unwrap_err().contains("its UTC year 0 is outside 1 to 9999"));
+    for edge in ["Fri, 31 Dec 9999 23:59:59 GMT", "Mon, 1 Jan 0001 00:00:00 GMT", "Fri, 31 Dec 9999 23:00:00 +0200"] {
+        let time = sync(edge).unwrap();
+        assert_eq!(sync(&time.to_rfc2822()), Ok(time), "{edge}");
+    }
     assert_eq!(
         decode_service_stats(b"<StorageServiceProperties/>").unwrap_err(),
         "the root element is `<StorageServiceProperties>`, expected `<StorageServiceStats>`"
