@@ -313,8 +313,16 @@ fn split_url(url: &str) -> Result<(String, usize), ConnectionError> {
     Ok((base + path, path_start))
 }
 
+/// Whether `account` is an account name: one or more ASCII letters, digits and `-`. This takes every real
+/// name (Storage's 3 to 24 lowercase letters and digits, the emulator's `devstoreaccount1`, Cosmos DB's with
+/// hyphens) and refuses what would change a URL or a string to sign: whitespace, controls, `/`, `.`, `:`, `@`
+/// and the like (`docs/rules.md` §9.3).
+pub(crate) fn is_account_name(account: &str) -> bool {
+    !account.is_empty() && account.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
 fn check_account(account: &str) -> Result<&str, ConnectionError> {
-    if account.is_empty() || !account.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+    if !is_account_name(account) {
         return Err(ConnectionError::new(ConnectionErrorKind::InvalidAccountName { account: account.to_owned() }));
     }
     Ok(account)

@@ -1379,6 +1379,40 @@ impl From<SasError> for RequestError {
 pub enum SasErrorKind {
     /// No permission, and no stored access policy named that could hold them.
     NoPermission,
+    /// An account SAS without a permission (an account SAS has no stored access policy to hold them).
+    NoAccountPermission,
+    /// A letter that is not one of a set's: permissions (`sp`) or resource types (`srt`).
+    UnknownLetter {
+        /// Which set: `sp` or `srt`.
+        field: &'static str,
+        /// The letter.
+        letter: char,
+        /// Its byte index.
+        index: usize,
+        /// The set's letters, in the service's order.
+        allowed: &'static str,
+    },
+    /// A letter given twice in permissions (`sp`) or resource types (`srt`).
+    RepeatedLetter {
+        /// Which set: `sp` or `srt`.
+        field: &'static str,
+        /// The letter.
+        letter: char,
+        /// The byte index of its second occurrence.
+        index: usize,
+    },
+    /// An account name that is not ASCII letters, digits and `-`: it would change the string to sign.
+    InvalidAccountName {
+        /// The name found.
+        account: String,
+    },
+    /// A key range bound (`spk`, `srk`, `epk`, `erk`) with a control character, which no key holds.
+    KeyBoundCharacter {
+        /// The character.
+        ch: char,
+        /// Its byte index.
+        index: usize,
+    },
     /// No expiry, and no stored access policy named that could hold it.
     NoExpiry,
     /// An expiry that is not after the start.
@@ -1416,6 +1450,11 @@ pub enum SasErrorKind {
         start: std::net::Ipv4Addr,
         /// The last address.
         end: std::net::Ipv4Addr,
+    },
+    /// An IP range (`sip`) that is not an IPv4 address or two joined by `-`.
+    IpRangeSyntax {
+        /// The text found.
+        value: String,
     },
     /// An account SAS without a resource type.
     NoResourceType,
@@ -1494,6 +1533,28 @@ impl fmt::Display for SasError {
                 "{SAS}: `sp` (permissions) is empty; give at least one permission, or name a stored access policy \
                  that holds them"
             ),
+            SasErrorKind::NoAccountPermission => {
+                write!(f, "{SAS}: `sp` (permissions) of an account SAS is empty; give at least one permission")
+            }
+            SasErrorKind::UnknownLetter { field, letter, index, allowed } => {
+                let (what, shown) = (letters_name(field), table_model_rules::DisplayChar(*letter));
+                write!(f, "{SAS}: `{field}` ({what}) has {shown} at index {index}, which is not one of `{allowed}`")
+            }
+            SasErrorKind::RepeatedLetter { field, letter, index } => {
+                let (what, shown) = (letters_name(field), table_model_rules::DisplayChar(*letter));
+                write!(f, "{SAS}: `{field}` ({what}) has {shown} again at index {index}; give each letter once")
+            }
+            SasErrorKind::InvalidAccountName { account } => {
+                write!(f, "{SAS}: account name {account:?} must be ASCII letters, digits and `-`")
+            }
+            SasErrorKind::KeyBoundCharacter { ch, index } => {
+                let shown = table_model_rules::DisplayChar(*ch);
+                write!(
+                    f,
+                    "{SAS} key bound: character {shown} at index {index} is not allowed (a control character, which \
+                     no key holds)"
+                )
+            }
             SasErrorKind::NoExpiry => {
                 write!(f, "{SAS}: `se` (expiry) is missing; give one, or name a stored access policy that holds it")
             }
@@ -1515,6 +1576,9 @@ impl fmt::Display for SasError {
             ),
             SasErrorKind::InvalidIpRange { start, end } => {
                 write!(f, "{SAS}: `sip` (IP range) must not start after its end, found {start}-{end}")
+            }
+            SasErrorKind::IpRangeSyntax { value } => {
+                write!(f, "{SAS}: `sip` (IP range) must be an IPv4 address or two joined by `-`, found {value:?}")
             }
             SasErrorKind::NoResourceType => {
                 write!(f, "{SAS}: `srt` (resource types) is empty; give at least one of service, container and object")
@@ -1540,6 +1604,16 @@ impl fmt::Display for SasError {
                 write!(f, "{POLICY} list: identifier `{id}` is given more than once")
             }
         }
+    }
+}
+
+/// What a set of SAS letters is, by its parameter.
+#[cfg(feature = "http")]
+fn letters_name(field: &str) -> &'static str {
+    if field == "srt" {
+        "resource types"
+    } else {
+        "permissions"
     }
 }
 

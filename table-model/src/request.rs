@@ -20,7 +20,7 @@ use http::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, IF_MATCH};
 use http::{Method, Request};
 use std::time::SystemTime;
 
-pub(crate) use address::{encode_component, entity_path, entity_path_pieces};
+pub(crate) use address::{encode_component, entity_path, entity_path_pieces, COMPONENT};
 pub(crate) use rules::{check_entity, check_key, check_keys};
 pub use write::{EncodedEntity, WriteEntity};
 

@@ -192,7 +192,7 @@ pub(crate) fn decode_signed_identifiers(body: &[u8]) -> Result<Vec<SignedIdentif
             if let Some(permission) = access.child("Permission") {
                 let value = &permission.text;
                 policy.permissions = TableSasPermissions::parse(value.trim())
-                    .ok_or_else(|| format!("`Permission` {value:?} is not letters of `raud`"))?;
+                    .map_err(|_| format!("`Permission` {value:?} is not letters of `raud`"))?;
             }
         }
         out.push(SignedIdentifier { id, policy });
