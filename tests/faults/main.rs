@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use table_model::client::azure_core;
 use table_model::client::azure_core::http::{ClientOptions, ExponentialRetryOptions, RetryOptions};
 use table_model::client::{
@@ -121,6 +121,17 @@ fn keys(e: &Entity) -> (String, String) {
     (e.partition_key().to_string(), e.row_key().to_string())
 }
 
+/// The requests of each method a proxy saw since `before`, and the time since `start`: printed, for the record
+/// of what a phase cost (`--nocapture` shows it), and returned.
+fn phase(proxy: &Proxy, name: &str, start: Instant, before: &mut BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    let now = proxy.methods();
+    let delta: BTreeMap<String, u64> =
+        now.iter().map(|(m, n)| (m.clone(), n - before.get(m).copied().unwrap_or(0))).filter(|(_, n)| *n > 0).collect();
+    eprintln!("{name}: {delta:?} requests in {:.1} s", start.elapsed().as_secs_f64());
+    *before = now;
+    delta
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bulk_writes_under_ten_percent_faults_store_everything_exactly_once() {
     let Some(url) = endpoint() else { return };
@@ -143,7 +154,10 @@ async fn bulk_writes_under_ten_percent_faults_store_everything_exactly_once() {
     };
 
     // Insert: every entity is stored once, equal to what was sent, and the report says so.
+    let mut seen = BTreeMap::new();
+    let start = Instant::now();
     let report = faulty.bulk_write(BulkOperation::Insert, (0..N).map(|i| entity(i, 1)), Some(options.clone())).await;
+    phase(&proxy, "bulk insert", start, &mut seen);
     let contents = stored(&table).await;
     assert_eq!(report.written as usize + report.failures.len(), N as usize, "seed {seed}: the report lost entities");
     assert!(
@@ -160,9 +174,11 @@ async fn bulk_writes_under_ten_percent_faults_store_everything_exactly_once() {
     assert!(progress_calls.load(Ordering::Relaxed) >= 100, "one progress call per transaction");
 
     // Upsert (replace) a new version of every entity.
+    let start = Instant::now();
     let report = faulty
         .bulk_write(BulkOperation::Upsert(UpdateMode::Replace), (0..N).map(|i| entity(i, 2)), Some(options.clone()))
         .await;
+    phase(&proxy, "bulk upsert", start, &mut seen);
     assert!(report.is_complete(), "seed {seed}: {:?}", report.failures.first().map(|f| f.error.to_string()));
     let contents = stored(&table).await;
     assert_eq!(contents.len(), N as usize);
@@ -170,7 +186,9 @@ async fn bulk_writes_under_ten_percent_faults_store_everything_exactly_once() {
 
     // Delete everything.
     let doomed: Vec<Entity> = contents.into_values().collect();
+    let start = Instant::now();
     let report = faulty.bulk_write(BulkOperation::Delete, doomed, Some(options)).await;
+    phase(&proxy, "bulk delete", start, &mut seen);
     assert!(report.is_complete(), "seed {seed}: {:?}", report.failures.first().map(|f| f.error.to_string()));
     assert_eq!(report.written, u64::from(N));
     assert!(stored(&table).await.is_empty(), "seed {seed}: entities survived the delete");

@@ -74,8 +74,15 @@ impl Schedule {
 /// A running proxy. It stops when dropped.
 pub struct Proxy {
     pub addr: SocketAddr,
-    counts: Arc<Mutex<BTreeMap<Fault, u64>>>,
+    counts: Arc<Mutex<Counts>>,
     task: JoinHandle<()>,
+}
+
+/// What the proxy saw: requests per fault, and per method.
+#[derive(Debug, Default)]
+struct Counts {
+    faults: BTreeMap<Fault, u64>,
+    methods: BTreeMap<String, u64>,
 }
 
 impl Drop for Proxy {
@@ -103,7 +110,7 @@ impl Proxy {
         let addr = listener.local_addr().expect("bound");
         let script = Mutex::new(script.into());
         let schedule = Arc::new(Schedule { script, state: AtomicU64::new(seed), per_mille, delay });
-        let counts = Arc::new(Mutex::new(BTreeMap::new()));
+        let counts = Arc::new(Mutex::new(Counts::default()));
         let task_counts = counts.clone();
         let task = tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
@@ -118,7 +125,12 @@ impl Proxy {
 
     /// How many requests met each fault so far.
     pub fn counts(&self) -> BTreeMap<Fault, u64> {
-        self.counts.lock().expect("not poisoned").clone()
+        self.counts.lock().expect("not poisoned").faults.clone()
+    }
+
+    /// How many requests of each method (`GET`, `POST`, ...) arrived so far, whatever their fault.
+    pub fn methods(&self) -> BTreeMap<String, u64> {
+        self.counts.lock().expect("not poisoned").methods.clone()
     }
 }
 
@@ -133,12 +145,17 @@ async fn serve(
     client: TcpStream,
     upstream: SocketAddr,
     schedule: &Schedule,
-    counts: &Mutex<BTreeMap<Fault, u64>>,
+    counts: &Mutex<Counts>,
 ) -> std::io::Result<()> {
     let mut client = BufReader::new(client);
     while let Some(request) = read_message(&mut client, true).await? {
         let fault = schedule.next();
-        *counts.lock().expect("not poisoned").entry(fault).or_insert(0) += 1;
+        let method = request.head.split(' ').next().unwrap_or("").to_owned();
+        {
+            let mut counts = counts.lock().expect("not poisoned");
+            *counts.faults.entry(fault).or_insert(0) += 1;
+            *counts.methods.entry(method).or_insert(0) += 1;
+        }
         match fault {
             Fault::CloseBeforeForwarding => return Ok(()),
             Fault::ServerBusy => {
