@@ -232,7 +232,7 @@ impl Core {
 /// A new random (version 4) UUID for `x-ms-client-request-id`, as azure_core's policy would make, from a
 /// per-thread generator seeded once by the operating system: a request id must be unique, not secret, and
 /// `Uuid::new_v4` makes a system call for each.
-fn new_request_id() -> Uuid {
+pub(crate) fn new_request_id() -> Uuid {
     thread_local! {
         static STATE: Cell<u64> = Cell::new(Uuid::new_v4().as_u64_pair().0);
     }
