@@ -78,11 +78,12 @@ pub struct Proxy {
     task: JoinHandle<()>,
 }
 
-/// What the proxy saw: requests per fault, and per method.
+/// What the proxy saw: requests per fault, per method, and each request's line (`GET /path?query HTTP/1.1`).
 #[derive(Debug, Default)]
 struct Counts {
     faults: BTreeMap<Fault, u64>,
     methods: BTreeMap<String, u64>,
+    lines: Vec<String>,
 }
 
 impl Drop for Proxy {
@@ -132,6 +133,11 @@ impl Proxy {
     pub fn methods(&self) -> BTreeMap<String, u64> {
         self.counts.lock().expect("not poisoned").methods.clone()
     }
+
+    /// The request line of every request so far, in the order they arrived.
+    pub fn lines(&self) -> Vec<String> {
+        self.counts.lock().expect("not poisoned").lines.clone()
+    }
 }
 
 /// One message: the head (start line and headers, as received) and the body.
@@ -150,11 +156,13 @@ async fn serve(
     let mut client = BufReader::new(client);
     while let Some(request) = read_message(&mut client, true).await? {
         let fault = schedule.next();
-        let method = request.head.split(' ').next().unwrap_or("").to_owned();
+        let line = request.head.split("\r\n").next().unwrap_or("").to_owned();
+        let method = line.split(' ').next().unwrap_or("").to_owned();
         {
             let mut counts = counts.lock().expect("not poisoned");
             *counts.faults.entry(fault).or_insert(0) += 1;
             *counts.methods.entry(method).or_insert(0) += 1;
+            counts.lines.push(line);
         }
         match fault {
             Fault::CloseBeforeForwarding => return Ok(()),
