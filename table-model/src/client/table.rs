@@ -571,7 +571,7 @@ impl TableClient {
             }
         }
         for keys in row_keys.chunks(KEYS_PER_QUERY) {
-            let any = Filter::any(keys.iter().map(|k| filter::ROW_KEY.eq(*k))).expect("a chunk is never empty");
+            let Some(any) = Filter::any(keys.iter().map(|k| filter::ROW_KEY.eq(*k))) else { continue };
             let query = base.clone().filter(partition.clone() & any);
             let mut continuation = None;
             loop {
@@ -588,8 +588,8 @@ impl TableClient {
     }
 }
 
-/// What a write leaves: the entity sent and whether the stored one is exactly it (an insert or a replace) or
-/// holds it merged into what was there; `None` when the write deletes it.
+/// What a write leaves: the entity sent, and whether the stored one is exactly it (an insert or a replace) or
+/// holds it merged into what was there. A delete leaves nothing: `None` where an `Option<&Expected>` is taken.
 type Expected = (Entity, bool);
 
 /// Whether the stored entity (`None`: there is none) is as a write left it: `Some` with its ETag when it is
