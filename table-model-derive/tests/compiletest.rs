@@ -1,7 +1,7 @@
-// The compile-fail cases of the derive: each `tests/ui/*.rs` must fail to build with exactly the errors in the
-// `.stderr` beside it; each `tests/ui-pass/*.rs` must build and run. Regenerate the `.stderr` files with
-// `TRYBUILD=overwrite cargo test -p table-model-derive --test compiletest` and review the diff. The messages
-// depend on the toolchain: they are checked on the pinned stable one.
+// The compile-fail cases of the derive, and of the client's bulk write (`client-*.rs`): each `tests/ui/*.rs` must
+// fail to build with exactly the errors in the `.stderr` beside it; each `tests/ui-pass/*.rs` must build and run.
+// Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test -p table-model-derive --test compiletest` and
+// review the diff. The messages depend on the toolchain: they are checked on the pinned stable one.
 #[test]
 fn ui() {
     let t = trybuild::TestCases::new();

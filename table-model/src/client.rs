@@ -52,7 +52,10 @@ mod transport;
 /// The `azure_core` this client is built on, for its options, credentials and errors, whatever version a
 /// dependent crate names.
 pub use azure_core;
-pub use bulk::{BulkFailure, BulkOperation, BulkOptions, BulkProgress, BulkReport, FailureCause, ProgressFn};
+pub use bulk::{
+    BulkEntity, BulkError, BulkFailure, BulkOperation, BulkOptions, BulkProgress, BulkReport, BulkTransaction, ByRef,
+    ByValue, FailureCause, ProgressFn,
+};
 pub use credential::TableCredential;
 pub use error::{Error, ErrorKind, OutcomeUnknown};
 pub use options::{ListTablesOptions, QueryOptions, RequestOptions, TableServiceClientOptions, UpdateOptions};

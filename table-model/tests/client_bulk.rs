@@ -6,10 +6,12 @@ use async_trait::async_trait;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use table_model::client::azure_core::http::headers::Headers;
+use table_model::client::azure_core::http::headers::{Headers, CLIENT_REQUEST_ID};
 use table_model::client::azure_core::http::policies::{Policy, PolicyResult};
 use table_model::client::azure_core::http::{AsyncRawResponse, ClientOptions, Context, Request, StatusCode, Transport};
-use table_model::client::{BulkOperation, BulkOptions, FailureCause, TableServiceClient, TableServiceClientOptions};
+use table_model::client::{
+    BulkError, BulkOperation, BulkOptions, FailureCause, TableServiceClient, TableServiceClientOptions,
+};
 use table_model::limits::{BATCH_MAX_BODY_BYTES, BATCH_MAX_OPERATIONS};
 use table_model::{AccountKey, TableEntity, TableName};
 
@@ -55,10 +57,12 @@ struct Reading {
     alive: Alive,
 }
 
-/// What the fake service saw: per partition, the RowKeys of each transaction in the order received.
+/// What the fake service saw: per partition, the RowKeys of each transaction in the order received, and the
+/// `x-ms-client-request-id` of each.
 #[derive(Debug, Default)]
 struct Seen {
     transactions: Vec<(String, Vec<String>, usize)>,
+    request_ids: Vec<(String, Vec<String>)>,
     in_flight: usize,
     max_in_flight: usize,
 }
@@ -79,8 +83,10 @@ impl Policy for FakeService {
         let row_keys: Vec<String> =
             text.split("\"RowKey\":\"").skip(1).map(|s| s.split('"').next().unwrap().to_owned()).collect();
         let partition = text.split("\"PartitionKey\":\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
+        let request_id = request.headers().get_optional_str(&CLIENT_REQUEST_ID).unwrap_or_default().to_owned();
         {
             let mut seen = self.seen.lock().unwrap();
+            seen.request_ids.push((request_id, row_keys.clone()));
             seen.in_flight += 1;
             seen.max_in_flight = seen.max_in_flight.max(seen.in_flight);
             seen.transactions.push((partition, row_keys.clone(), body.len()));
@@ -232,4 +238,103 @@ async fn invalid_entities_are_reported_not_sent_and_the_rest_is_written() {
     assert!(failure.error.to_string().contains("must be at most 32768 UTF-16 code units"), "{}", failure.error);
     let seen = seen.lock().unwrap();
     assert!(seen.transactions.iter().all(|(_, rks, _)| !rks.contains(&"00000000000000000003".to_owned())));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_with_failures_becomes_an_error_that_names_the_first_few() {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let table = client(seen.clone(), vec!["00000000000000000042".to_owned()]);
+    let options = BulkOptions::default().with_client_request_id("import-7");
+    let readings = (0..250).map(|n| reading(n, 1, "note"));
+    let err: BulkError =
+        table.bulk_write(BulkOperation::Insert, readings, Some(options)).await.into_result().unwrap_err();
+    assert_eq!((err.written(), err.failures().len()), (150, 100));
+    // The entity refused first, with its error; then the first two rolled back with it; then how many more.
+    let refused = err.failures().iter().find(|f| f.cause == FailureCause::Failed).unwrap();
+    let transaction = "(transaction 0, request id `import-7-0`)";
+    let rolled_back = |n: u32| {
+        format!(
+            "PartitionKey `0000000000`, RowKey `{n:020}` {transaction}: rolled back with its transaction, \
+                          whose operation 42 (RowKey `00000000000000000042`) was refused"
+        )
+    };
+    let expected = format!(
+        "100 of 250 entities were not written: PartitionKey `0000000000`, RowKey `00000000000000000042` \
+         {transaction}: {}; {}; {}; and 97 more",
+        refused.error,
+        rolled_back(0),
+        rolled_back(1),
+    );
+    assert_eq!(err.to_string(), expected);
+    assert!(refused.error.to_string().contains("EntityAlreadyExists"), "{}", refused.error);
+    let source = std::error::Error::source(&err).expect("the refused entity's error");
+    assert_eq!(source.to_string(), refused.error.to_string());
+
+    // `?` in a function that returns a boxed error.
+    async fn write_all(
+        table: &table_model::client::TableClient,
+    ) -> Result<u64, Box<dyn std::error::Error + Send + Sync>> {
+        Ok(table.bulk_write(BulkOperation::Insert, (300..310).map(|n| reading(n, 1, "")), None).await.into_result()?)
+    }
+    assert_eq!(write_all(&table).await.unwrap(), 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entities_are_written_by_reference_and_handed_back_as_given() {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let table = client(seen.clone(), vec!["00000000000000000007".to_owned()]);
+    // `Reading` is not `Clone`: the vector is written as it is, and the report hands back references into it.
+    let readings: Vec<Reading> = (0..150).map(|n| reading(n, 1, "note")).collect();
+    let report = table.bulk_write(BulkOperation::Insert, &readings, None).await;
+    assert_eq!((report.written, report.failures.len()), (50, 100));
+    assert!(report.failures.iter().all(|f| std::ptr::eq(f.entity, &readings[f.entity.n as usize])));
+    // An iterator of references, and a stream of them.
+    let report =
+        table.bulk_write(BulkOperation::Upsert(table_model::UpdateMode::Merge), readings.iter().skip(100), None).await;
+    assert_eq!(report.into_result().unwrap(), 50);
+    let stream = futures::stream::iter(&readings[100..]);
+    assert_eq!(
+        table
+            .bulk_write_stream(BulkOperation::Upsert(table_model::UpdateMode::Replace), stream, None)
+            .await
+            .into_result()
+            .unwrap(),
+        50
+    );
+    let sent: u64 = seen.lock().unwrap().transactions.iter().map(|(_, rks, _)| rks.len() as u64).sum();
+    assert_eq!(sent, 250);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_transaction_carries_a_request_id_of_its_own() {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let table = client(seen.clone(), vec!["00000000000000000200".to_owned()]);
+    // 550 entities in 3 partitions: two transactions or more each, two in flight at a time.
+    let options = BulkOptions { concurrency: 2, ..Default::default() }.with_client_request_id("import-7");
+    let readings = (0..550).map(|n| reading(n, 3, ""));
+    let report = table.bulk_write(BulkOperation::Insert, readings, Some(options)).await;
+    assert_eq!(report.client_request_id, "import-7");
+    let seen_ids = std::mem::take(&mut seen.lock().unwrap().request_ids);
+    let mut ids: Vec<&str> = seen_ids.iter().map(|(id, _)| id.as_str()).collect();
+    ids.sort_by_key(|id| id.rsplit('-').next().unwrap().parse::<u64>().unwrap());
+    let expected: Vec<String> = (0..report.transactions).map(|n| format!("import-7-{n}")).collect();
+    assert_eq!(ids, expected, "one id per transaction, numbered in the order sent");
+    // The failed transaction's entities name the id its request carried.
+    let (refused_id, refused_keys) = seen_ids.iter().find(|(_, rks)| rks.contains(&format!("{:020}", 200))).unwrap();
+    assert_eq!(report.failures.len(), refused_keys.len());
+    for failure in &report.failures {
+        let transaction = failure.transaction.as_ref().expect("sent");
+        assert_eq!(&*transaction.client_request_id, refused_id);
+        assert_eq!(transaction.client_request_id.as_ref(), format!("import-7-{}", transaction.index));
+        assert!(refused_keys.contains(&format!("{:020}", failure.entity.n)));
+    }
+
+    // Without an id, the bulk write makes one (a UUID), and numbers its transactions the same way.
+    let report = table.bulk_write(BulkOperation::Insert, (0..250).map(|n| reading(n, 2, "")), None).await;
+    let base: uuid::Uuid = report.client_request_id.parse().expect("a UUID");
+    let mut ids: Vec<String> = seen.lock().unwrap().request_ids.iter().map(|(id, _)| id.clone()).collect();
+    ids.sort();
+    let mut expected: Vec<String> = (0..report.transactions).map(|n| format!("{base}-{n}")).collect();
+    expected.sort();
+    assert_eq!(ids, expected);
 }

@@ -1,9 +1,12 @@
-//! Entity group transactions: one that succeeds, and ones that fail atomically, naming the operation.
+//! Entity group transactions: one that succeeds, and ones that fail atomically, naming the operation; the
+//! request ids of calls and of a bulk write's transactions.
 
-use crate::support::{all_entities, azurite};
+use crate::support::{all_entities, azurite, unique_name};
 use futures::TryStreamExt as _;
-use table_model::client::{ErrorKind, TableClient};
-use table_model::{filter, Entity, ErrorCode, IfMatch, PartitionKey, Query, RequestErrorKind, RowKey, UpdateMode};
+use table_model::client::{BulkOperation, BulkOptions, ErrorKind, RequestOptions, TableClient};
+use table_model::{
+    filter, AccountKey, Entity, ErrorCode, IfMatch, PartitionKey, Query, RequestErrorKind, RowKey, UpdateMode,
+};
 
 fn entity(rk: &str, n: i32) -> Entity {
     Entity::new(PartitionKey::new("p").unwrap(), RowKey::new(rk).unwrap()).with("N".parse().unwrap(), n).unwrap()
@@ -114,4 +117,36 @@ async fn a_batch_of_another_table_is_not_sent() {
     let err = table.submit_transaction(&batch, None).await.unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::Request(e) if matches!(e.kind(), RequestErrorKind::TableMismatch { .. })));
     assert!(contents(&table).await.is_empty(), "nothing was sent");
+}
+
+#[tokio::test]
+async fn a_call_sends_its_request_id_and_each_transaction_of_a_bulk_write_its_own() {
+    let azurite = azurite!();
+    let (service, recorder) = azurite.client_with(AccountKey::development());
+    let table = azurite.guard(service.create_table(&unique_name("RequestIds"), None).await.unwrap());
+    let options = RequestOptions::default().with_client_request_id("call-1");
+    table.insert(&entity("single", 1), Some(options)).await.unwrap();
+    // 250 entities in 3 partitions: 3 transactions or more, each with an id of its own.
+    let entities: Vec<Entity> = (0..250)
+        .map(|i| {
+            let pk = PartitionKey::new(format!("p{}", i % 3)).unwrap();
+            Entity::new(pk, RowKey::new(format!("{i:04}")).unwrap())
+        })
+        .collect();
+    let options = BulkOptions::default().with_client_request_id("import-7");
+    let report = table.bulk_write(BulkOperation::Insert, &entities, Some(options)).await;
+    let transactions = report.transactions;
+    assert_eq!(report.into_result().unwrap(), 250);
+
+    let sent = recorder.sent();
+    let insert = sent.iter().find(|s| s.method == "POST" && s.url.path().ends_with(table.table().as_str())).unwrap();
+    assert_eq!(insert.client_request_id.as_deref(), Some("call-1"));
+    let batches: Vec<_> = sent.iter().filter(|s| s.url.path().ends_with("$batch")).collect();
+    let mut ids: Vec<&str> = batches.iter().map(|s| s.client_request_id.as_deref().unwrap()).collect();
+    ids.sort_by_key(|id| id.rsplit('-').next().unwrap().parse::<u64>().unwrap());
+    let expected: Vec<String> = (0..transactions).map(|n| format!("import-7-{n}")).collect();
+    assert!(transactions >= 3);
+    assert_eq!(ids, expected);
+    // Azurite echoes the id in its answer, as the service does (but not in the answer to a `$batch`).
+    assert_eq!(insert.echoed_request_id.as_deref(), Some("call-1"));
 }

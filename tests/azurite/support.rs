@@ -153,12 +153,15 @@ pub async fn all_entities(table: &TableClient) -> Vec<Entity> {
     table.query::<Entity>(&table_model::Query::new(), None).unwrap().try_collect().await.unwrap()
 }
 
-/// One try of a request, as it left the client's pipeline.
+/// One try of a request, as it left the client's pipeline, and the request id its answer echoed.
 #[derive(Clone, Debug)]
 pub struct Sent {
     pub method: String,
     pub url: Url,
     pub authorization: Option<String>,
+    pub client_request_id: Option<String>,
+    /// The answer's `x-ms-client-request-id`; `None` when there was no answer.
+    pub echoed_request_id: Option<String>,
 }
 
 /// A per-try policy, after the client's own: records what each try carried.
@@ -177,14 +180,21 @@ impl Recorder {
 #[async_trait]
 impl Policy for Recorder {
     async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
-        let authorization = request.headers().get_optional_str(&HeaderName::from_static("authorization"));
-        let sent = Sent {
+        let header = |name: &'static str| request.headers().get_optional_str(&HeaderName::from_static(name));
+        let mut sent = Sent {
             method: request.method().to_string(),
             url: request.url().clone(),
-            authorization: authorization.map(str::to_owned),
+            authorization: header("authorization").map(str::to_owned),
+            client_request_id: header("x-ms-client-request-id").map(str::to_owned),
+            echoed_request_id: None,
         };
+        let result = next[0].send(ctx, request, &next[1..]).await;
+        if let Ok(response) = &result {
+            let echoed = response.headers().get_optional_str(&HeaderName::from_static("x-ms-client-request-id"));
+            sent.echoed_request_id = echoed.map(str::to_owned);
+        }
         self.sent.lock().unwrap().push(sent);
-        next[0].send(ctx, request, &next[1..]).await
+        result
     }
 }
 

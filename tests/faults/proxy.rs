@@ -74,8 +74,16 @@ impl Schedule {
 /// A running proxy. It stops when dropped.
 pub struct Proxy {
     pub addr: SocketAddr,
-    counts: Arc<Mutex<BTreeMap<Fault, u64>>>,
+    counts: Arc<Mutex<Counts>>,
     task: JoinHandle<()>,
+}
+
+/// What the proxy saw: requests per fault, per method, and each request's line (`GET /path?query HTTP/1.1`).
+#[derive(Debug, Default)]
+struct Counts {
+    faults: BTreeMap<Fault, u64>,
+    methods: BTreeMap<String, u64>,
+    lines: Vec<String>,
 }
 
 impl Drop for Proxy {
@@ -103,7 +111,7 @@ impl Proxy {
         let addr = listener.local_addr().expect("bound");
         let script = Mutex::new(script.into());
         let schedule = Arc::new(Schedule { script, state: AtomicU64::new(seed), per_mille, delay });
-        let counts = Arc::new(Mutex::new(BTreeMap::new()));
+        let counts = Arc::new(Mutex::new(Counts::default()));
         let task_counts = counts.clone();
         let task = tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
@@ -118,7 +126,17 @@ impl Proxy {
 
     /// How many requests met each fault so far.
     pub fn counts(&self) -> BTreeMap<Fault, u64> {
-        self.counts.lock().expect("not poisoned").clone()
+        self.counts.lock().expect("not poisoned").faults.clone()
+    }
+
+    /// How many requests of each method (`GET`, `POST`, ...) arrived so far, whatever their fault.
+    pub fn methods(&self) -> BTreeMap<String, u64> {
+        self.counts.lock().expect("not poisoned").methods.clone()
+    }
+
+    /// The request line of every request so far, in the order they arrived.
+    pub fn lines(&self) -> Vec<String> {
+        self.counts.lock().expect("not poisoned").lines.clone()
     }
 }
 
@@ -133,12 +151,19 @@ async fn serve(
     client: TcpStream,
     upstream: SocketAddr,
     schedule: &Schedule,
-    counts: &Mutex<BTreeMap<Fault, u64>>,
+    counts: &Mutex<Counts>,
 ) -> std::io::Result<()> {
     let mut client = BufReader::new(client);
     while let Some(request) = read_message(&mut client, true).await? {
         let fault = schedule.next();
-        *counts.lock().expect("not poisoned").entry(fault).or_insert(0) += 1;
+        let line = request.head.split("\r\n").next().unwrap_or("").to_owned();
+        let method = line.split(' ').next().unwrap_or("").to_owned();
+        {
+            let mut counts = counts.lock().expect("not poisoned");
+            *counts.faults.entry(fault).or_insert(0) += 1;
+            *counts.methods.entry(method).or_insert(0) += 1;
+            counts.lines.push(line);
+        }
         match fault {
             Fault::CloseBeforeForwarding => return Ok(()),
             Fault::ServerBusy => {

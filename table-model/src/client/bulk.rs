@@ -2,20 +2,23 @@
 //! and under the body limit (measured on the encoded body), sent with bounded concurrency, and reported so
 //! that nothing is lost.
 
+use super::core::new_request_id;
 use super::error::Error;
-use super::options::RequestOptions;
+use super::options::{client_request_id, RequestOptions};
 use super::table::{precondition, TableClient};
 use crate::batch::Batch;
 use crate::error::{BatchError, BatchErrorKind, RequestError};
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::BATCH_MAX_OPERATIONS;
 use crate::request::{UpdateMode, WriteEntity};
+use azure_core::http::request::options::ClientRequestId;
 use azure_core::http::ClientMethodOptions;
 use futures::future::Either;
 use futures::stream::FuturesUnordered;
 use futures::{Stream, StreamExt};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// What a bulk write does to each entity.
@@ -30,6 +33,58 @@ pub enum BulkOperation {
     Update(UpdateMode),
     /// Delete the entity with the keys of the one given, under its own ETag (or any version).
     Delete,
+}
+
+/// What [`TableClient::bulk_write`] takes: an entity it can write (a dynamic [`Entity`](crate::Entity) or a
+/// `#[derive(TableEntity)]` struct, see [`WriteEntity`]), by value or by reference, so that a `Vec` of entities
+/// can be written without a copy: `bulk_write(op, &entities, None)`. The report hands each failed entity back as
+/// it was given.
+///
+/// `M` is [`ByValue`] or [`ByRef`]; the compiler infers it. Implemented for every [`WriteEntity`] and every
+/// reference to one, and by nothing else (the trait is sealed).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an entity a bulk write can take",
+    label = "not an entity",
+    note = "a bulk write takes dynamic `Entity`s or `#[derive(TableEntity)]` structs, or references to them"
+)]
+pub trait BulkEntity<M>: sealed::Sealed<M> {
+    /// The entity written.
+    type Entity: WriteEntity;
+
+    /// The entity, borrowed.
+    fn entity(&self) -> &Self::Entity;
+}
+
+/// The [`BulkEntity`] marker of an entity given by value.
+#[derive(Debug)]
+pub enum ByValue {}
+
+/// The [`BulkEntity`] marker of an entity given by reference.
+#[derive(Debug)]
+pub enum ByRef {}
+
+impl<T: WriteEntity> BulkEntity<ByValue> for T {
+    type Entity = T;
+
+    fn entity(&self) -> &T {
+        self
+    }
+}
+
+impl<T: WriteEntity> BulkEntity<ByRef> for &T {
+    type Entity = T;
+
+    fn entity(&self) -> &T {
+        self
+    }
+}
+
+mod sealed {
+    use crate::request::WriteEntity;
+
+    pub trait Sealed<M> {}
+    impl<T: WriteEntity> Sealed<super::ByValue> for T {}
+    impl<T: WriteEntity> Sealed<super::ByRef> for &T {}
 }
 
 /// How far a bulk write is, given to [`BulkOptions::progress`] after each transaction.
@@ -52,6 +107,12 @@ pub struct BulkProgress {
 pub type ProgressFn = Arc<dyn Fn(&BulkProgress) + Send + Sync>;
 
 /// The options of a bulk write.
+///
+/// Each transaction's requests carry an `x-ms-client-request-id` of their own, so that the service's logs tell
+/// them apart: the bulk write's id (from [`with_client_request_id`](Self::with_client_request_id), else a new
+/// random UUID), a `-` and the transaction's index in the order sent, `import-7-0`, `import-7-1`, and so on.
+/// The report gives the id ([`BulkReport::client_request_id`]) and each failure's transaction
+/// ([`BulkFailure::transaction`]).
 #[derive(Clone, Default)]
 pub struct BulkOptions<'a> {
     /// Transactions in flight at once; `0` for the default, 8. A partition's transactions are sent one after
@@ -65,6 +126,28 @@ pub struct BulkOptions<'a> {
     pub progress: Option<ProgressFn>,
     /// `azure_core`'s per-call options, for every transaction.
     pub method_options: ClientMethodOptions<'a>,
+}
+
+impl BulkOptions<'_> {
+    /// The id the transactions' `x-ms-client-request-id`s start with (each adds `-` and its index): visible
+    /// ASCII characters, at most 1,024 of them with the index (a header that cannot be sent fails the
+    /// transactions, and nothing is sent).
+    ///
+    /// ```
+    /// use table_model::client::BulkOptions;
+    /// let options = BulkOptions { concurrency: 4, ..Default::default() }.with_client_request_id("import-7");
+    /// assert_eq!(options.client_request_id().as_deref(), Some("import-7"));
+    /// ```
+    #[must_use]
+    pub fn with_client_request_id(mut self, id: impl Into<String>) -> Self {
+        self.method_options.context.insert(ClientRequestId::new(id.into()));
+        self
+    }
+
+    /// The id given with [`with_client_request_id`](Self::with_client_request_id), if any.
+    pub fn client_request_id(&self) -> Option<String> {
+        client_request_id(&self.method_options.context)
+    }
 }
 
 impl fmt::Debug for BulkOptions<'_> {
@@ -95,8 +178,19 @@ pub enum FailureCause {
     },
 }
 
+/// One transaction of a bulk write: its index, in the order the transactions were sent, and the
+/// `x-ms-client-request-id` its requests carried (the bulk write's id, `-`, the index).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BulkTransaction {
+    /// The index, from 0, in the order sent.
+    pub index: u64,
+    /// The `x-ms-client-request-id` of its requests (each try, and the reads that settle a lost reply).
+    pub client_request_id: Arc<str>,
+}
+
 /// An entity a bulk write did not write, and why. The entity is handed back, so that exactly the failed ones
-/// can be sent again.
+/// can be sent again; its `Display` names its keys, its transaction and the reason.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct BulkFailure<E> {
@@ -108,11 +202,48 @@ pub struct BulkFailure<E> {
     pub error: Arc<Error>,
     /// Whether the entity itself failed, or only its transaction.
     pub cause: FailureCause,
+    /// The transaction it travelled in (the entities of one failed together); `None` when it was not sent.
+    pub transaction: Option<BulkTransaction>,
+}
+
+impl<E> BulkFailure<E> {
+    /// The failure without its entity.
+    fn without_entity(self) -> BulkFailure<()> {
+        let BulkFailure { entity: _, keys, error, cause, transaction } = self;
+        BulkFailure { entity: (), keys, error, cause, transaction }
+    }
+}
+
+impl<E> fmt::Display for BulkFailure<E> {
+    /// The keys, the transaction and the reason: ``PartitionKey `p`, RowKey `r` (transaction 3, request id
+    /// `import-7-3`): ...``.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.keys {
+            Some((partition_key, row_key)) => write!(f, "PartitionKey `{partition_key}`, RowKey `{row_key}`")?,
+            None => f.write_str("an entity without valid keys")?,
+        }
+        if let Some(t) = &self.transaction {
+            write!(f, " (transaction {}, request id `{}`)", t.index, t.client_request_id)?;
+        }
+        match &self.cause {
+            FailureCause::NotSent => write!(f, ": not sent: {}", self.error),
+            FailureCause::Failed => write!(f, ": {}", self.error),
+            FailureCause::RolledBack { failed_index, failed_row_key } => write!(
+                f,
+                ": rolled back with its transaction, whose operation {failed_index} (RowKey `{failed_row_key}`) \
+                 was refused"
+            ),
+        }
+    }
 }
 
 /// What a bulk write did: every entity of the input is either counted in `written` or listed in `failures`.
+///
+/// A bulk write never fails as a whole, so a report with failures is easy to drop unread: the compiler warns
+/// when it is, and [`into_result`](Self::into_result) makes the failures an error for `?`.
 #[derive(Debug)]
 #[non_exhaustive]
+#[must_use = "a bulk write may leave entities unwritten: read `failures`, or call `into_result()?`"]
 pub struct BulkReport<E> {
     /// Entities written.
     pub written: u64,
@@ -122,6 +253,8 @@ pub struct BulkReport<E> {
     pub bytes: u64,
     /// Every entity not written, with the reason.
     pub failures: Vec<BulkFailure<E>>,
+    /// The id each transaction's `x-ms-client-request-id` starts with (see [`BulkOptions`]).
+    pub client_request_id: String,
 }
 
 impl<E> BulkReport<E> {
@@ -133,6 +266,96 @@ impl<E> BulkReport<E> {
     /// The entities not written, to send again.
     pub fn into_failed_entities(self) -> Vec<E> {
         self.failures.into_iter().map(|f| f.entity).collect()
+    }
+
+    /// The number of entities written when every one was; else a [`BulkError`] that says how many were not, and
+    /// names the first few with their keys and reason (the entities themselves are dropped: to send the failed
+    /// ones again, read [`failures`](Self::failures) instead).
+    ///
+    /// ```no_run
+    /// use table_model::client::{BulkOperation, TableServiceClient};
+    /// use table_model::{Entity, PartitionKey, RowKey, TableName};
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+    /// let table = service.create_table_if_not_exists(&TableName::from_static("Readings"), None).await?;
+    /// let partition = PartitionKey::new("sensor-1")?;
+    /// let readings: Vec<Entity> =
+    ///     (0..250).map(|i| Entity::new(partition.clone(), RowKey::new(format!("{i:04}")).unwrap())).collect();
+    /// let written = table.bulk_write(BulkOperation::Insert, &readings, None).await.into_result()?;
+    /// assert_eq!(written, 250);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`BulkError`] when an entity was not written.
+    pub fn into_result(self) -> Result<u64, BulkError> {
+        if self.failures.is_empty() {
+            return Ok(self.written);
+        }
+        let failures = self.failures.into_iter().map(BulkFailure::without_entity).collect();
+        Err(BulkError { written: self.written, failures })
+    }
+}
+
+/// A bulk write that left entities unwritten, as an error (from [`BulkReport::into_result`]): how many, and the
+/// first few with their keys, transaction and reason; the failures that name their own error come first.
+///
+/// ```
+/// use table_model::client::BulkError;
+/// fn is_std_error<E: std::error::Error + Send + Sync + 'static>() {}
+/// is_std_error::<BulkError>(); // `?` turns it into a `Box<dyn Error + Send + Sync>`
+/// ```
+#[derive(Debug)]
+pub struct BulkError {
+    written: u64,
+    failures: Vec<BulkFailure<()>>,
+}
+
+/// How many failures a [`BulkError`]'s message names.
+const SHOWN: usize = 3;
+
+impl BulkError {
+    /// Entities written.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Every entity not written (without the entity), in the report's order.
+    pub fn failures(&self) -> &[BulkFailure<()>] {
+        &self.failures
+    }
+
+    /// The failures the message names: those that failed for their own reason first, then those rolled back.
+    fn shown(&self) -> impl Iterator<Item = &BulkFailure<()>> {
+        let rolled_back = |f: &&BulkFailure<()>| matches!(f.cause, FailureCause::RolledBack { .. });
+        let own = self.failures.iter().filter(move |f| !rolled_back(f));
+        own.chain(self.failures.iter().filter(rolled_back)).take(SHOWN)
+    }
+}
+
+impl fmt::Display for BulkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let failed = self.failures.len();
+        let total = self.written + failed as u64;
+        write!(f, "{failed} of {total} entities were not written: ")?;
+        for (i, failure) in self.shown().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            failure.fmt(f)?;
+        }
+        if failed > SHOWN {
+            write!(f, "; and {} more", failed - SHOWN)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BulkError {
+    /// The error of the first failure the message names.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.shown().next().map(|f| &*f.error as &(dyn std::error::Error + 'static))
     }
 }
 
@@ -152,8 +375,8 @@ struct Sealed<E> {
     size: usize,
 }
 
-/// The state of one bulk write.
-struct Writer<'c, E> {
+/// The state of one bulk write, of entities `E` given as `M` (see [`BulkEntity`]).
+struct Writer<'c, E, M> {
     client: &'c TableClient,
     operation: BulkOperation,
     open: HashMap<String, Open<E>>,
@@ -162,14 +385,17 @@ struct Writer<'c, E> {
     buffered: usize,
     report: BulkReport<E>,
     progress: BulkProgress,
+    /// Transactions sent so far: the index of the next one.
+    sent: u64,
+    marker: PhantomData<fn() -> M>,
 }
 
-impl<'c, E: WriteEntity> Writer<'c, E> {
+impl<'c, E: BulkEntity<M>, M> Writer<'c, E, M> {
     /// Adds an entity to its partition's open transaction, sealing transactions that are full.
-    fn add(&mut self, entity: E) {
-        let keys = match entity.keys() {
+    fn add(&mut self, item: E) {
+        let keys = match item.entity().keys() {
             Ok(keys) => keys,
-            Err(e) => return self.not_sent(entity, None, RequestError::from(e).into()),
+            Err(e) => return self.not_sent(item, None, RequestError::from(e).into()),
         };
         let partition = keys.0.as_str().to_owned();
         for attempt in 0..2 {
@@ -178,14 +404,14 @@ impl<'c, E: WriteEntity> Writer<'c, E> {
                 entities: Vec::new(),
                 size: Batch::envelope_size(),
             });
-            match add_operation(&mut open.batch, self.operation, &entity) {
+            match add_operation(&mut open.batch, self.operation, item.entity()) {
                 Ok(()) => {
                     let requests = &self.client.core().requests;
                     let size = open.size + open.batch.last_part_size(requests);
                     let (rules, max) = (open.batch.rules(), open.batch.rules().batch_max_body_bytes());
                     if size <= max {
                         open.size = size;
-                        open.entities.push(entity);
+                        open.entities.push(item);
                         self.buffered += 1;
                         if open.batch.len() == BATCH_MAX_OPERATIONS {
                             self.seal(&partition);
@@ -195,13 +421,13 @@ impl<'c, E: WriteEntity> Writer<'c, E> {
                     open.batch.pop();
                     if open.batch.is_empty() || attempt == 1 {
                         let error = BatchError::new(0, BatchErrorKind::BodyTooLarge { size, max, rules });
-                        return self.not_sent(entity, Some(keys), RequestError::from(error).into());
+                        return self.not_sent(item, Some(keys), RequestError::from(error).into());
                     }
                 }
                 // Full, or this RowKey is in it already (the same entity twice in the input: the second write
                 // goes in the next transaction, after the first).
                 Err(e) if attempt == 0 && is_full(&e) && !open.batch.is_empty() => {}
-                Err(e) => return self.not_sent(entity, Some(keys), RequestError::from(e).into()),
+                Err(e) => return self.not_sent(item, Some(keys), RequestError::from(e).into()),
             }
             self.seal(&partition);
         }
@@ -210,7 +436,8 @@ impl<'c, E: WriteEntity> Writer<'c, E> {
     fn not_sent(&mut self, entity: E, keys: Option<(PartitionKey, RowKey)>, error: Error) {
         self.progress.failed += 1;
         let error = Arc::new(error);
-        self.report.failures.push(BulkFailure { entity, keys, error, cause: FailureCause::NotSent });
+        let cause = FailureCause::NotSent;
+        self.report.failures.push(BulkFailure { entity, keys, error, cause, transaction: None });
     }
 
     /// Moves a partition's open transaction to the queue of transactions to send.
@@ -232,16 +459,19 @@ impl<'c, E: WriteEntity> Writer<'c, E> {
         }
     }
 
-    /// The next transaction whose partition has none in flight.
-    fn next_ready(&mut self) -> Option<Sealed<E>> {
+    /// The next transaction whose partition has none in flight, with its index and request id.
+    fn next_ready(&mut self) -> Option<(Sealed<E>, BulkTransaction)> {
         let index = self.ready.iter().position(|s| !self.busy.contains(&s.partition))?;
         let sealed = self.ready.remove(index)?;
         self.busy.insert(sealed.partition.clone());
-        Some(sealed)
+        let index = self.sent;
+        self.sent += 1;
+        let client_request_id = transaction_request_id(&self.report.client_request_id, index).into();
+        Some((sealed, BulkTransaction { index, client_request_id }))
     }
 
     /// Records a transaction's answer.
-    fn finish(&mut self, sealed: Sealed<E>, result: Result<(), Error>) {
+    fn finish(&mut self, sealed: Sealed<E>, transaction: BulkTransaction, result: Result<(), Error>) {
         self.busy.remove(&sealed.partition);
         self.buffered -= sealed.entities.len();
         self.progress.transactions += 1;
@@ -252,7 +482,8 @@ impl<'c, E: WriteEntity> Writer<'c, E> {
                 self.progress.failed += sealed.entities.len() as u64;
                 let failed = error.service().and_then(|s| s.operation_index()).filter(|&i| i < sealed.entities.len());
                 let error = Arc::new(error);
-                let keys: Vec<Option<(PartitionKey, RowKey)>> = sealed.entities.iter().map(|e| e.keys().ok()).collect();
+                let keys: Vec<Option<(PartitionKey, RowKey)>> =
+                    sealed.entities.iter().map(|e| e.entity().keys().ok()).collect();
                 let failed_row_key = failed.and_then(|i| keys[i].as_ref().map(|(_, rk)| rk.clone()));
                 for (i, (entity, keys)) in sealed.entities.into_iter().zip(keys).enumerate() {
                     let cause = match (failed, &failed_row_key) {
@@ -261,11 +492,17 @@ impl<'c, E: WriteEntity> Writer<'c, E> {
                         }
                         _ => FailureCause::Failed,
                     };
-                    self.report.failures.push(BulkFailure { entity, keys, error: error.clone(), cause });
+                    let (error, transaction) = (error.clone(), Some(transaction.clone()));
+                    self.report.failures.push(BulkFailure { entity, keys, error, cause, transaction });
                 }
             }
         }
     }
+}
+
+/// The `x-ms-client-request-id` of a bulk write's transaction: the bulk write's, `-`, the transaction's index.
+fn transaction_request_id(bulk: &str, index: u64) -> String {
+    format!("{bulk}-{index}")
 }
 
 /// Whether a batch refused an operation only because the batch is full or already has its RowKey.
@@ -293,15 +530,15 @@ fn add_operation(batch: &mut Batch, operation: BulkOperation, entity: &impl Writ
 }
 
 impl TableClient {
-    /// Writes any number of entities (typed or dynamic) from an iterator: grouped by PartitionKey into
-    /// transactions of at most 100 operations whose encoded body stays under the limit, sent with bounded
-    /// concurrency (a partition's transactions one after the other, in input order), holding at most
-    /// [`BulkOptions::max_buffered`] entities at a time.
+    /// Writes any number of entities (typed or dynamic, by value or by reference: see [`BulkEntity`]) from an
+    /// iterator: grouped by PartitionKey into transactions of at most 100 operations whose encoded body stays
+    /// under the limit, sent with bounded concurrency (a partition's transactions one after the other, in input
+    /// order), holding at most [`BulkOptions::max_buffered`] entities at a time.
     ///
     /// Never fails as a whole: the report counts every entity written and hands back every one that was not,
-    /// with its error and whether it failed itself or was rolled back with its transaction. Retries follow the
-    /// client's rules (see [`outcome`](super::outcome)): a transaction whose reply was lost is read back, not
-    /// reported twice.
+    /// with its error, its transaction, and whether it failed itself or was rolled back with its transaction;
+    /// [`BulkReport::into_result`] makes failures an error for `?`. Retries follow the client's rules (see
+    /// [`outcome`](super::outcome)): a transaction whose reply was lost is read back, not reported twice.
     ///
     /// ```no_run
     /// use table_model::client::{BulkOperation, TableServiceClient};
@@ -320,14 +557,14 @@ impl TableClient {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn bulk_write<E, I>(
+    pub async fn bulk_write<E, M, I>(
         &self,
         operation: BulkOperation,
         entities: I,
         options: Option<BulkOptions<'_>>,
     ) -> BulkReport<E>
     where
-        E: WriteEntity,
+        E: BulkEntity<M>,
         I: IntoIterator<Item = E>,
     {
         let entities = entities.into_iter();
@@ -339,20 +576,20 @@ impl TableClient {
     }
 
     /// [`bulk_write`](Self::bulk_write) from a stream of entities.
-    pub async fn bulk_write_stream<E, S>(
+    pub async fn bulk_write_stream<E, M, S>(
         &self,
         operation: BulkOperation,
         entities: S,
         options: Option<BulkOptions<'_>>,
     ) -> BulkReport<E>
     where
-        E: WriteEntity,
+        E: BulkEntity<M>,
         S: Stream<Item = E>,
     {
         self.bulk_write_stream_sized(operation, entities, None, options).await
     }
 
-    async fn bulk_write_stream_sized<E, S>(
+    async fn bulk_write_stream_sized<E, M, S>(
         &self,
         operation: BulkOperation,
         entities: S,
@@ -360,12 +597,13 @@ impl TableClient {
         options: Option<BulkOptions<'_>>,
     ) -> BulkReport<E>
     where
-        E: WriteEntity,
+        E: BulkEntity<M>,
         S: Stream<Item = E>,
     {
         let options = options.unwrap_or_default();
         let concurrency = if options.concurrency == 0 { 8 } else { options.concurrency };
         let max_buffered = if options.max_buffered == 0 { 200 * concurrency } else { options.max_buffered };
+        let client_request_id = options.client_request_id().unwrap_or_else(|| new_request_id().to_string());
         let mut writer = Writer {
             client: self,
             operation,
@@ -373,14 +611,17 @@ impl TableClient {
             ready: VecDeque::new(),
             busy: HashSet::new(),
             buffered: 0,
-            report: BulkReport { written: 0, transactions: 0, bytes: 0, failures: Vec::new() },
+            report: BulkReport { written: 0, transactions: 0, bytes: 0, failures: Vec::new(), client_request_id },
             progress: BulkProgress { total, ..BulkProgress::default() },
+            sent: 0,
+            marker: PhantomData,
         };
-        let send = |sealed: Sealed<E>| {
-            let method_options = options.method_options.clone();
+        let send = |(sealed, transaction): (Sealed<E>, BulkTransaction)| {
+            let mut method_options = options.method_options.clone();
+            method_options.context.insert(ClientRequestId::new(transaction.client_request_id.to_string()));
             async move {
                 let result = self.submit_transaction(&sealed.batch, Some(RequestOptions { method_options })).await;
-                (sealed, result.map(drop))
+                (sealed, transaction, result.map(drop))
             }
         };
         let mut input = std::pin::pin!(entities.fuse());
@@ -389,7 +630,7 @@ impl TableClient {
         loop {
             while in_flight.len() < concurrency {
                 match writer.next_ready() {
-                    Some(sealed) => in_flight.push(send(sealed)),
+                    Some(next) => in_flight.push(send(next)),
                     None => break,
                 }
             }
@@ -417,8 +658,8 @@ impl TableClient {
                     let partitions: Vec<String> = writer.open.keys().cloned().collect();
                     partitions.iter().for_each(|p| writer.seal(p));
                 }
-                Either::Right(Some((sealed, result))) => {
-                    writer.finish(sealed, result);
+                Either::Right(Some((sealed, transaction, result))) => {
+                    writer.finish(sealed, transaction, result);
                     if let Some(progress) = &options.progress {
                         progress(&writer.progress);
                     }

@@ -113,22 +113,23 @@ impl Core {
         ctx: &Context<'_>,
         read: impl FnOnce(&http::Response<Bytes>) -> Result<R, ResponseError>,
     ) -> Result<R, Error> {
-        let response = self.send(request?, ctx).await?;
+        let response = self.send(request?.map(Bytes::from), ctx).await?;
         Ok(read(&response)?)
     }
 
     /// As [`call`](Self::call), and whether some try ended with its outcome unknown: a write that was retried
-    /// after that may see its own first try's effect (see [`outcome`](super::outcome)).
-    pub(crate) async fn call_tracked<R>(
+    /// after that may see its own first try's effect (see [`outcome`](super::outcome)). The body may be `Bytes`,
+    /// so that a caller can keep what it sent (a clone shares the buffer) to compare with what it reads back.
+    pub(crate) async fn call_tracked<R, B: Into<Bytes>>(
         &self,
-        request: Result<http::Request<Vec<u8>>, RequestError>,
+        request: Result<http::Request<B>, RequestError>,
         ctx: &Context<'_>,
         read: impl FnOnce(&http::Response<Bytes>) -> Result<R, ResponseError>,
     ) -> (Result<R, Error>, bool) {
         let log = Arc::new(TryLog::default());
         let ctx = ctx.clone().with_value(log.clone());
         let result = match request {
-            Ok(request) => match self.send(request, &ctx).await {
+            Ok(request) => match self.send(request.map(Into::into), &ctx).await {
                 Ok(response) => read(&response).map_err(Error::from),
                 Err(e) => Err(e),
             },
@@ -142,7 +143,7 @@ impl Core {
     /// layer reads it.
     pub(crate) async fn send(
         &self,
-        request: http::Request<Vec<u8>>,
+        request: http::Request<Bytes>,
         ctx: &Context<'_>,
     ) -> Result<http::Response<Bytes>, Error> {
         let mut request = self.to_core_request(request, ctx)?;
@@ -177,7 +178,7 @@ impl Core {
     }
 
     /// The same request in `azure_core`'s types.
-    fn to_core_request(&self, request: http::Request<Vec<u8>>, ctx: &Context<'_>) -> Result<Request, Error> {
+    fn to_core_request(&self, request: http::Request<Bytes>, ctx: &Context<'_>) -> Result<Request, Error> {
         let (parts, body) = request.into_parts();
         let url = match &self.base_url {
             // Every request the builder makes is on the endpoint: only the path and query change, and parsing
@@ -223,7 +224,7 @@ impl Core {
         headers.insert(CLIENT_REQUEST_ID, HeaderValue::from(id));
         *core.headers_mut() = Headers::from(headers);
         if !body.is_empty() {
-            core.set_body(Bytes::from(body));
+            core.set_body(body);
         }
         Ok(core)
     }
@@ -232,7 +233,7 @@ impl Core {
 /// A new random (version 4) UUID for `x-ms-client-request-id`, as azure_core's policy would make, from a
 /// per-thread generator seeded once by the operating system: a request id must be unique, not secret, and
 /// `Uuid::new_v4` makes a system call for each.
-fn new_request_id() -> Uuid {
+pub(crate) fn new_request_id() -> Uuid {
     thread_local! {
         static STATE: Cell<u64> = Cell::new(Uuid::new_v4().as_u64_pair().0);
     }
@@ -365,7 +366,7 @@ mod tests {
             for request in requests {
                 let expected = Url::parse(&request.uri().to_string()).unwrap();
                 let headers = request.headers().clone();
-                let converted = core.to_core_request(request, &Context::default()).unwrap();
+                let converted = core.to_core_request(request.map(Bytes::from), &Context::default()).unwrap();
                 assert_eq!(converted.url(), &expected);
                 for (name, value) in &headers {
                     let got = converted.headers().get_optional_str(&HeaderName::from(name.as_str().to_owned()));
@@ -410,7 +411,7 @@ mod tests {
         let request = core.requests.list_tables(&Query::new(), None).unwrap();
         let mut ctx = Context::default();
         ctx.insert(ClientRequestId::new("my-request-id".to_owned()));
-        let converted = core.to_core_request(request, &ctx).unwrap();
+        let converted = core.to_core_request(request.map(Bytes::from), &ctx).unwrap();
         assert_eq!(converted.headers().get_optional_str(&CLIENT_REQUEST_ID), Some("my-request-id"));
     }
 

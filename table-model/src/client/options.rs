@@ -5,7 +5,9 @@ use crate::connection::ServiceKind;
 use crate::json::MetadataLevel;
 use crate::request::IfMatch;
 use crate::response::{Continuation, TableContinuation};
-use azure_core::http::{ClientMethodOptions, ClientOptions};
+use azure_core::http::headers::Header as _;
+use azure_core::http::request::options::ClientRequestId;
+use azure_core::http::{ClientMethodOptions, ClientOptions, Context};
 use std::time::Duration;
 
 /// The options of a [`TableServiceClient`](super::TableServiceClient), shared by its
@@ -70,14 +72,32 @@ impl Default for TableServiceClientOptions {
 }
 
 /// The options of a call that takes nothing else: the `azure_core` context (for example a tracing span or a
-/// cancellation the transport honours).
+/// cancellation the transport honours), and the call's request id.
+///
+/// Every request carries an `x-ms-client-request-id`, which the service logs with it (its analytics logs, and
+/// the diagnostics Microsoft support reads). It is a new random UUID unless the call is given one:
+/// [`with_client_request_id`](Self::with_client_request_id), on these options and on those of every other call.
+/// Each try of a call carries the same id.
+///
+/// ```no_run
+/// use table_model::client::{RequestOptions, TableServiceClient};
+/// use table_model::{Entity, PartitionKey, RowKey};
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+/// let orders = service.table_client("Orders".parse()?);
+/// let order = Entity::new(PartitionKey::new("eu")?, RowKey::new("42")?);
+/// orders.insert(&order, Some(RequestOptions::default().with_client_request_id("checkout-42"))).await?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct RequestOptions<'a> {
     /// `azure_core`'s per-call options.
     pub method_options: ClientMethodOptions<'a>,
 }
 
-/// The options of an update or delete: its precondition.
+/// The options of an update or delete: its precondition, and (as [`RequestOptions`]) the `azure_core` context
+/// and the call's request id.
 ///
 /// Without `if_match`, the precondition is the ETag the entity carries (a `#[table(etag)]` field or
 /// [`Entity::etag`](crate::Entity::etag)), and [`IfMatch::Any`] (the entity must exist) when it carries none.
@@ -89,7 +109,8 @@ pub struct UpdateOptions<'a> {
     pub method_options: ClientMethodOptions<'a>,
 }
 
-/// The options of a query of entities.
+/// The options of a query of entities: where to resume, and (as [`RequestOptions`]) the `azure_core` context
+/// and the request id, which every page's request carries.
 #[derive(Clone, Debug, Default)]
 pub struct QueryOptions<'a> {
     /// Where to resume: a continuation kept from an earlier page ([`QueryPager::continuation`]), for example
@@ -101,11 +122,49 @@ pub struct QueryOptions<'a> {
     pub method_options: ClientMethodOptions<'a>,
 }
 
-/// The options of a table listing.
+/// The options of a table listing: where to resume, and (as [`RequestOptions`]) the `azure_core` context and
+/// the request id, which every page's request carries.
 #[derive(Clone, Debug, Default)]
 pub struct ListTablesOptions<'a> {
     /// Where to resume: a continuation kept from an earlier page.
     pub continuation: Option<TableContinuation>,
     /// `azure_core`'s per-call options, used for every page.
     pub method_options: ClientMethodOptions<'a>,
+}
+
+/// The per-call options types' request id: a [`ClientRequestId`] in the context, where `azure_core`'s own
+/// policy and the client read it.
+macro_rules! impl_client_request_id {
+    ($($options:ident),* $(,)?) => {$(
+        impl<'a> $options<'a> {
+            /// Sends this `x-ms-client-request-id` instead of a random one, so that the call's requests can be
+            /// found in the service's logs: a value of visible ASCII characters, at most 1,024 of them (a header
+            /// that cannot be sent fails the call, and nothing is sent). A retry sends the same id.
+            ///
+            /// The same as inserting an `azure_core` `ClientRequestId` into `method_options.context`.
+            #[must_use]
+            pub fn with_client_request_id(mut self, id: impl Into<String>) -> Self {
+                self.method_options.context.insert(ClientRequestId::new(id.into()));
+                self
+            }
+
+            /// The request id given with [`with_client_request_id`](Self::with_client_request_id), if any.
+            ///
+            /// ```
+            #[doc = concat!("use table_model::client::", stringify!($options), ";")]
+            #[doc = concat!("let options = ", stringify!($options), "::default().with_client_request_id(\"import-7\");")]
+            /// assert_eq!(options.client_request_id().as_deref(), Some("import-7"));
+            #[doc = concat!("assert_eq!(", stringify!($options), "::default().client_request_id(), None);")]
+            /// ```
+            pub fn client_request_id(&self) -> Option<String> {
+                client_request_id(&self.method_options.context)
+            }
+        }
+    )*};
+}
+impl_client_request_id!(RequestOptions, UpdateOptions, QueryOptions, ListTablesOptions);
+
+/// The request id a context carries, if any.
+pub(crate) fn client_request_id(ctx: &Context<'_>) -> Option<String> {
+    ctx.value::<ClientRequestId>().map(|id| id.value().as_str().to_owned())
 }

@@ -16,7 +16,7 @@
 //! | delete under an ETag | `412` | `OutcomeUnknown` (the entity was written again since) |
 //! | create table | `409 TableAlreadyExists` | success: the table exists, as asked |
 //! | delete table | `404` | success: the table is gone |
-//! | transaction | an error naming an operation | reads every entity back: all as the transaction leaves them, success; else `OutcomeUnknown` |
+//! | transaction | an error naming an operation | reads its entities back, in as few queries as the keys allow (one for consecutive keys): all as the transaction leaves them, success; else `OutcomeUnknown` |
 //!
 //! A conflict is never reported as a success without the read-back proving it, and never as a plain
 //! conflict when the first try may have been the writer.

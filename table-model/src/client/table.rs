@@ -8,8 +8,11 @@ use crate::batch::Batch;
 use crate::connection::ServiceKind;
 use crate::entity::ETag;
 use crate::error::ResponseError;
+use crate::filter::{self, Filter};
 use crate::json::{decode_entity, MetadataLevel};
+use crate::key::service_order;
 use crate::key::{PartitionKey, RowKey};
+use crate::limits::{FILTER_MAX_COMPARISONS, QUERY_MAX_TOP};
 use crate::name::TableName;
 use crate::query::Query;
 use crate::request::{IfMatch, UpdateMode, WriteEntity};
@@ -17,7 +20,9 @@ use crate::response::{self, BatchOutcome, Continuation, QueryPage, ReadEntity};
 use crate::sas::SignedIdentifier;
 use crate::{Entity, ErrorCode};
 use azure_core::http::Context;
+use azure_core::Bytes;
 use futures::TryStreamExt as _;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// The client of one table, from [`TableServiceClient::table_client`](super::TableServiceClient::table_client):
@@ -148,12 +153,12 @@ impl TableClient {
     pub async fn insert(&self, entity: &impl WriteEntity, options: Option<RequestOptions<'_>>) -> Result<ETag, Error> {
         let options = options.unwrap_or_default();
         let ctx = &options.method_options.context;
-        let encoded = entity.encode().map_err(crate::error::RequestError::from)?;
-        let request = self.core.requests.insert(&self.table, entity);
-        match self.core.call_tracked(request, ctx, response::written).await {
+        // Encoded once: the body sent is kept (a clone of `Bytes` shares it) for the read-back below.
+        let request = self.core.requests.insert(&self.table, entity)?.map(Bytes::from);
+        let sent = request.body().clone();
+        match self.core.call_tracked(Ok(request), ctx, response::written).await {
             (Err(e), true) if e.error_code() == Some(ErrorCode::EntityAlreadyExists) => {
-                let expected = Some((encoded.body().as_bytes(), true));
-                self.resolve("insert", e, encoded.partition_key(), encoded.row_key(), expected, ctx).await
+                self.resolve("insert", e, entity, (&sent, true), ctx).await
             }
             (result, _) => result,
         }
@@ -193,11 +198,11 @@ impl TableClient {
         let ctx = &options.method_options.context;
         let if_match = precondition(options.if_match, entity);
         let request = self.core.requests.update(&self.table, entity, mode, if_match);
-        match self.core.call_tracked(request, ctx, response::written).await {
+        let request = request?.map(Bytes::from);
+        let sent = request.body().clone();
+        match self.core.call_tracked(Ok(request), ctx, response::written).await {
             (Err(e), true) if e.is_precondition_failed() => {
-                let encoded = entity.encode().map_err(crate::error::RequestError::from)?;
-                let expected = Some((encoded.body().as_bytes(), mode == UpdateMode::Replace));
-                self.resolve("update", e, encoded.partition_key(), encoded.row_key(), expected, ctx).await
+                self.resolve("update", e, entity, (&sent, mode == UpdateMode::Replace), ctx).await
             }
             (result, _) => result,
         }
@@ -449,19 +454,28 @@ impl TableClient {
         }
     }
 
-    /// After a lost reply and a refused retry: whether the stored entity is what the write left (`expected`:
-    /// the body, and whether the entity is exactly it), in which case the write landed and its ETag is the
-    /// entity's; else the outcome is unknown.
+    /// After a lost reply and a refused retry of a write of `entity` whose body was `sent` (and whether the
+    /// stored entity is exactly that body, or holds it merged into what was there): when the stored entity is
+    /// as the write left it, the write landed and its ETag is the entity's; else the outcome is unknown.
     async fn resolve(
         &self,
         operation: &'static str,
         refusal: Error,
-        partition_key: &str,
-        row_key: &str,
-        expected: Option<(&[u8], bool)>,
+        entity: &impl WriteEntity,
+        (sent, exact): (&[u8], bool),
         ctx: &Context<'_>,
     ) -> Result<ETag, Error> {
-        match self.stored_as_written(partition_key, row_key, expected, ctx).await? {
+        let (partition_key, row_key) = entity.keys().map_err(crate::error::RequestError::from)?;
+        let sent = decode_entity(sent, None).map_err(ResponseError::from)?;
+        // Typed values need annotations to compare: read at minimal metadata whatever the client's level.
+        let read =
+            self.core.requests.clone().with_metadata(MetadataLevel::Minimal).get(&self.table, &partition_key, &row_key);
+        let stored = match self.core.call(read, ctx, Entity::read_entity).await {
+            Ok(entity) => Some(entity),
+            Err(e) if e.is_not_found() && e.error_code() != Some(ErrorCode::TableNotFound) => None,
+            Err(e) => return Err(e),
+        };
+        match settled(Some(&(sent, exact)), stored.as_ref()) {
             Some(Some(etag)) => Ok(etag),
             _ => Err(outcome_unknown(operation, refusal, "the entity read back differs from the one sent".to_owned())),
         }
@@ -475,9 +489,20 @@ impl TableClient {
         refusal: Error,
         ctx: &Context<'_>,
     ) -> Result<BatchOutcome, Error> {
+        let mut expected = Vec::with_capacity(batch.len());
+        for (row_key, effect) in batch.effects() {
+            let sent = match effect {
+                Some((body, exact)) => Some((decode_entity(body, None).map_err(ResponseError::from)?, exact)),
+                None => None,
+            };
+            expected.push((row_key, sent));
+        }
+        let row_keys: Vec<&str> = expected.iter().map(|(row_key, _)| row_key.as_str()).collect();
+        let select = read_back_selection(expected.iter().map(|(_, sent)| sent.as_ref()));
+        let mut stored = self.read_back(batch.partition_key(), row_keys, &select, ctx).await?;
         let mut etags = Vec::with_capacity(batch.len());
-        for (row_key, expected) in batch.effects() {
-            match self.stored_as_written(batch.partition_key().as_str(), &row_key, expected, ctx).await? {
+        for (row_key, sent) in &expected {
+            match settled(sent.as_ref(), stored.remove(row_key.as_str()).as_ref()) {
                 Some(etag) => etags.push(etag),
                 None => {
                     let reason =
@@ -489,34 +514,117 @@ impl TableClient {
         Ok(BatchOutcome { etags })
     }
 
-    /// `Some(etag)` when the stored entity is as a write left it (`None` as the ETag for an expected absence),
-    /// `None` when it is not.
-    async fn stored_as_written(
+    /// The stored entities of one partition with these RowKeys (those that exist), in as few requests as the
+    /// keys allow (`docs/rules.md` §12), with only the properties `select` names (all when it is empty).
+    ///
+    /// Up to 14 keys are one query, `PartitionKey eq .. and (RowKey eq .. or ..)`: the partition's comparison
+    /// and 14 of the keys' are the 15 a filter may hold. More keys are first read as the range from the least to
+    /// the greatest, which is one page when the range holds little else (as a bulk write's transaction of
+    /// consecutive keys does); when a page holds more of other entities than of these (sparse keys in a large
+    /// partition), the keys not found yet are read 14 to a query instead. Nothing assumes the order of a page
+    /// (Cosmos DB does not sort them).
+    async fn read_back(
         &self,
-        partition_key: &str,
-        row_key: &str,
-        expected: Option<(&[u8], bool)>,
+        partition_key: &PartitionKey,
+        mut row_keys: Vec<&str>,
+        select: &[String],
         ctx: &Context<'_>,
-    ) -> Result<Option<Option<ETag>>, Error> {
-        let (pk, rk) = (PartitionKey::new(partition_key), RowKey::new(row_key));
-        let (Ok(pk), Ok(rk)) = (pk, rk) else { return Ok(None) };
+    ) -> Result<HashMap<String, Entity>, Error> {
+        const KEYS_PER_QUERY: usize = FILTER_MAX_COMPARISONS - 1;
         // Typed values need annotations to compare: read at minimal metadata whatever the client's level.
-        let read = self.core.requests.clone().with_metadata(MetadataLevel::Minimal).get(&self.table, &pk, &rk);
-        let stored = match self.core.call(read, ctx, Entity::read_entity).await {
-            Ok(entity) => Some(entity),
-            Err(e) if e.is_not_found() && e.error_code() != Some(ErrorCode::TableNotFound) => None,
-            Err(e) => return Err(e),
-        };
-        Ok(match (expected, stored) {
-            (None, None) => Some(None),
-            (Some((body, exact)), Some(stored)) => {
-                let sent = decode_entity(body, None).map_err(ResponseError::from)?;
-                let holds = sent.iter().all(|(name, value)| stored.value(name.as_str()) == Some(value));
-                (holds && (!exact || stored.len() == sent.len())).then(|| stored.etag().cloned())
+        let requests = self.core.requests.clone().with_metadata(MetadataLevel::Minimal);
+        let base = Query::new().select(select.iter().cloned());
+        let partition = filter::PARTITION_KEY.eq(partition_key);
+        let mut found = HashMap::with_capacity(row_keys.len());
+        // Keeps the entities of a page whose RowKey is one of `row_keys` (sorted); returns how many.
+        fn keep(entities: Vec<Entity>, row_keys: &[&str], found: &mut HashMap<String, Entity>) -> usize {
+            let before = found.len();
+            for entity in entities {
+                if row_keys.binary_search_by(|k| service_order(k, entity.row_key().as_str())).is_ok() {
+                    found.insert(entity.row_key().as_str().to_owned(), entity);
+                }
             }
-            _ => None,
-        })
+            found.len() - before
+        }
+        row_keys.sort_unstable_by(|a, b| service_order(a, b));
+        if row_keys.len() > KEYS_PER_QUERY {
+            let (least, greatest) = (row_keys[0], row_keys[row_keys.len() - 1]);
+            let range = partition.clone() & filter::ROW_KEY.ge(least) & filter::ROW_KEY.le(greatest);
+            let query = base.clone().filter(range).top(QUERY_MAX_TOP);
+            let mut continuation = None;
+            loop {
+                let request = requests.query(&self.table, &query, continuation.as_ref());
+                let page = self.core.call(request, ctx, Entity::read_page).await?;
+                let read = page.entities.len();
+                let ours = keep(page.entities, &row_keys, &mut found);
+                row_keys.retain(|k| !found.contains_key(*k));
+                match page.continuation {
+                    // The whole range was read: the keys not found do not exist.
+                    None => row_keys.clear(),
+                    Some(next) if !row_keys.is_empty() && 2 * ours >= read => {
+                        continuation = Some(next);
+                        continue;
+                    }
+                    Some(_) => {}
+                }
+                break;
+            }
+        }
+        for keys in row_keys.chunks(KEYS_PER_QUERY) {
+            let Some(any) = Filter::any(keys.iter().map(|k| filter::ROW_KEY.eq(*k))) else { continue };
+            let query = base.clone().filter(partition.clone() & any);
+            let mut continuation = None;
+            loop {
+                let request = requests.query(&self.table, &query, continuation.as_ref());
+                let page = self.core.call(request, ctx, Entity::read_page).await?;
+                keep(page.entities, keys, &mut found);
+                match page.continuation {
+                    Some(next) => continuation = Some(next),
+                    None => break,
+                }
+            }
+        }
+        Ok(found)
     }
+}
+
+/// What a write leaves: the entity sent, and whether the stored one is exactly it (an insert or a replace) or
+/// holds it merged into what was there. A delete leaves nothing: `None` where an `Option<&Expected>` is taken.
+type Expected = (Entity, bool);
+
+/// Whether the stored entity (`None`: there is none) is as a write left it: `Some` with its ETag when it is
+/// (`Some(None)` for an entity the write deleted), `None` when it is not.
+fn settled(expected: Option<&Expected>, stored: Option<&Entity>) -> Option<Option<ETag>> {
+    match (expected, stored) {
+        (None, None) => Some(None),
+        (Some((sent, exact)), Some(stored)) => {
+            let holds = sent.iter().all(|(name, value)| stored.value(name.as_str()) == Some(value));
+            (holds && (!exact || stored.len() == sent.len())).then(|| stored.etag().cloned())
+        }
+        _ => None,
+    }
+}
+
+/// The `$select` a read-back needs: the keys alone when every operation deletes, the keys and the properties
+/// written when none replaces a whole entity (a merge leaves the others as they were), else every property
+/// (empty). A list over the service's projection limit of 255 names, or of more than 2,048 characters (to keep
+/// the URL short), is left out too: the whole entities are read.
+fn read_back_selection<'e>(expected: impl Iterator<Item = Option<&'e Expected>>) -> Vec<String> {
+    const MAX_NAMES: usize = 255;
+    const MAX_CHARS: usize = 2048;
+    let mut names: BTreeSet<&str> = BTreeSet::from(["PartitionKey", "RowKey"]);
+    for expected in expected {
+        match expected {
+            None => {}
+            Some((_, true)) => return Vec::new(),
+            Some((sent, false)) => names.extend(sent.iter().map(|(name, _)| name.as_str())),
+        }
+    }
+    let chars: usize = names.iter().map(|n| n.len()).sum();
+    if names.len() > MAX_NAMES || chars > MAX_CHARS {
+        return Vec::new();
+    }
+    names.into_iter().map(str::to_owned).collect()
 }
 
 fn outcome_unknown(operation: &'static str, refusal: Error, reason: String) -> Error {
@@ -531,4 +639,155 @@ fn outcome_unknown(operation: &'static str, refusal: Error, reason: String) -> E
 /// The precondition of an update or delete: the one asked for, else the entity's ETag, else any version.
 pub(crate) fn precondition(asked: Option<IfMatch>, entity: &impl WriteEntity) -> IfMatch {
     asked.unwrap_or_else(|| entity.etag().map_or(IfMatch::Any, |etag| IfMatch::ETag(etag.clone())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{TableServiceClient, TableServiceClientOptions};
+    use crate::connection::AccountKey;
+    use crate::error::{EncodeError, EntityError};
+    use crate::request::EncodedEntity;
+    use async_trait::async_trait;
+    use azure_core::error::ErrorKind as CoreErrorKind;
+    use azure_core::http::headers::Headers;
+    use azure_core::http::policies::{Policy, PolicyResult};
+    use azure_core::http::{AsyncRawResponse, ClientOptions, FixedRetryOptions, Request, RetryOptions, Transport};
+    use std::collections::VecDeque;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+
+    /// An entity that counts how often it is encoded.
+    struct Counted {
+        entity: Entity,
+        encodes: AtomicUsize,
+    }
+
+    impl WriteEntity for Counted {
+        fn encode(&self) -> Result<EncodedEntity, EncodeError> {
+            self.encodes.fetch_add(1, Ordering::Relaxed);
+            self.entity.encode()
+        }
+
+        fn keys(&self) -> Result<(PartitionKey, RowKey), EntityError> {
+            self.entity.keys()
+        }
+
+        fn etag(&self) -> Option<&ETag> {
+            self.entity.etag()
+        }
+    }
+
+    /// What the fake transport does with one try: lose it (no answer), or answer.
+    enum Answer {
+        Lost,
+        Status(u16, Vec<(&'static str, String)>, String),
+    }
+
+    /// A transport that answers each try from a script, and records each try's method.
+    #[derive(Default)]
+    struct Scripted {
+        answers: Mutex<VecDeque<Answer>>,
+        methods: Mutex<Vec<String>>,
+    }
+
+    impl std::fmt::Debug for Scripted {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("Scripted")
+        }
+    }
+
+    #[async_trait]
+    impl Policy for Scripted {
+        async fn send(&self, _: &Context, request: &mut Request, _: &[Arc<dyn Policy>]) -> PolicyResult {
+            self.methods.lock().unwrap().push(request.method().to_string());
+            match self.answers.lock().unwrap().pop_front().expect("an answer for each try") {
+                Answer::Lost => Err(azure_core::Error::with_message(CoreErrorKind::Io, "connection reset")),
+                Answer::Status(status, headers, body) => {
+                    let mut map = Headers::new();
+                    for (name, value) in headers {
+                        map.insert(name, value);
+                    }
+                    Ok(AsyncRawResponse::from_bytes(status.into(), map, body))
+                }
+            }
+        }
+    }
+
+    fn client(script: Vec<Answer>) -> (TableClient, Arc<Scripted>) {
+        let transport = Arc::new(Scripted { answers: Mutex::new(script.into()), ..Default::default() });
+        let options = TableServiceClientOptions {
+            client_options: ClientOptions {
+                transport: Some(Transport::with_policy(transport.clone())),
+                retry: RetryOptions::fixed(FixedRetryOptions {
+                    delay: azure_core::time::Duration::milliseconds(1),
+                    max_retries: 2,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let service =
+            TableServiceClient::new("https://acct.table.core.windows.net", AccountKey::development(), Some(options))
+                .expect("a valid endpoint");
+        (service.table_client(TableName::from_static("Readings")), transport)
+    }
+
+    fn reading() -> Counted {
+        let entity = Entity::new(PartitionKey::new("p").unwrap(), RowKey::new("r").unwrap())
+            .with("N".parse().unwrap(), 7_i64)
+            .unwrap()
+            .with("Note".parse().unwrap(), "é")
+            .unwrap();
+        Counted { entity, encodes: AtomicUsize::new(0) }
+    }
+
+    fn created() -> Answer {
+        Answer::Status(204, vec![("etag", "W/\"1\"".to_owned())], String::new())
+    }
+
+    #[tokio::test]
+    async fn an_insert_encodes_its_entity_once() {
+        let (table, _) = client(vec![created()]);
+        let entity = reading();
+        assert_eq!(table.insert(&entity, None).await.unwrap(), ETag::new("W/\"1\""));
+        assert_eq!(entity.encodes.load(Ordering::Relaxed), 1);
+    }
+
+    #[tokio::test]
+    async fn an_insert_whose_reply_is_lost_is_settled_from_its_one_encoding() {
+        let entity = reading();
+        // The stored entity: the body sent, with the ETag the service gave it.
+        let body = crate::json::encode_entity(&entity.entity).unwrap();
+        let stored = body.as_str().replacen('{', "{\"odata.etag\":\"W/\\\"2\\\"\",", 1);
+        let conflict = r#"{"odata.error":{"code":"EntityAlreadyExists","message":{"value":"The specified entity already exists."}}}"#;
+        let json = || ("content-type", "application/json;odata=minimalmetadata".to_owned());
+        let (table, transport) = client(vec![
+            Answer::Lost,
+            Answer::Status(409, vec![json(), ("x-ms-error-code", "EntityAlreadyExists".to_owned())], conflict.into()),
+            Answer::Status(200, vec![json()], stored),
+        ]);
+        assert_eq!(table.insert(&entity, None).await.unwrap(), ETag::new("W/\"2\""));
+        assert_eq!(*transport.methods.lock().unwrap(), ["POST", "POST", "GET"]);
+        assert_eq!(entity.encodes.load(Ordering::Relaxed), 1);
+    }
+
+    #[tokio::test]
+    async fn an_update_encodes_its_entity_once_also_when_its_reply_is_lost() {
+        let entity = reading();
+        let body = crate::json::encode_entity(&entity.entity).unwrap();
+        let stored = body.as_str().replacen('{', "{\"odata.etag\":\"W/\\\"3\\\"\",", 1);
+        let stale = r#"{"odata.error":{"code":"UpdateConditionNotSatisfied","message":{"value":"The update condition specified in the request was not satisfied."}}}"#;
+        let json = || ("content-type", "application/json;odata=minimalmetadata".to_owned());
+        let (table, transport) = client(vec![
+            Answer::Lost,
+            Answer::Status(412, vec![json()], stale.into()),
+            Answer::Status(200, vec![json()], stored),
+        ]);
+        let options = UpdateOptions { if_match: Some(IfMatch::ETag(ETag::new("W/\"1\""))), ..Default::default() };
+        assert_eq!(table.update(&entity, UpdateMode::Replace, Some(options)).await.unwrap(), ETag::new("W/\"3\""));
+        assert_eq!(*transport.methods.lock().unwrap(), ["PUT", "PUT", "GET"]);
+        assert_eq!(entity.encodes.load(Ordering::Relaxed), 1);
+    }
 }
