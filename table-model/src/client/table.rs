@@ -7,7 +7,7 @@ use super::pager::{Fetch, QueryPager};
 use crate::batch::Batch;
 use crate::connection::ServiceKind;
 use crate::entity::ETag;
-use crate::error::ResponseError;
+use crate::error::{RequestError, ResponseError};
 use crate::json::{decode_entity, MetadataLevel};
 use crate::key::{PartitionKey, RowKey};
 use crate::name::TableName;
@@ -87,6 +87,21 @@ impl TableClient {
         self.core.kind
     }
 
+    /// The error of a call on this table: it names the table.
+    fn named(&self, e: Error) -> Error {
+        e.in_table(&self.table)
+    }
+
+    /// The error of a call on one entity: it names the table and the entity's keys (when they are valid).
+    fn named_entity(&self, e: Error, entity: &impl WriteEntity) -> Error {
+        e.in_table(&self.table).for_entity(entity.keys().ok())
+    }
+
+    /// The error of a call on the entity with these keys: it names the table and the keys.
+    fn named_keys(&self, e: Error, partition_key: &PartitionKey, row_key: &RowKey) -> Error {
+        e.in_table(&self.table).for_entity(Some((partition_key.clone(), row_key.clone())))
+    }
+
     /// Creates the table.
     ///
     /// # Errors
@@ -95,11 +110,12 @@ impl TableClient {
     pub async fn create_table(&self, options: Option<RequestOptions<'_>>) -> Result<(), Error> {
         let options = options.unwrap_or_default();
         let request = self.core.requests.create_table(&self.table);
-        match self.core.call_tracked(request, &options.method_options.context, response::empty).await {
+        let result = match self.core.call_tracked(request, &options.method_options.context, response::empty).await {
             // A retry after a lost reply finds the table the first try created: it exists, as asked.
             (Err(e), true) if e.error_code() == Some(ErrorCode::TableAlreadyExists) => Ok(()),
             (result, _) => result,
-        }
+        };
+        result.map_err(|e| self.named(e))
     }
 
     /// Creates the table unless it exists; `true` when it was created.
@@ -121,11 +137,12 @@ impl TableClient {
     pub async fn delete_table(&self, options: Option<RequestOptions<'_>>) -> Result<(), Error> {
         let options = options.unwrap_or_default();
         let request = self.core.requests.delete_table(&self.table);
-        match self.core.call_tracked(request, &options.method_options.context, response::empty).await {
+        let result = match self.core.call_tracked(request, &options.method_options.context, response::empty).await {
             // A retry after a lost reply finds the table gone: the first try deleted it, as asked.
             (Err(e), true) if e.is_not_found() => Ok(()),
             (result, _) => result,
-        }
+        };
+        result.map_err(|e| self.named(e))
     }
 
     /// Deletes the table if it exists; `true` when it did.
@@ -148,15 +165,16 @@ impl TableClient {
     pub async fn insert(&self, entity: &impl WriteEntity, options: Option<RequestOptions<'_>>) -> Result<ETag, Error> {
         let options = options.unwrap_or_default();
         let ctx = &options.method_options.context;
-        let encoded = entity.encode().map_err(crate::error::RequestError::from)?;
+        let encoded = entity.encode().map_err(|e| self.named_entity(RequestError::from(e).into(), entity))?;
         let request = self.core.requests.insert(&self.table, entity);
-        match self.core.call_tracked(request, ctx, response::written).await {
+        let result = match self.core.call_tracked(request, ctx, response::written).await {
             (Err(e), true) if e.error_code() == Some(ErrorCode::EntityAlreadyExists) => {
                 let expected = Some((encoded.body().as_bytes(), true));
                 self.resolve("insert", e, encoded.partition_key(), encoded.row_key(), expected, ctx).await
             }
             (result, _) => result,
-        }
+        };
+        result.map_err(|e| self.named_entity(e, entity))
     }
 
     /// Inserts the entity, or updates it whatever its version: [`UpdateMode::Merge`] keeps the stored
@@ -172,7 +190,8 @@ impl TableClient {
     ) -> Result<ETag, Error> {
         let options = options.unwrap_or_default();
         let request = self.core.requests.upsert(&self.table, entity, mode);
-        self.core.call(request, &options.method_options.context, response::written).await
+        let result = self.core.call(request, &options.method_options.context, response::written).await;
+        result.map_err(|e| self.named_entity(e, entity))
     }
 
     /// Updates an existing entity ([`UpdateMode::Merge`] or [`UpdateMode::Replace`]) under a precondition:
@@ -193,14 +212,17 @@ impl TableClient {
         let ctx = &options.method_options.context;
         let if_match = precondition(options.if_match, entity);
         let request = self.core.requests.update(&self.table, entity, mode, if_match);
-        match self.core.call_tracked(request, ctx, response::written).await {
-            (Err(e), true) if e.is_precondition_failed() => {
-                let encoded = entity.encode().map_err(crate::error::RequestError::from)?;
-                let expected = Some((encoded.body().as_bytes(), mode == UpdateMode::Replace));
-                self.resolve("update", e, encoded.partition_key(), encoded.row_key(), expected, ctx).await
-            }
+        let result = match self.core.call_tracked(request, ctx, response::written).await {
+            (Err(e), true) if e.is_precondition_failed() => match entity.encode() {
+                Ok(encoded) => {
+                    let expected = Some((encoded.body().as_bytes(), mode == UpdateMode::Replace));
+                    self.resolve("update", e, encoded.partition_key(), encoded.row_key(), expected, ctx).await
+                }
+                Err(e) => Err(RequestError::from(e).into()),
+            },
             (result, _) => result,
-        }
+        };
+        result.map_err(|e| self.named_entity(e, entity))
     }
 
     /// Deletes an entity, addressed by its keys, under a precondition as [`update`](Self::update) takes it.
@@ -208,7 +230,7 @@ impl TableClient {
     /// # Errors
     /// `412` when it changed since its ETag was read, `404` when it does not exist, and any failure to send.
     pub async fn delete(&self, entity: &impl WriteEntity, options: Option<UpdateOptions<'_>>) -> Result<(), Error> {
-        let (partition_key, row_key) = entity.keys().map_err(crate::error::RequestError::from)?;
+        let (partition_key, row_key) = entity.keys().map_err(|e| self.named(RequestError::from(e).into()))?;
         let options = options.unwrap_or_default();
         let if_match = precondition(options.if_match, entity);
         self.delete_with(&partition_key, &row_key, if_match, &options.method_options.context).await
@@ -237,7 +259,7 @@ impl TableClient {
         ctx: &Context<'_>,
     ) -> Result<(), Error> {
         let request = self.core.requests.delete(&self.table, partition_key, row_key, if_match);
-        match self.core.call_tracked(request, ctx, response::empty).await {
+        let result = match self.core.call_tracked(request, ctx, response::empty).await {
             // A retry after a lost reply finds the entity gone: the first try deleted it.
             (Err(e), true) if e.is_not_found() && e.error_code() != Some(ErrorCode::TableNotFound) => Ok(()),
             (Err(e), true) if e.is_precondition_failed() => {
@@ -245,7 +267,8 @@ impl TableClient {
                 Err(outcome_unknown("delete", e, reason))
             }
             (result, _) => result,
-        }
+        };
+        result.map_err(|e| self.named_keys(e, partition_key, row_key))
     }
 
     /// The entity with these keys, as a dynamic [`Entity`](crate::Entity) or a derived struct, with its ETag.
@@ -261,7 +284,8 @@ impl TableClient {
     ) -> Result<T, Error> {
         let options = options.unwrap_or_default();
         let request = self.core.requests.get(&self.table, partition_key, row_key);
-        self.core.call(request, &options.method_options.context, T::read_entity).await
+        let result = self.core.call(request, &options.method_options.context, T::read_entity).await;
+        result.map_err(|e| self.named_keys(e, partition_key, row_key))
     }
 
     /// The entity with these keys, or `None` when there is none.
@@ -291,7 +315,7 @@ impl TableClient {
         entity: &T,
         options: Option<RequestOptions<'_>>,
     ) -> Result<T, Error> {
-        let (partition_key, row_key) = entity.keys().map_err(crate::error::RequestError::from)?;
+        let (partition_key, row_key) = entity.keys().map_err(|e| self.named(RequestError::from(e).into()))?;
         self.get(&partition_key, &row_key, options).await
     }
 
@@ -308,14 +332,15 @@ impl TableClient {
         options: Option<QueryOptions<'_>>,
     ) -> Result<QueryPager<T>, Error> {
         let options = options.unwrap_or_default();
-        self.core.requests.query(&self.table, query, options.continuation.as_ref())?;
+        let checked = self.core.requests.query(&self.table, query, options.continuation.as_ref());
+        checked.map_err(|e| self.named(e.into()))?;
         let (core, table, query) = (self.core.clone(), self.table.clone(), query.clone());
         let ctx = options.method_options.context.into_owned();
         let fetch: Fetch<QueryPage<T>, Continuation> = Box::new(move |continuation| {
             let (core, table, query, ctx) = (core.clone(), table.clone(), query.clone(), ctx.clone());
             Box::pin(async move {
                 let request = core.requests.query(&table, &query, continuation.as_ref());
-                core.call(request, &ctx, T::read_page).await
+                core.call(request, &ctx, T::read_page).await.map_err(|e| e.in_table(&table))
             })
         });
         Ok(QueryPager::new(fetch, options.continuation))
@@ -375,7 +400,8 @@ impl TableClient {
     pub async fn get_access_policy(&self, options: Option<RequestOptions<'_>>) -> Result<Vec<SignedIdentifier>, Error> {
         let options = options.unwrap_or_default();
         let request = self.core.requests.get_access_policy(&self.table);
-        self.core.call(request, &options.method_options.context, response::access_policies).await
+        let result = self.core.call(request, &options.method_options.context, response::access_policies).await;
+        result.map_err(|e| self.named(e))
     }
 
     /// Replaces the table's stored access policies with these; an empty list removes them all, and with them
@@ -404,7 +430,8 @@ impl TableClient {
     ) -> Result<(), Error> {
         let options = options.unwrap_or_default();
         let request = self.core.requests.set_access_policy(&self.table, policies);
-        self.core.call(request, &options.method_options.context, response::empty).await
+        let result = self.core.call(request, &options.method_options.context, response::empty).await;
+        result.map_err(|e| self.named(e))
     }
 
     /// A new, empty transaction on this table and a PartitionKey, whose operations are checked against the rules
@@ -431,22 +458,23 @@ impl TableClient {
             _ => batch.table() == &self.table,
         };
         if !same_table {
-            return Err(crate::error::RequestError::new(crate::error::RequestErrorKind::TableMismatch {
+            let mismatch = crate::error::RequestErrorKind::TableMismatch {
                 batch: batch.table().to_string(),
                 client: self.table.to_string(),
-            })
-            .into());
+            };
+            return Err(self.named(RequestError::new(mismatch).into()));
         }
         let options = options.unwrap_or_default();
         let ctx = &options.method_options.context;
         let request = self.core.requests.batch(batch);
         let operations = batch.len();
-        match self.core.call_tracked(request, ctx, |r| response::batch(r, operations)).await {
+        let result = match self.core.call_tracked(request, ctx, |r| response::batch(r, operations)).await {
             (Err(e), true) if e.service().is_some_and(|s| s.operation_index().is_some()) => {
                 self.resolve_transaction(batch, e, ctx).await
             }
             (result, _) => result,
-        }
+        };
+        result.map_err(|e| self.named(e))
     }
 
     /// After a lost reply and a refused retry: whether the stored entity is what the write left (`expected`:
