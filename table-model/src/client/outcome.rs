@@ -94,9 +94,14 @@ impl Policy for TryPolicy {
             log.unknown.store(true, Ordering::Relaxed);
         }
         match result {
-            // The retry policy retries `Io` and `Connection` errors only: handed over as `Other`, the error
-            // ends the call, and the client takes it out again (`Unreachable::take`).
-            Err(e) if log.is_some_and(|log| log.tries() >= UNREACHABLE_TRIES) && Failure::of(&e).is_unreachable() => {
+            // A connection that could not be made, for a cause a retry soon will not change. The retry policy
+            // retries `Io` and `Connection` errors only: handed over as `Other`, the error ends the call, and
+            // the client takes it out again (`Unreachable::take`).
+            Err(e)
+                if matches!(e.kind(), CoreErrorKind::Connection)
+                    && log.is_some_and(|log| log.tries() >= UNREACHABLE_TRIES)
+                    && Failure::of(&e).is_unreachable() =>
+            {
                 Err(azure_core::Error::new(CoreErrorKind::Other, Unreachable(e)))
             }
             result => result,
