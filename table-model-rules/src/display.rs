@@ -35,10 +35,17 @@ impl fmt::Display for DisplayChar {
 /// short enough for one log line (a key may be 512 characters and more).
 pub(crate) const VALUE_MAX_CHARS: usize = 64;
 
-/// A refused value as error messages show it: quoted and escaped as `{:?}` escapes a string (so that control
-/// and invisible characters show), and cut to its first [`VALUE_MAX_CHARS`] characters with `...` after the
-/// closing quote when it is longer.
-pub(crate) struct QuotedValue<'a>(pub(crate) &'a str);
+/// A value as error messages show it: quoted and escaped as `{:?}` escapes a string (so that control and
+/// invisible characters show), and cut to its first 64 characters with `...` after the closing quote when it is
+/// longer (a key may be 512 characters and more).
+///
+/// ```
+/// use table_model_rules::display::QuotedValue;
+/// assert_eq!(QuotedValue("O'Brien\t1").to_string(), "\"O'Brien\\t1\"");
+/// assert_eq!(QuotedValue(&"k".repeat(100)).to_string(), format!("\"{}\"...", "k".repeat(64)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuotedValue<'a>(pub &'a str);
 
 impl fmt::Display for QuotedValue<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

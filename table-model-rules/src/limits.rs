@@ -24,6 +24,9 @@ pub const BATCH_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 pub const FILTER_MAX_COMPARISONS: usize = 15;
 /// The largest `timeout` URI parameter the service honours, in seconds (`docs/rules.md` §12).
 pub const SERVER_TIMEOUT_MAX_SECONDS: u64 = 30;
+/// How far a Shared Key request's `x-ms-date` may be from the service's clock, in seconds: 15 minutes
+/// (`docs/rules.md` §9.1).
+pub const SIGNED_DATE_MAX_SKEW_SECONDS: i64 = 15 * 60;
 /// Maximum value of `$top`, and the largest page the service returns (`docs/rules.md` §7.3 and §10).
 pub const QUERY_MAX_TOP: usize = 1000;
 /// Earliest `Edm.DateTime` the service accepts, 1601-01-01T00:00:00Z, in .NET ticks (`docs/rules.md` §3.3 and §6.2).

@@ -1,10 +1,11 @@
 //! Where the Table service is and how to authorize with it: [`Endpoint`]s (Azure-style and the emulator's
 //! path-style), [`Credential`]s, and [`ConnectionString`]s.
 
-use crate::error::{ConnectionError, ConnectionErrorKind};
+use crate::error::{ConnectionError, ConnectionErrorKind, Given};
 use crate::request::MergeVerb;
 use crate::RuleSet;
 use base64::Engine as _;
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -55,20 +56,21 @@ impl Endpoint {
     /// # Errors
     /// A URL that is not `http` or `https`, has a query or fragment, or names no account.
     pub fn parse(url: &str) -> Result<Self, ConnectionError> {
-        let (base, path_start) = split_url(url)?;
+        let given = || Given::Endpoint(url.to_owned());
+        let (base, path_start) = split_url(url).map_err(|e| e.given_as(given()))?;
         let path = &base[path_start..];
         let account = if path.is_empty() {
             let host = base[..path_start].split_once("://").map_or("", |(_, a)| a);
             let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
             let label = host.split(['.', ':']).next().unwrap_or("");
             if host.starts_with('[') || label.bytes().all(|b| b.is_ascii_digit()) || label == "localhost" {
-                return Err(ConnectionError::new(ConnectionErrorKind::NoAccount { url: url.to_owned() }));
+                return Err(ConnectionError::given(ConnectionErrorKind::NoAccount { url: url.to_owned() }, given()));
             }
             label
         } else {
             path[1..].split('/').next().unwrap_or("")
         };
-        let account = check_account(account)?.to_owned();
+        let account = check_account(account).map_err(|e| e.given_as(given()))?.to_owned();
         Ok(Endpoint { url: base, account, path_start })
     }
 
@@ -78,8 +80,8 @@ impl Endpoint {
     /// A URL that is not `http` or `https` or has a query or fragment; an account name that is not ASCII
     /// letters, digits and `-`.
     pub fn with_account(url: &str, account: &str) -> Result<Self, ConnectionError> {
-        let (base, path_start) = split_url(url)?;
-        let account = check_account(account)?.to_owned();
+        let (base, path_start) = split_url(url).map_err(|e| e.given_as(Given::Endpoint(url.to_owned())))?;
+        let account = check_account(account).map_err(|e| e.given_as(Given::AccountName))?.to_owned();
         Ok(Endpoint { url: base, account, path_start })
     }
 
@@ -88,7 +90,7 @@ impl Endpoint {
     /// # Errors
     /// An account name that is not ASCII letters, digits and `-`.
     pub fn azure(account: &str) -> Result<Self, ConnectionError> {
-        let account = check_account(account)?;
+        let account = check_account(account).map_err(|e| e.given_as(Given::AccountName))?;
         Endpoint::with_account(&format!("https://{account}.table.core.windows.net"), account)
     }
 
@@ -335,12 +337,23 @@ pub struct AccountKey(Vec<u8>);
 impl AccountKey {
     /// Decodes a key from its base64 form.
     ///
+    /// ```
+    /// use table_model::AccountKey;
+    /// assert!(AccountKey::from_base64("a2V5").is_ok());
+    /// let err = AccountKey::from_base64("not base64!").unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid account key: not valid base64 (it is the base64 text the portal shows)");
+    /// assert_eq!(AccountKey::from_base64(" ").unwrap_err().to_string(), "invalid account key: empty");
+    /// ```
+    ///
     /// # Errors
-    /// Text that is not standard padded base64, or an empty key.
+    /// Text that is not standard padded base64 ([`ConnectionErrorKind::InvalidAccountKey`]), or an empty key
+    /// ([`ConnectionErrorKind::EmptyAccountKey`]).
     pub fn from_base64(key: &str) -> Result<Self, ConnectionError> {
+        let refuse = |kind| Err(ConnectionError::given(kind, Given::AccountKey));
         match base64::engine::general_purpose::STANDARD.decode(key.trim()) {
             Ok(bytes) if !bytes.is_empty() => Ok(AccountKey(bytes)),
-            _ => Err(ConnectionError::new(ConnectionErrorKind::InvalidAccountKey)),
+            Ok(_) => refuse(ConnectionErrorKind::EmptyAccountKey),
+            Err(_) => refuse(ConnectionErrorKind::InvalidAccountKey),
         }
     }
 
@@ -378,7 +391,7 @@ impl SasToken {
     /// let err = SasToken::new("sv=2019-02-02&sig=<script>").unwrap_err();
     /// assert_eq!(
     ///     err.to_string(),
-    ///     "invalid connection string: `SharedAccessSignature` must be a URL query string \
+    ///     "invalid shared access signature: must be a URL query string \
     ///      (character `<` at index 18 cannot be in a URL)"
     /// );
     /// # Ok::<(), table_model::ConnectionError>(())
@@ -390,11 +403,12 @@ impl SasToken {
     pub fn new(token: &str) -> Result<Self, ConnectionError> {
         let token = token.trim();
         let token = token.strip_prefix('?').unwrap_or(token);
+        let refuse = |invalid| Err(ConnectionError::given(ConnectionErrorKind::InvalidSas { invalid }, Given::Sas));
         if token.is_empty() {
-            return Err(ConnectionError::new(ConnectionErrorKind::InvalidSas { invalid: None }));
+            return refuse(None);
         }
         if let Some((index, ch)) = first_non_query_char(token) {
-            return Err(ConnectionError::new(ConnectionErrorKind::InvalidSas { invalid: Some((ch, index)) }));
+            return refuse(Some((ch, index)));
         }
         Ok(SasToken(token.to_owned()))
     }
@@ -403,6 +417,32 @@ impl SasToken {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// A URL with the value of its `sig` query parameter (the signature of a SAS, a secret) replaced by `REDACTED`,
+/// for error messages: a [`SasToken`]'s `Debug` hides it whole, a message keeps the other parameters.
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
+pub(crate) fn redact_signature(url: &str) -> Cow<'_, str> {
+    const REDACTED: &str = "REDACTED";
+    let Some((base, query)) = url.split_once('?') else { return Cow::Borrowed(url) };
+    let is_sig = |parameter: &str| parameter.split('=').next().is_some_and(|name| name.eq_ignore_ascii_case("sig"));
+    if !query.split('&').any(is_sig) {
+        return Cow::Borrowed(url);
+    }
+    let mut out = String::with_capacity(url.len());
+    out.push_str(base);
+    for (i, parameter) in query.split('&').enumerate() {
+        out.push(if i == 0 { '?' } else { '&' });
+        match parameter.split_once('=') {
+            Some((name, _)) if is_sig(parameter) => {
+                out.push_str(name);
+                out.push('=');
+                out.push_str(REDACTED);
+            }
+            _ => out.push_str(parameter),
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// The first character of `token` (with its byte index) that an RFC 3986 query cannot carry.
@@ -510,8 +550,8 @@ impl ConnectionString {
 
         let account = get("AccountName");
         let endpoint = match (get("TableEndpoint"), account) {
-            (Some(url), Some(account)) => Endpoint::with_account(url, account)?,
-            (Some(url), None) => Endpoint::parse(url)?,
+            (Some(url), Some(account)) => Endpoint::with_account(url, account).map_err(in_connection_string)?,
+            (Some(url), None) => Endpoint::parse(url).map_err(in_connection_string)?,
             (None, Some(account)) => {
                 let protocol = get("DefaultEndpointsProtocol").unwrap_or("https");
                 if !matches!(protocol, "http" | "https") {
@@ -522,7 +562,8 @@ impl ConnectionString {
                 }
                 let suffix = get("EndpointSuffix").unwrap_or("core.windows.net");
                 let account = check_account(account)?;
-                Endpoint::with_account(&format!("{protocol}://{account}.table.{suffix}"), account)?
+                Endpoint::with_account(&format!("{protocol}://{account}.table.{suffix}"), account)
+                    .map_err(in_connection_string)?
             }
             (None, None) => return err(ConnectionErrorKind::Missing { key: "AccountName" }),
         };
@@ -530,8 +571,8 @@ impl ConnectionString {
             (Some(_), Some(_)) => {
                 return err(ConnectionErrorKind::Conflict { key: "AccountKey", other: "SharedAccessSignature" })
             }
-            (Some(key), None) => Credential::SharedKey(AccountKey::from_base64(key)?),
-            (None, Some(sas)) => Credential::Sas(SasToken::new(sas)?),
+            (Some(key), None) => Credential::SharedKey(AccountKey::from_base64(key).map_err(in_connection_string)?),
+            (None, Some(sas)) => Credential::Sas(SasToken::new(sas).map_err(in_connection_string)?),
             (None, None) => Credential::Anonymous,
         };
         let kind = match get("AccountKey") {
@@ -595,6 +636,11 @@ const KNOWN_KEYS: [&str; 7] = [
     "TableEndpoint",
     "SharedAccessSignature",
 ];
+
+/// The error of a value of a connection string, named as the connection string's.
+fn in_connection_string(e: ConnectionError) -> ConnectionError {
+    e.given_as(Given::ConnectionString)
+}
 
 /// A segment for an error message, cut short so that a malformed secret is never echoed whole.
 fn redact(segment: &str) -> String {
@@ -708,6 +754,62 @@ mod tests {
         let e = Endpoint::with_account("https://tables.example.com", "acct").unwrap();
         assert_eq!((e.url(), e.account(), e.path()), ("https://tables.example.com", "acct", ""));
         assert_eq!(Endpoint::development().to_string(), DEVELOPMENT_TABLE_ENDPOINT);
+    }
+
+    #[test]
+    fn values_given_alone_are_named_as_themselves() {
+        let e = |r: Result<Endpoint, ConnectionError>| r.unwrap_err().to_string();
+        assert_eq!(
+            e(Endpoint::parse("http://localhost:10002/")),
+            "invalid endpoint URL \"http://localhost:10002/\": cannot tell the account name from it; name the \
+             account in the path (`http://localhost:10002/<account>`) or give it with `Endpoint::with_account`"
+        );
+        assert_eq!(
+            e(Endpoint::parse("ftp://x/y")),
+            "invalid endpoint URL \"ftp://x/y\": must be an http or https URL without query, fragment or user name"
+        );
+        assert_eq!(
+            e(Endpoint::parse("http://127.0.0.1:10002/dev_store")),
+            "invalid endpoint URL \"http://127.0.0.1:10002/dev_store\": account name \"dev_store\" must be ASCII \
+             letters, digits and `-`"
+        );
+        assert_eq!(
+            e(Endpoint::with_account("https://tables.example.com", "a b")),
+            "invalid account name \"a b\": must be ASCII letters, digits and `-`"
+        );
+        assert_eq!(e(Endpoint::azure("")), "invalid account name \"\": must be ASCII letters, digits and `-`");
+        let key = |text: &str| AccountKey::from_base64(text).unwrap_err();
+        assert_eq!(key("").kind(), &ConnectionErrorKind::EmptyAccountKey);
+        assert_eq!(key(" \t").to_string(), "invalid account key: empty");
+        assert_eq!(key("a2V5=").kind(), &ConnectionErrorKind::InvalidAccountKey);
+        assert_eq!(
+            key("a2V5=").to_string(),
+            "invalid account key: not valid base64 (it is the base64 text the portal shows)"
+        );
+        assert_eq!(
+            SasToken::new("?").unwrap_err().to_string(),
+            "invalid shared access signature: must be a URL query string (it is empty)"
+        );
+        // In a connection string, the same values are named as its keys.
+        assert_eq!(
+            parse("AccountName=a;AccountKey=").unwrap_err().to_string(),
+            "invalid connection string: `AccountKey` is empty"
+        );
+        assert_eq!(
+            parse("AccountName=a;TableEndpoint=http://x/;AccountKey=a2V5=").unwrap_err().to_string(),
+            "invalid connection string: `AccountKey` is not valid base64"
+        );
+    }
+
+    #[test]
+    fn signatures_are_redacted() {
+        let r = |url: &str| redact_signature(url).into_owned();
+        assert_eq!(r("https://a.table.core.windows.net/T()"), "https://a.table.core.windows.net/T()");
+        assert_eq!(r("https://a/T?$top=1&sv=2019-02-02"), "https://a/T?$top=1&sv=2019-02-02");
+        assert_eq!(r("https://a/T?sv=2019-02-02&sig=a%2Bb%3D&tn=T"), "https://a/T?sv=2019-02-02&sig=REDACTED&tn=T");
+        assert_eq!(r("https://a/T?SIG=x"), "https://a/T?SIG=REDACTED");
+        assert_eq!(r("https://a/T?signature=x&sig"), "https://a/T?signature=x&sig");
+        assert!(matches!(redact_signature("https://a/T?sv=1"), Cow::Borrowed(_)));
     }
 
     #[test]

@@ -124,6 +124,13 @@ async fn a_wrong_key_is_refused() {
             .unwrap_err();
         // Azurite 3.35.0: 403 AuthorizationFailure (the service says AuthenticationFailed).
         assert_eq!((err.status(), err.error_code()), (Some(403), Some(ErrorCode::AuthorizationFailure)), "{err}");
+        // The message names the account the key was given for; the clocks agree, so it names no skew.
+        assert!(
+            err.to_string().ends_with(
+                "(signed with the Shared Key of account `devstoreaccount1`: check that the key is this account's)"
+            ),
+            "{err}"
+        );
     }
 }
 

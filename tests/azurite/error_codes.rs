@@ -80,6 +80,33 @@ async fn entity_and_table_codes() {
     assert_eq!(code(gone.delete_table(None).await), (404, ErrorCode::ResourceNotFound));
 }
 
+/// A missing table's error names it, and a missing entity's its keys: the client knows them, the service's
+/// message does not say.
+#[tokio::test]
+async fn errors_name_the_table_and_the_entity() {
+    let azurite = azurite!();
+    let table = azurite.table("Named").await;
+    let name = table.table().clone();
+    let (pk, missing) = (PartitionKey::new("p").unwrap(), RowKey::new("missing").unwrap());
+    let err = table.get::<Entity>(&pk, &missing, None).await.unwrap_err();
+    assert_eq!((err.table(), err.keys()), (Some(&name), Some((&pk, &missing))));
+    assert!(
+        err.to_string().starts_with(&format!(
+            "table `{name}`, PartitionKey \"p\", RowKey \"missing\": the service refused the request: 404 \
+             ResourceNotFound"
+        )),
+        "{err}"
+    );
+    let err = table.delete_by_keys(&pk, &missing, None).await.unwrap_err();
+    assert_eq!(err.keys(), Some((&pk, &missing)), "{err}");
+
+    let gone = azurite.service.table_client(unique_name("Gone"));
+    let err = gone.query_first::<Entity>(&Query::new(), 1, None).await.unwrap_err();
+    assert_eq!(err.error_code(), Some(ErrorCode::TableNotFound));
+    let expected = format!("table `{}`: the service refused the request: 404 TableNotFound: ", gone.table());
+    assert!(err.to_string().starts_with(&expected), "{err}");
+}
+
 /// Adds the operation that fails to a batch.
 type AddOperation<'a> = &'a dyn Fn(&mut Batch);
 

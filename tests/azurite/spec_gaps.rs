@@ -168,7 +168,8 @@ async fn a_filter_of_16_comparisons() {
     // The client refuses the query before anything is sent.
     let f = Filter::any((0..16).map(|i| Filter::property("N").eq(i))).unwrap();
     let err = table.query::<Entity>(&Query::new().filter(f), None).unwrap_err();
-    assert_eq!(err.to_string(), "invalid filter: at most 15 comparisons are allowed, found 16");
+    let expected = format!("table `{}`: invalid filter: at most 15 comparisons are allowed, found 16", table.table());
+    assert_eq!(err.to_string(), expected);
     assert!(matches!(err.kind(), ErrorKind::Request(e) if matches!(e.kind(), RequestErrorKind::Query(_))));
 }
 

@@ -409,7 +409,9 @@ async fn an_insert_refused_after_a_lost_try_is_never_a_plain_conflict_or_a_silen
     let ErrorKind::OutcomeUnknown(unknown) = err.kind() else { panic!("expected OutcomeUnknown, got {err}") };
     assert_eq!(unknown.operation(), "insert");
     assert_eq!(unknown.answer().status(), 409);
-    assert!(err.to_string().starts_with("the outcome of the insert is unknown"), "{err}");
+    let expected =
+        format!("table `{name}`, PartitionKey \"p1\", RowKey \"000001\": the outcome of the insert is unknown");
+    assert!(err.to_string().starts_with(&expected), "{err}");
 
     // Without a lost try, the same insert is a plain conflict.
     let err = table.insert(&entity(1, 5), None).await.unwrap_err();

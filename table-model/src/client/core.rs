@@ -1,12 +1,12 @@
 //! What every client shares: the request builder, the `azure_core` pipeline, and the one function that sends
 //! a built request through it.
 
-use super::credential::{SharedKeyPolicy, TableCredential};
-use super::error::Error;
+use super::credential::{AuthNote, SharedKeyPolicy, TableCredential};
+use super::error::{Attempt, Error};
 use super::options::TableServiceClientOptions;
-use super::outcome::{TryLog, TryPolicy};
+use super::outcome::{TryLog, TryPolicy, Unreachable};
 use super::transport::{known, ReqwestTransport};
-use crate::auth::SharedKeyScheme;
+use crate::auth::{SharedKeyScheme, X_MS_DATE};
 use crate::connection::{Credential, Endpoint, ServiceKind};
 use crate::error::{RequestError, ResponseError};
 use crate::json::MetadataLevel;
@@ -29,7 +29,7 @@ use futures::TryStreamExt as _;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The request builder and the pipeline of one service client and all of its table clients.
 #[derive(Debug)]
@@ -42,6 +42,9 @@ pub(crate) struct Core {
     base_url: Option<Url>,
     pipeline: Pipeline,
     deadline: Option<Duration>,
+    /// The account a Shared Key (or Shared Key Lite) credential signs for; `None` under any other credential.
+    /// A `403` names it.
+    shared_key_account: Option<String>,
 }
 
 impl Core {
@@ -55,6 +58,7 @@ impl Core {
         // First of the per-try policies, so that its timeout covers signing, the token and the transport.
         let mut per_try: Vec<Arc<dyn Policy>> = vec![Arc::new(TryPolicy { try_timeout: options.try_timeout })];
         let signed_per_try = matches!(credential, TableCredential::SharedKey(_) | TableCredential::SharedKeyLite(_));
+        let shared_key_account = signed_per_try.then(|| account.clone());
         let request_credential = match credential {
             TableCredential::SharedKey(key) => {
                 per_try.push(Arc::new(SharedKeyPolicy { account, key, scheme: SharedKeyScheme::Full }));
@@ -103,7 +107,7 @@ impl Core {
             per_try,
             None,
         );
-        Ok(Core { requests, kind, base_url, pipeline, deadline: options.deadline })
+        Ok(Core { requests, kind, base_url, pipeline, deadline: options.deadline, shared_key_account })
     }
 
     /// Sends a request built by [`TableService`] and reads the answer with a function of the response layer.
@@ -113,8 +117,8 @@ impl Core {
         ctx: &Context<'_>,
         read: impl FnOnce(&http::Response<Bytes>) -> Result<R, ResponseError>,
     ) -> Result<R, Error> {
-        let response = self.send(request?.map(Bytes::from), ctx).await?;
-        Ok(read(&response)?)
+        let (response, auth) = self.send(request?.map(Bytes::from), ctx).await?;
+        read(&response).map_err(|e| Error::from(e).with_auth(auth))
     }
 
     /// As [`call`](Self::call), and whether some try ended with its outcome unknown: a write that was retried
@@ -130,7 +134,7 @@ impl Core {
         let ctx = ctx.clone().with_value(log.clone());
         let result = match request {
             Ok(request) => match self.send(request.map(Into::into), &ctx).await {
-                Ok(response) => read(&response).map_err(Error::from),
+                Ok((response, auth)) => read(&response).map_err(|e| Error::from(e).with_auth(auth)),
                 Err(e) => Err(e),
             },
             Err(e) => Err(e.into()),
@@ -139,26 +143,51 @@ impl Core {
         (result, retried_after_unknown)
     }
 
-    /// Sends a request built by [`TableService`] and returns the answer whatever its status: the response
-    /// layer reads it.
-    pub(crate) async fn send(
+    /// Sends a request built by [`TableService`] and returns the answer whatever its status, for the response
+    /// layer to read, and for a `403` under Shared Key what the client knows of its likely causes.
+    ///
+    /// A request that gets no answer is an error naming the request, the cause, and how many tries took how
+    /// long.
+    async fn send(
         &self,
         request: http::Request<Bytes>,
         ctx: &Context<'_>,
-    ) -> Result<http::Response<Bytes>, Error> {
+    ) -> Result<(http::Response<Bytes>, Option<AuthNote>), Error> {
+        let started = Instant::now();
         let mut request = self.to_core_request(request, ctx)?;
+        // The tries are counted in the call's log (`call_tracked` brings its own).
+        let (log, with_log) = match ctx.value::<Arc<TryLog>>() {
+            Some(log) => (log.clone(), None),
+            None => {
+                let log = Arc::new(TryLog::default());
+                (log.clone(), Some(ctx.clone().with_value(log)))
+            }
+        };
+        let ctx = with_log.as_ref().unwrap_or(ctx);
         // `stream`, not `send`: `send` has the transport buffer the body and then copies it once more; the body
         // was read into one buffer already, by the client's transport or by `ReadBodyPolicy`.
         let options = PipelineStreamOptions { skip_checks: true, ..Default::default() };
         let stream = self.pipeline.stream(ctx, &mut request, Some(options));
-        let response = match self.deadline {
-            None => stream.await?,
-            Some(limit) => tokio::time::timeout(limit, stream).await.map_err(|_| {
+        let result = match self.deadline {
+            None => stream.await,
+            Some(limit) => tokio::time::timeout(limit, stream).await.unwrap_or_else(|_| {
                 let message = format!("no answer within the deadline of {limit:?}; a write may have been applied");
-                azure_core::Error::with_message(CoreErrorKind::Io, message)
-            })??,
+                Err(azure_core::Error::with_message(CoreErrorKind::Io, message))
+            }),
         };
+        let response = result.map_err(|e| {
+            let attempt = Attempt::new(&request, log.tries(), started.elapsed());
+            Error::from(Unreachable::take(e)).with_attempt(attempt)
+        })?;
         let (status, headers, body) = response.deconstruct();
+        let auth = match (&self.shared_key_account, u16::from(status)) {
+            (Some(account), 403) => {
+                let sent = find_header(request.headers(), &const { HeaderName::from_static(X_MS_DATE) });
+                let answered = find_header(&headers, &const { HeaderName::from_static("date") });
+                Some(AuthNote::new(account, sent, answered))
+            }
+            _ => None,
+        };
         let mut reply = http::Response::new(read_body(body, || 0).await?);
         *reply.status_mut() = http::StatusCode::from_u16(u16::from(status))
             .map_err(|e| azure_core::Error::new(CoreErrorKind::DataConversion, e))?;
@@ -174,7 +203,7 @@ impl Core {
                 map.append(known.http, value);
             }
         }
-        Ok(reply)
+        Ok((reply, auth))
     }
 
     /// The same request in `azure_core`'s types.

@@ -3,6 +3,7 @@
 use super::core::find_header;
 use crate::auth::{rfc1123, shared_key_authorization, SharedKeyScheme, SignedParts, X_MS_DATE};
 use crate::connection::{AccountKey, Credential, SasToken};
+use crate::limits::SIGNED_DATE_MAX_SKEW_SECONDS;
 use async_trait::async_trait;
 use azure_core::credentials::TokenCredential;
 use azure_core::http::headers::HeaderName;
@@ -136,5 +137,46 @@ impl Policy for SharedKeyPolicy {
         request.insert_header(const { HeaderName::from_static(X_MS_DATE) }, date);
         request.insert_header(const { HeaderName::from_static("authorization") }, authorization);
         next[0].send(ctx, request, &next[1..]).await
+    }
+}
+
+/// What the client knows of a `403` to a Shared Key request: the account the key was given for, and how far
+/// the request's `x-ms-date` was from the service's clock (its `Date`), when more than the service allows.
+#[derive(Debug)]
+pub(crate) struct AuthNote {
+    account: String,
+    /// The service's clock minus the request's date, in seconds, when more than
+    /// [`SIGNED_DATE_MAX_SKEW_SECONDS`] either way.
+    skew: Option<i64>,
+}
+
+impl AuthNote {
+    /// From the request's `x-ms-date` and the answer's `Date` (RFC 1123), when both are there.
+    pub(crate) fn new(account: &str, sent: Option<&str>, answered: Option<&str>) -> Self {
+        let parse = |date: Option<&str>| date.and_then(|d| chrono::DateTime::parse_from_rfc2822(d).ok());
+        let skew = match (parse(sent), parse(answered)) {
+            (Some(sent), Some(answered)) => Some((answered - sent).num_seconds()),
+            _ => None,
+        };
+        AuthNote { account: account.to_owned(), skew: skew.filter(|s| s.abs() > SIGNED_DATE_MAX_SKEW_SECONDS) }
+    }
+}
+
+impl fmt::Display for AuthNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "signed with the Shared Key of account `{}`", self.account)?;
+        match self.skew {
+            None => f.write_str(": check that the key is this account's"),
+            Some(skew) => {
+                let side = if skew > 0 { "behind" } else { "ahead of" };
+                write!(
+                    f,
+                    "; the request's x-ms-date is {} minutes {side} the service's clock, and the service refuses a \
+                     date more than {} minutes off: set the client's clock right",
+                    skew.abs() / 60,
+                    SIGNED_DATE_MAX_SKEW_SECONDS / 60
+                )
+            }
+        }
     }
 }

@@ -1,9 +1,17 @@
 //! The client's error: what the service refused, what was refused before sending, what could not be read,
 //! and what never got an answer.
 
+use super::credential::AuthNote;
+use crate::connection::redact_signature;
 use crate::error::{ConnectionError, RequestError, ResponseError, ResponseErrorKind, ServiceError};
+use crate::key::{PartitionKey, RowKey};
+use crate::name::TableName;
 use crate::ErrorCode;
+use azure_core::http::{Method, Request, Url};
+use std::borrow::Cow;
 use std::fmt;
+use std::time::Duration;
+use table_model_rules::display::QuotedValue;
 
 /// Why a client call failed.
 #[derive(Debug)]
@@ -32,6 +40,12 @@ pub enum ErrorKind {
 /// The error of every [`TableClient`](super::TableClient) and [`TableServiceClient`](super::TableServiceClient)
 /// call.
 ///
+/// Besides what went wrong ([`kind`](Error::kind)), it says where: the error of a table client's call names the
+/// table ([`table`](Error::table)), and of a call on one entity its keys ([`keys`](Error::keys)); a request
+/// that got no answer names its method and URL (with a SAS signature redacted), the cause, and how many tries
+/// took how long; a `403` under Shared Key names the account the key was given for, and the clock skew when the
+/// request's date was more than the service allows off its own.
+///
 /// ```
 /// use table_model::client::{Error, ErrorKind};
 /// use table_model::ErrorCode;
@@ -48,27 +62,99 @@ pub enum ErrorKind {
 /// ```
 pub struct Error {
     /// Boxed, so that a `Result<T, Error>` stays small.
-    kind: Box<ErrorKind>,
+    inner: Box<Inner>,
+}
+
+/// What went wrong, and where.
+#[derive(Debug)]
+struct Inner {
+    kind: ErrorKind,
+    table: Option<TableName>,
+    keys: Option<(PartitionKey, RowKey)>,
+    /// For a request that got no answer: what was sent, and how long it was tried.
+    attempt: Option<Attempt>,
+    /// For a `403` under Shared Key: what the client knows of the likely causes.
+    auth: Option<AuthNote>,
 }
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind) -> Self {
-        Error { kind: Box::new(kind) }
+        Error { inner: Box::new(Inner { kind, table: None, keys: None, attempt: None, auth: None }) }
+    }
+
+    /// The same error, naming the table of the call (unless it names one already).
+    pub(crate) fn in_table(mut self, table: &TableName) -> Self {
+        if self.inner.table.is_none() {
+            self.inner.table = Some(table.clone());
+        }
+        self
+    }
+
+    /// The same error, naming the entity of the call (unless it names one already); `None` for keys that are
+    /// not valid (the error is then about them).
+    pub(crate) fn for_entity(mut self, keys: Option<(PartitionKey, RowKey)>) -> Self {
+        if self.inner.keys.is_none() {
+            self.inner.keys = keys;
+        }
+        self
+    }
+
+    /// The same error, with what was sent, for a request that got no answer.
+    pub(crate) fn with_attempt(mut self, attempt: Attempt) -> Self {
+        if matches!(self.inner.kind, ErrorKind::Transport(_)) {
+            self.inner.attempt = Some(attempt);
+        }
+        self
+    }
+
+    /// The same error, with what the client knows of a refused authorization, when it is a `403`.
+    pub(crate) fn with_auth(mut self, note: Option<AuthNote>) -> Self {
+        if self.status() == Some(403) {
+            self.inner.auth = note;
+        }
+        self
     }
 
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
-        &self.kind
+        &self.inner.kind
     }
 
     /// The error, by value.
     pub fn into_kind(self) -> ErrorKind {
-        *self.kind
+        self.inner.kind
+    }
+
+    /// The table of the call: every error of a [`TableClient`](super::TableClient) call names it.
+    ///
+    /// ```no_run
+    /// use table_model::client::TableServiceClient;
+    /// use table_model::{Entity, PartitionKey, RowKey, TableName};
+    /// # async fn run() -> Result<(), table_model::client::Error> {
+    /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+    /// let table = service.table_client(TableName::from_static("Missing"));
+    /// let (pk, rk) = (PartitionKey::from_static("p"), RowKey::from_static("r"));
+    /// let err = table.get::<Entity>(&pk, &rk, None).await.unwrap_err();
+    /// assert_eq!(err.table().map(TableName::as_str), Some("Missing"));
+    /// assert_eq!(err.keys(), Some((&pk, &rk)));
+    /// // table `Missing`, PartitionKey "p", RowKey "r": the service refused the request: 404 TableNotFound: ...
+    /// println!("{err}");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn table(&self) -> Option<&TableName> {
+        self.inner.table.as_ref()
+    }
+
+    /// The keys of the entity, for an error of a call on one entity (get, insert, upsert, update, delete)
+    /// whose keys are valid.
+    pub fn keys(&self) -> Option<(&PartitionKey, &RowKey)> {
+        self.inner.keys.as_ref().map(|(pk, rk)| (pk, rk))
     }
 
     /// The service's error, when it answered with an error status.
     pub fn service(&self) -> Option<&ServiceError> {
-        match &*self.kind {
+        match &self.inner.kind {
             ErrorKind::Service(e) => Some(e),
             _ => None,
         }
@@ -140,29 +226,149 @@ impl std::error::Error for OutcomeUnknown {}
 impl fmt::Debug for Error {
     /// The message, then the structure: `main` returning this error prints what went wrong first.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = &*self.inner;
         if f.alternate() {
-            return f.debug_struct("Error").field("kind", &self.kind).finish();
+            return f
+                .debug_struct("Error")
+                .field("kind", &inner.kind)
+                .field("table", &inner.table)
+                .field("keys", &inner.keys)
+                .field("attempt", &inner.attempt)
+                .field("auth", &inner.auth)
+                .finish();
         }
-        write!(f, "{self} ({:?})", self.kind)
+        write!(f, "{self} ({:?})", inner.kind)
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &*self.kind {
-            ErrorKind::Service(e) => e.fmt(f),
-            ErrorKind::Request(e) => e.fmt(f),
-            ErrorKind::Response(e) => e.fmt(f),
-            ErrorKind::Connection(e) => e.fmt(f),
-            ErrorKind::OutcomeUnknown(e) => e.fmt(f),
-            ErrorKind::Transport(e) => write!(f, "the request got no answer: {e}"),
+        let inner = &*self.inner;
+        if let Some(table) = &inner.table {
+            write!(f, "table `{table}`")?;
+            if let Some((pk, rk)) = &inner.keys {
+                write!(f, ", PartitionKey {}, RowKey {}", QuotedValue(pk.as_str()), QuotedValue(rk.as_str()))?;
+            }
+            f.write_str(": ")?;
         }
+        match (&inner.kind, &inner.attempt) {
+            (ErrorKind::Service(e), _) => e.fmt(f)?,
+            (ErrorKind::Request(e), _) => e.fmt(f)?,
+            (ErrorKind::Response(e), _) => e.fmt(f)?,
+            (ErrorKind::Connection(e), _) => e.fmt(f)?,
+            (ErrorKind::OutcomeUnknown(e), _) => e.fmt(f)?,
+            (ErrorKind::Transport(e), Some(attempt)) => attempt.describe(e, f)?,
+            (ErrorKind::Transport(e), None) => write!(f, "the request got no answer: {e}")?,
+        }
+        if let Some(note) = &inner.auth {
+            write!(f, " ({note})")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a request that got no answer was, and how long it was tried.
+#[derive(Debug)]
+pub(crate) struct Attempt {
+    method: Method,
+    /// The URL, with a SAS signature redacted.
+    url: Url,
+    /// How many tries were sent (`0` when the request was refused before the first).
+    tries: u32,
+    /// From the call's start to its end.
+    elapsed: Duration,
+}
+
+impl Attempt {
+    pub(crate) fn new(request: &Request, tries: u32, elapsed: Duration) -> Self {
+        let url = match redact_signature(request.url().as_str()) {
+            Cow::Owned(redacted) => Url::parse(&redacted).unwrap_or_else(|_| request.url().clone()),
+            Cow::Borrowed(_) => request.url().clone(),
+        };
+        Attempt { method: request.method(), url, tries, elapsed }
+    }
+
+    /// `GET <url>: <cause>; <n> tries in <time>`.
+    fn describe(&self, error: &azure_core::Error, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}: ", self.method, self.url)?;
+        let host = self.url.host_str().unwrap_or("");
+        let port = self.url.port_or_known_default().unwrap_or(0);
+        match Failure::of(error) {
+            Failure::Refused(io) => {
+                write!(f, "connection refused: nothing listens at {host}:{port}")?;
+                if let Some(code) = io.raw_os_error() {
+                    write!(f, " (os error {code})")?;
+                }
+            }
+            Failure::NameNotResolved(cause) => write!(f, "the host name `{host}` does not resolve: {cause}")?,
+            Failure::Tls(e) => {
+                write!(f, "the TLS handshake with {host}:{port} failed: {e}")?;
+                if matches!(e, rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType)) {
+                    f.write_str("; the server does not speak TLS (is the endpoint http?)")?;
+                }
+            }
+            Failure::Other(cause) => write!(f, "{cause}")?,
+        }
+        match self.tries {
+            0 => Ok(()),
+            1 => write!(f, "; 1 try in {:.1?}", self.elapsed),
+            n => write!(f, "; {n} tries in {:.1?}", self.elapsed),
+        }
+    }
+}
+
+/// Why a try got no answer, as far as the error's sources tell, whatever the transport: `reqwest`'s (the
+/// client's own and `azure_core`'s) and any that keeps the `std::io::Error` of a refused connection.
+pub(crate) enum Failure<'a> {
+    /// The connection was refused: nothing listens at the address.
+    Refused(&'a std::io::Error),
+    /// The host name does not resolve (with the resolver's innermost error).
+    NameNotResolved(&'a (dyn std::error::Error + 'static)),
+    /// The TLS handshake failed.
+    Tls(&'a rustls::Error),
+    /// Anything else, as its innermost error says.
+    Other(&'a (dyn std::error::Error + 'static)),
+}
+
+impl<'a> Failure<'a> {
+    pub(crate) fn of(error: &'a azure_core::Error) -> Self {
+        let mut innermost: &(dyn std::error::Error + 'static) = error;
+        let mut dns = false;
+        let mut next = Some(innermost);
+        while let Some(e) = next {
+            innermost = e;
+            dns |= e.downcast_ref::<reqwest::Error>().is_some_and(reqwest::Error::is_dns);
+            // An `io::Error`'s `source` skips the error it wraps: look into it.
+            let mut wrapped = Some(e);
+            while let Some(w) = wrapped {
+                if let Some(tls) = w.downcast_ref::<rustls::Error>() {
+                    return Failure::Tls(tls);
+                }
+                let Some(io) = w.downcast_ref::<std::io::Error>() else { break };
+                if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                    return Failure::Refused(io);
+                }
+                wrapped = io.get_ref().map(|inner| inner as &(dyn std::error::Error + 'static));
+            }
+            next = e.source();
+        }
+        if dns {
+            Failure::NameNotResolved(innermost)
+        } else {
+            Failure::Other(innermost)
+        }
+    }
+
+    /// Whether no connection could be made to the address: refused, a host name that does not resolve, or a
+    /// failed TLS handshake. A retry a second later rarely fares better (`docs/rules.md` §12).
+    pub(crate) fn is_unreachable(&self) -> bool {
+        !matches!(self, Failure::Other(_))
     }
 }
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &*self.kind {
+        match &self.inner.kind {
             ErrorKind::Service(e) => Some(e),
             ErrorKind::Request(e) => Some(e),
             ErrorKind::Response(e) => Some(e),
@@ -212,7 +418,7 @@ impl From<Error> for azure_core::Error {
     /// transport error as it was, anything else wrapped with its message.
     fn from(e: Error) -> Self {
         use azure_core::error::ErrorKind as Core;
-        match *e.kind {
+        match e.inner.kind {
             ErrorKind::Transport(core) => core,
             ErrorKind::Service(ref service) => {
                 let status = azure_core::http::StatusCode::from(service.status());

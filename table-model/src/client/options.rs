@@ -15,7 +15,9 @@ use std::time::Duration;
 ///
 /// `client_options` is `azure_core`'s, as every official Azure SDK client takes it: retry (exponential with
 /// jitter by default, honouring `Retry-After` and `x-ms-retry-after-ms`), transport, per-call and per-try
-/// policies, user agent and logging.
+/// policies, user agent and logging. A connection that cannot be made (refused, a host name that does not
+/// resolve, a failed TLS handshake) ends the call after
+/// [`UNREACHABLE_TRIES`](super::outcome::UNREACHABLE_TRIES) tries whatever the retry options allow.
 ///
 /// `try_timeout` and `deadline` bound the time of each try and of each call (all its tries); the per-try
 /// timeout also sets the service's own `timeout` URI parameter (at most 30 seconds), so that the service gives

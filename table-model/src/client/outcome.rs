@@ -20,14 +20,26 @@
 //!
 //! A conflict is never reported as a success without the read-back proving it, and never as a plain
 //! conflict when the first try may have been the writer.
+//!
+//! The per-try policy also ends a call whose tries cannot reach the service: a connection refused, a host
+//! name that does not resolve, or a failed TLS handshake gets [`UNREACHABLE_TRIES`] tries, not the retry
+//! options' full count (eight retries over about 80 seconds by default), so that a client pointed at a port
+//! where nothing listens fails within seconds.
 
+use super::error::Failure;
 use async_trait::async_trait;
 use azure_core::error::ErrorKind as CoreErrorKind;
 use azure_core::http::policies::{Policy, PolicyResult};
 use azure_core::http::{Context, Request};
+use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// How many tries a call gets when no connection can be made (refused, a host name that does not resolve, a
+/// failed TLS handshake; `docs/rules.md` §12): enough to ride out a service that is restarting, one to two
+/// seconds under the default back-off, and no more, for nothing listening there is the usual cause.
+pub const UNREACHABLE_TRIES: u32 = 3;
 
 /// What the tries of one call saw, shared through the call's `Context` with [`TryPolicy`].
 #[derive(Debug, Default)]
@@ -81,6 +93,49 @@ impl Policy for TryPolicy {
         if let (true, Some(log)) = (unknown, log) {
             log.unknown.store(true, Ordering::Relaxed);
         }
-        result
+        match result {
+            // A connection that could not be made, for a cause a retry soon will not change. The retry policy
+            // retries `Io` and `Connection` errors only: handed over as `Other`, the error ends the call, and
+            // the client takes it out again (`Unreachable::take`).
+            Err(e)
+                if matches!(e.kind(), CoreErrorKind::Connection)
+                    && log.is_some_and(|log| log.tries() >= UNREACHABLE_TRIES)
+                    && Failure::of(&e).is_unreachable() =>
+            {
+                Err(azure_core::Error::new(CoreErrorKind::Other, Unreachable(e)))
+            }
+            result => result,
+        }
+    }
+}
+
+/// The error of a try that could not reach the service, after which the call ends.
+#[derive(Debug)]
+pub(crate) struct Unreachable(azure_core::Error);
+
+impl Unreachable {
+    /// The try's error, as the transport gave it, from the error the pipeline returned (the retry policy wraps
+    /// the one it will not retry); any other error as it is.
+    pub(crate) fn take(e: azure_core::Error) -> azure_core::Error {
+        let wrapped = e.downcast_ref::<azure_core::Error>().is_some_and(|inner| inner.downcast_ref::<Self>().is_some());
+        let e = if wrapped { e.into_downcast::<azure_core::Error>().unwrap_or_else(|e| e) } else { e };
+        match e.into_downcast::<Self>() {
+            Ok(Unreachable(e)) => e.with_context(format!(
+                "no connection could be made in {UNREACHABLE_TRIES} tries, after which the client gives up"
+            )),
+            Err(e) => e,
+        }
+    }
+}
+
+impl fmt::Display for Unreachable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for Unreachable {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
     }
 }

@@ -6,8 +6,8 @@ use super::error::Error;
 use super::options::{ListTablesOptions, RequestOptions, TableServiceClientOptions};
 use super::pager::{Fetch, TablePager};
 use super::table::TableClient;
-use crate::connection::{ConnectionString, Endpoint, SasToken, ServiceKind};
-use crate::error::{ConnectionError, ConnectionErrorKind};
+use crate::connection::{redact_signature, ConnectionString, Endpoint, SasToken, ServiceKind};
+use crate::error::{ConnectionError, ConnectionErrorKind, Given};
 use crate::name::TableName;
 use crate::query::Query;
 use crate::response::{self, TableContinuation, TablesPage};
@@ -54,6 +54,9 @@ impl TableServiceClient {
     /// let err = TableServiceClient::new("https://acme.table.core.windows.net/?sig=<x>", TableCredential::Anonymous, None)
     ///     .unwrap_err();
     /// assert!(err.to_string().contains("character `<` at index 4 cannot be in a URL"));
+    /// // Azurite's port without the account: the message names the URL and says what to add.
+    /// let err = TableServiceClient::new("http://127.0.0.1:10002", AccountKey::development(), None).unwrap_err();
+    /// assert!(err.to_string().starts_with("invalid endpoint URL \"http://127.0.0.1:10002\": cannot tell the account"));
     /// # Ok::<(), table_model::client::Error>(())
     /// ```
     ///
@@ -70,11 +73,9 @@ impl TableServiceClient {
         let endpoint = match url.split_once('?') {
             Some((base, query)) if !query.is_empty() => {
                 if !matches!(credential, TableCredential::Anonymous) {
-                    return Err(ConnectionError::new(ConnectionErrorKind::Conflict {
-                        key: "SharedAccessSignature",
-                        other: "credential",
-                    })
-                    .into());
+                    let conflict = ConnectionErrorKind::Conflict { key: "SharedAccessSignature", other: "credential" };
+                    let given = Given::Endpoint(redact_signature(url).into_owned());
+                    return Err(ConnectionError::given(conflict, given).into());
                 }
                 credential = TableCredential::Sas(SasToken::new(query)?);
                 Endpoint::parse(base)?
@@ -305,6 +306,17 @@ mod tests {
     use azure_core::http::{ClientOptions, Context, Request, RetryOptions, Transport};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
+    #[test]
+    fn a_url_carrying_a_sas_and_another_credential_is_named_without_its_signature() {
+        let url = "https://acme.table.core.windows.net/?sv=2019-02-02&sig=c2VjcmV0";
+        let err = TableServiceClient::new(url, AccountKey::development(), None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid endpoint URL \"https://acme.table.core.windows.net/?sv=2019-02-02&sig=REDACTED\": a URL that \
+             carries a `SharedAccessSignature` takes no other credential; pass `TableCredential::Anonymous`"
+        );
+    }
+
     /// A transport that counts what reaches it and answers nothing.
     #[derive(Debug, Default)]
     struct Counting {
@@ -355,7 +367,10 @@ mod tests {
                 &RequestErrorKind::NotSupported { operation: name, service: ServiceKind::CosmosDb },
                 "{name}"
             );
-            assert_eq!(err.to_string(), format!("{name} is not served by Cosmos DB for Table"));
+            assert_eq!(e.to_string(), format!("{name} is not served by Cosmos DB for Table"));
+            // A table client's refusal names its table too.
+            let table = if name.contains("access policy") { "table `Audit`: " } else { "" };
+            assert_eq!(err.to_string(), format!("{table}{e}"));
         }
         assert_eq!(transport.tries.load(Ordering::SeqCst), 0);
         // The same client still sends what Cosmos DB serves.

@@ -7,7 +7,7 @@ use super::pager::{Fetch, QueryPager};
 use crate::batch::Batch;
 use crate::connection::ServiceKind;
 use crate::entity::ETag;
-use crate::error::ResponseError;
+use crate::error::{RequestError, ResponseError};
 use crate::filter::{self, Filter};
 use crate::json::{decode_entity, MetadataLevel};
 use crate::key::service_order;
@@ -92,6 +92,21 @@ impl TableClient {
         self.core.kind
     }
 
+    /// The error of a call on this table: it names the table.
+    fn named(&self, e: Error) -> Error {
+        e.in_table(&self.table)
+    }
+
+    /// The error of a call on one entity: it names the table and the entity's keys (when they are valid).
+    fn named_entity(&self, e: Error, entity: &impl WriteEntity) -> Error {
+        e.in_table(&self.table).for_entity(entity.keys().ok())
+    }
+
+    /// The error of a call on the entity with these keys: it names the table and the keys.
+    fn named_keys(&self, e: Error, partition_key: &PartitionKey, row_key: &RowKey) -> Error {
+        e.in_table(&self.table).for_entity(Some((partition_key.clone(), row_key.clone())))
+    }
+
     /// Creates the table.
     ///
     /// # Errors
@@ -100,11 +115,12 @@ impl TableClient {
     pub async fn create_table(&self, options: Option<RequestOptions<'_>>) -> Result<(), Error> {
         let options = options.unwrap_or_default();
         let request = self.core.requests.create_table(&self.table);
-        match self.core.call_tracked(request, &options.method_options.context, response::empty).await {
+        let result = match self.core.call_tracked(request, &options.method_options.context, response::empty).await {
             // A retry after a lost reply finds the table the first try created: it exists, as asked.
             (Err(e), true) if e.error_code() == Some(ErrorCode::TableAlreadyExists) => Ok(()),
             (result, _) => result,
-        }
+        };
+        result.map_err(|e| self.named(e))
     }
 
     /// Creates the table unless it exists; `true` when it was created.
@@ -126,11 +142,12 @@ impl TableClient {
     pub async fn delete_table(&self, options: Option<RequestOptions<'_>>) -> Result<(), Error> {
         let options = options.unwrap_or_default();
         let request = self.core.requests.delete_table(&self.table);
-        match self.core.call_tracked(request, &options.method_options.context, response::empty).await {
+        let result = match self.core.call_tracked(request, &options.method_options.context, response::empty).await {
             // A retry after a lost reply finds the table gone: the first try deleted it, as asked.
             (Err(e), true) if e.is_not_found() => Ok(()),
             (result, _) => result,
-        }
+        };
+        result.map_err(|e| self.named(e))
     }
 
     /// Deletes the table if it exists; `true` when it did.
@@ -154,14 +171,18 @@ impl TableClient {
         let options = options.unwrap_or_default();
         let ctx = &options.method_options.context;
         // Encoded once: the body sent is kept (a clone of `Bytes` shares it) for the read-back below.
-        let request = self.core.requests.insert(&self.table, entity)?.map(Bytes::from);
+        let request = match self.core.requests.insert(&self.table, entity) {
+            Ok(request) => request.map(Bytes::from),
+            Err(e) => return Err(self.named_entity(e.into(), entity)),
+        };
         let sent = request.body().clone();
-        match self.core.call_tracked(Ok(request), ctx, response::written).await {
+        let result = match self.core.call_tracked(Ok(request), ctx, response::written).await {
             (Err(e), true) if e.error_code() == Some(ErrorCode::EntityAlreadyExists) => {
                 self.resolve("insert", e, entity, (&sent, true), ctx).await
             }
             (result, _) => result,
-        }
+        };
+        result.map_err(|e| self.named_entity(e, entity))
     }
 
     /// Inserts the entity, or updates it whatever its version: [`UpdateMode::Merge`] keeps the stored
@@ -177,7 +198,8 @@ impl TableClient {
     ) -> Result<ETag, Error> {
         let options = options.unwrap_or_default();
         let request = self.core.requests.upsert(&self.table, entity, mode);
-        self.core.call(request, &options.method_options.context, response::written).await
+        let result = self.core.call(request, &options.method_options.context, response::written).await;
+        result.map_err(|e| self.named_entity(e, entity))
     }
 
     /// Updates an existing entity ([`UpdateMode::Merge`] or [`UpdateMode::Replace`]) under a precondition:
@@ -198,14 +220,18 @@ impl TableClient {
         let ctx = &options.method_options.context;
         let if_match = precondition(options.if_match, entity);
         let request = self.core.requests.update(&self.table, entity, mode, if_match);
-        let request = request?.map(Bytes::from);
+        let request = match request {
+            Ok(request) => request.map(Bytes::from),
+            Err(e) => return Err(self.named_entity(e.into(), entity)),
+        };
         let sent = request.body().clone();
-        match self.core.call_tracked(Ok(request), ctx, response::written).await {
+        let result = match self.core.call_tracked(Ok(request), ctx, response::written).await {
             (Err(e), true) if e.is_precondition_failed() => {
                 self.resolve("update", e, entity, (&sent, mode == UpdateMode::Replace), ctx).await
             }
             (result, _) => result,
-        }
+        };
+        result.map_err(|e| self.named_entity(e, entity))
     }
 
     /// Deletes an entity, addressed by its keys, under a precondition as [`update`](Self::update) takes it.
@@ -213,7 +239,7 @@ impl TableClient {
     /// # Errors
     /// `412` when it changed since its ETag was read, `404` when it does not exist, and any failure to send.
     pub async fn delete(&self, entity: &impl WriteEntity, options: Option<UpdateOptions<'_>>) -> Result<(), Error> {
-        let (partition_key, row_key) = entity.keys().map_err(crate::error::RequestError::from)?;
+        let (partition_key, row_key) = entity.keys().map_err(|e| self.named(RequestError::from(e).into()))?;
         let options = options.unwrap_or_default();
         let if_match = precondition(options.if_match, entity);
         self.delete_with(&partition_key, &row_key, if_match, &options.method_options.context).await
@@ -242,7 +268,7 @@ impl TableClient {
         ctx: &Context<'_>,
     ) -> Result<(), Error> {
         let request = self.core.requests.delete(&self.table, partition_key, row_key, if_match);
-        match self.core.call_tracked(request, ctx, response::empty).await {
+        let result = match self.core.call_tracked(request, ctx, response::empty).await {
             // A retry after a lost reply finds the entity gone: the first try deleted it.
             (Err(e), true) if e.is_not_found() && e.error_code() != Some(ErrorCode::TableNotFound) => Ok(()),
             (Err(e), true) if e.is_precondition_failed() => {
@@ -250,7 +276,8 @@ impl TableClient {
                 Err(outcome_unknown("delete", e, reason))
             }
             (result, _) => result,
-        }
+        };
+        result.map_err(|e| self.named_keys(e, partition_key, row_key))
     }
 
     /// The entity with these keys, as a dynamic [`Entity`](crate::Entity) or a derived struct, with its ETag.
@@ -266,7 +293,8 @@ impl TableClient {
     ) -> Result<T, Error> {
         let options = options.unwrap_or_default();
         let request = self.core.requests.get(&self.table, partition_key, row_key);
-        self.core.call(request, &options.method_options.context, T::read_entity).await
+        let result = self.core.call(request, &options.method_options.context, T::read_entity).await;
+        result.map_err(|e| self.named_keys(e, partition_key, row_key))
     }
 
     /// The entity with these keys, or `None` when there is none.
@@ -296,7 +324,7 @@ impl TableClient {
         entity: &T,
         options: Option<RequestOptions<'_>>,
     ) -> Result<T, Error> {
-        let (partition_key, row_key) = entity.keys().map_err(crate::error::RequestError::from)?;
+        let (partition_key, row_key) = entity.keys().map_err(|e| self.named(RequestError::from(e).into()))?;
         self.get(&partition_key, &row_key, options).await
     }
 
@@ -313,14 +341,15 @@ impl TableClient {
         options: Option<QueryOptions<'_>>,
     ) -> Result<QueryPager<T>, Error> {
         let options = options.unwrap_or_default();
-        self.core.requests.query(&self.table, query, options.continuation.as_ref())?;
+        let checked = self.core.requests.query(&self.table, query, options.continuation.as_ref());
+        checked.map_err(|e| self.named(e.into()))?;
         let (core, table, query) = (self.core.clone(), self.table.clone(), query.clone());
         let ctx = options.method_options.context.into_owned();
         let fetch: Fetch<QueryPage<T>, Continuation> = Box::new(move |continuation| {
             let (core, table, query, ctx) = (core.clone(), table.clone(), query.clone(), ctx.clone());
             Box::pin(async move {
                 let request = core.requests.query(&table, &query, continuation.as_ref());
-                core.call(request, &ctx, T::read_page).await
+                core.call(request, &ctx, T::read_page).await.map_err(|e| e.in_table(&table))
             })
         });
         Ok(QueryPager::new(fetch, options.continuation))
@@ -380,7 +409,8 @@ impl TableClient {
     pub async fn get_access_policy(&self, options: Option<RequestOptions<'_>>) -> Result<Vec<SignedIdentifier>, Error> {
         let options = options.unwrap_or_default();
         let request = self.core.requests.get_access_policy(&self.table);
-        self.core.call(request, &options.method_options.context, response::access_policies).await
+        let result = self.core.call(request, &options.method_options.context, response::access_policies).await;
+        result.map_err(|e| self.named(e))
     }
 
     /// Replaces the table's stored access policies with these; an empty list removes them all, and with them
@@ -409,7 +439,8 @@ impl TableClient {
     ) -> Result<(), Error> {
         let options = options.unwrap_or_default();
         let request = self.core.requests.set_access_policy(&self.table, policies);
-        self.core.call(request, &options.method_options.context, response::empty).await
+        let result = self.core.call(request, &options.method_options.context, response::empty).await;
+        result.map_err(|e| self.named(e))
     }
 
     /// A new, empty transaction on this table and a PartitionKey, whose operations are checked against the rules
@@ -436,22 +467,23 @@ impl TableClient {
             _ => batch.table() == &self.table,
         };
         if !same_table {
-            return Err(crate::error::RequestError::new(crate::error::RequestErrorKind::TableMismatch {
+            let mismatch = crate::error::RequestErrorKind::TableMismatch {
                 batch: batch.table().to_string(),
                 client: self.table.to_string(),
-            })
-            .into());
+            };
+            return Err(self.named(RequestError::new(mismatch).into()));
         }
         let options = options.unwrap_or_default();
         let ctx = &options.method_options.context;
         let request = self.core.requests.batch(batch);
         let operations = batch.len();
-        match self.core.call_tracked(request, ctx, |r| response::batch(r, operations)).await {
+        let result = match self.core.call_tracked(request, ctx, |r| response::batch(r, operations)).await {
             (Err(e), true) if e.service().is_some_and(|s| s.operation_index().is_some()) => {
                 self.resolve_transaction(batch, e, ctx).await
             }
             (result, _) => result,
-        }
+        };
+        result.map_err(|e| self.named(e))
     }
 
     /// After a lost reply and a refused retry of a write of `entity` whose body was `sent` (and whether the

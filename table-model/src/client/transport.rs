@@ -10,11 +10,13 @@
 //!
 //! A transport given in `ClientOptions::transport` is used instead, unchanged.
 
+use crate::connection::redact_signature;
 use async_trait::async_trait;
 use azure_core::error::ErrorKind as CoreErrorKind;
 use azure_core::http::headers::{HeaderName, HeaderValue, Headers};
 use azure_core::http::request::Body;
 use azure_core::http::{AsyncRawResponse, HttpClient, Method, Request};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -46,18 +48,30 @@ impl ReqwestTransport {
 #[async_trait]
 impl HttpClient for ReqwestTransport {
     async fn execute_request(&self, request: &Request) -> azure_core::Result<AsyncRawResponse> {
-        let response = self.client.execute(to_reqwest(request)?).await.map_err(|e| {
+        let response = self.client.execute(to_reqwest(request)?).await.map_err(|mut e| {
             // A connection that could not be made carried nothing; anything later may have carried the request.
             let kind = if e.is_connect() { CoreErrorKind::Connection } else { CoreErrorKind::Io };
+            redact(&mut e);
             azure_core::Error::with_error(kind, e, "the request could not be sent")
         })?;
         let status = response.status().as_u16().into();
         let headers = to_core_headers(response.headers());
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| azure_core::Error::with_error(CoreErrorKind::Io, e, "the answer broke off"))?;
+        let body = response.bytes().await.map_err(|mut e| {
+            redact(&mut e);
+            azure_core::Error::with_error(CoreErrorKind::Io, e, "the answer broke off")
+        })?;
         Ok(AsyncRawResponse::from_bytes(status, headers, body))
+    }
+}
+
+/// The error with the signature of a SAS in its URL redacted: its `Display` and `Debug` show the URL.
+fn redact(e: &mut reqwest::Error) {
+    if let Some(url) = e.url_mut() {
+        if let Cow::Owned(redacted) = redact_signature(url.as_str()) {
+            if let Ok(redacted) = reqwest::Url::parse(&redacted) {
+                *url = redacted;
+            }
+        }
     }
 }
 
