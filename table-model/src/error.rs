@@ -2,103 +2,11 @@
 //! wrong, where (property, key, index) and what the rule is.
 
 use crate::edm::EdmType;
+use crate::name::error::PropertyNameError;
+use crate::validated::value_error;
 use std::fmt;
 
-pub use table_model_rules::{KeyErrorKind, KeyKind, PropertyNameErrorKind, TableNameErrorKind, UnknownEdmType};
-
-// The name and key errors: the rule a value broke (the rules crate's `Copy` error, which `const` code and the
-// derive use) and the value itself, which the message names. The value is kept whole (`value()`); the message
-// quotes it escaped and cut to 64 characters. `Debug` is the message, as `main` returning the error prints it;
-// `{:#?}` shows the fields.
-macro_rules! value_error {
-    ($(#[$doc:meta])* $ty:ident, $rule:path, $kind:ty) => {
-        $(#[$doc])*
-        #[derive(Clone, PartialEq, Eq)]
-        pub struct $ty {
-            error: $rule,
-            value: String,
-        }
-
-        impl $ty {
-            pub(crate) fn new(error: $rule, value: impl Into<String>) -> Self {
-                $ty { error, value: value.into() }
-            }
-
-            /// Which rule the value broke.
-            pub fn kind(&self) -> $kind {
-                self.error.kind()
-            }
-
-            /// The broken rule as a static message, without the value or the details of the input.
-            pub fn rule(&self) -> &'static str {
-                self.error.rule()
-            }
-
-            /// The refused value, whole (the message shows at most its first 64 characters).
-            pub fn value(&self) -> &str {
-                &self.value
-            }
-        }
-
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Display::fmt(&self.error.with_value(&self.value), f)
-            }
-        }
-
-        impl fmt::Debug for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                if f.alternate() {
-                    f.debug_struct(stringify!($ty)).field("kind", &self.kind()).field("value", &self.value).finish()
-                } else {
-                    fmt::Display::fmt(self, f)
-                }
-            }
-        }
-
-        impl std::error::Error for $ty {}
-    };
-}
-
-value_error!(
-    /// The error for an invalid table name: the rule it broke and the name, which the message quotes.
-    ///
-    /// ```
-    /// use table_model::{TableName, TableNameErrorKind};
-    /// let err = "audit-log".parse::<TableName>().unwrap_err();
-    /// assert_eq!(err.kind(), TableNameErrorKind::Char { ch: '-', index: 5 });
-    /// assert_eq!(err.value(), "audit-log");
-    /// assert_eq!(
-    ///     err.to_string(),
-    ///     "invalid table name \"audit-log\": character `-` at index 5 is not allowed; use ASCII letters and digits only"
-    /// );
-    /// // `Debug`, what `main` prints for an `Err`, is the message.
-    /// assert_eq!(format!("{err:?}"), err.to_string());
-    /// assert_eq!(err.rule(), "invalid table name: must contain only ASCII letters and digits");
-    /// ```
-    TableNameError,
-    table_model_rules::TableNameError,
-    TableNameErrorKind
-);
-
-value_error!(
-    /// The error for an invalid property name: the rule it broke and the name, which the message quotes.
-    ///
-    /// ```
-    /// use table_model::{PropertyName, PropertyNameErrorKind};
-    /// let err = PropertyName::new("Rowkey").unwrap_err();
-    /// assert_eq!(err.kind(), PropertyNameErrorKind::Reserved { system: "RowKey" });
-    /// assert_eq!(
-    ///     err.to_string(),
-    ///     "invalid property name \"Rowkey\": `RowKey` is a system property; a custom property cannot take that \
-    ///      name in any case"
-    /// );
-    /// assert_eq!(format!("{err:?}"), err.to_string());
-    /// ```
-    PropertyNameError,
-    table_model_rules::PropertyNameError,
-    PropertyNameErrorKind
-);
+pub use table_model_rules::{KeyErrorKind, KeyKind, UnknownEdmType};
 
 value_error!(
     /// The error for an invalid PartitionKey or RowKey: the rule it broke and the key, which the message quotes
@@ -122,13 +30,6 @@ value_error!(
     table_model_rules::KeyError,
     KeyErrorKind
 );
-
-impl PropertyNameError {
-    /// The message without the name, for errors that name the property themselves.
-    pub(crate) fn without_value(&self) -> &table_model_rules::PropertyNameError {
-        &self.error
-    }
-}
 
 impl KeyError {
     /// Which key was refused.

@@ -72,9 +72,10 @@ mod range;
 
 use crate::datetime::DateTime;
 use crate::edm::{EdmBinary, EdmString, EdmValue, IntoEdm};
-use crate::error::{FilterError, FilterErrorKind, PropertyNameError, ValueError};
+use crate::error::{FilterError, FilterErrorKind, ValueError};
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::FILTER_MAX_COMPARISONS;
+use crate::name::error::PropertyNameError;
 use crate::property::Property;
 use crate::table_entity::TableEnum;
 use std::borrow::Cow;

@@ -217,8 +217,7 @@ pub use error::{
 pub use error::{ConnectionError, ConnectionErrorKind, FilterError, FilterErrorKind, QueryError, QueryErrorKind};
 pub use error::{
     DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, EntityError, EntityErrorKind, KeyError, KeyErrorKind,
-    KeyKind, PropertyNameError, PropertyNameErrorKind, TableNameError, TableNameErrorKind, UnknownEdmType, ValueError,
-    ValueErrorKind,
+    KeyKind, UnknownEdmType, ValueError, ValueErrorKind,
 };
 pub use error::{KeyDecodeError, KeyDecodeErrorKind};
 #[cfg(feature = "http")]
@@ -227,6 +226,7 @@ pub use error::{ServicePropertiesError, ServicePropertiesErrorKind};
 pub use error_code::ErrorCode;
 pub use json::{decode_entity, decode_query, encode_entity, MetadataLevel, TypeHints};
 pub use key::{PartitionKey, RowKey};
+pub use name::error::{PropertyNameError, PropertyNameErrorKind, TableNameError, TableNameErrorKind};
 pub use name::{PropertyName, TableName};
 pub use property::Property;
 pub use query::Query;

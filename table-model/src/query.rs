@@ -1,9 +1,10 @@
 //! Query options (`docs/rules.md` §7): `$filter`, `$select` and `$top`, checked and rendered independently of
 //! any HTTP client.
 
-use crate::error::{PropertyNameError, QueryError, QueryErrorKind};
+use crate::error::{QueryError, QueryErrorKind};
 use crate::filter::Filter;
 use crate::limits::QUERY_MAX_TOP;
+use crate::name::error::PropertyNameError;
 use crate::property::Property;
 use crate::table_entity::Schema;
 use std::borrow::Cow;
