@@ -216,15 +216,15 @@ pub use error::{
 };
 pub use error::{ConnectionError, ConnectionErrorKind, FilterError, FilterErrorKind, QueryError, QueryErrorKind};
 pub use error::{
-    DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, EntityError, EntityErrorKind, KeyError, KeyErrorKind,
-    KeyKind, UnknownEdmType, ValueError, ValueErrorKind,
+    DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, EntityError, EntityErrorKind, UnknownEdmType,
+    ValueError, ValueErrorKind,
 };
-pub use error::{KeyDecodeError, KeyDecodeErrorKind};
 #[cfg(feature = "http")]
 pub use error::{ServicePropertiesError, ServicePropertiesErrorKind};
 #[cfg(feature = "http")]
 pub use error_code::ErrorCode;
 pub use json::{decode_entity, decode_query, encode_entity, MetadataLevel, TypeHints};
+pub use key::error::{KeyDecodeError, KeyDecodeErrorKind, KeyError, KeyErrorKind, KeyKind};
 pub use key::{PartitionKey, RowKey};
 pub use name::error::{PropertyNameError, PropertyNameErrorKind, TableNameError, TableNameErrorKind};
 pub use name::{PropertyName, TableName};

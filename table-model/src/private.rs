@@ -5,8 +5,9 @@
 pub use crate::datetime::DateTime;
 pub use crate::edm::{EdmType, EdmValue};
 pub use crate::entity::{ETag, Entity};
-pub use crate::error::{DecodeError, EncodeError, EntityError, KeyKind, ValueError};
+pub use crate::error::{DecodeError, EncodeError, EntityError, ValueError};
 pub use crate::json::{BodyWriter, EntityBody, EntityVisitor, SystemProperties};
+pub use crate::key::error::KeyKind;
 pub use crate::key::{PartitionKey, RowKey};
 pub use crate::name::PropertyName;
 pub use crate::property::Property;
@@ -31,7 +32,8 @@ pub use core::option::Option::{self, None, Some};
 pub use core::result::Result as StdResult;
 pub use core::result::Result::{Err, Ok};
 
-use crate::error::{EntityErrorKind, KeyError};
+use crate::error::EntityErrorKind;
+use crate::key::error::KeyError;
 use crate::limits::{MAX_CUSTOM_PROPERTIES, PROPERTY_NAME_MAX_UTF16};
 use std::fmt::Write as _;
 use table_model_rules::{property_name, utf16_len};

@@ -3,7 +3,8 @@
 
 use crate::edm::{EdmType, EdmValue};
 use crate::entity::Entity;
-use crate::error::{EntityError, EntityErrorKind, KeyKind, ValueError, ValueErrorKind};
+use crate::error::{EntityError, EntityErrorKind, ValueError, ValueErrorKind};
+use crate::key::error::KeyKind;
 use crate::name::TableName;
 use std::borrow::Cow;
 use table_model_rules::RuleSet;
