@@ -1,9 +1,11 @@
 //! EDM property values (`docs/rules.md` §3): [`EdmValue`], its bounded [`EdmString`] and [`EdmBinary`], and the
 //! conversions from and to the Rust types users hold.
 
+pub(crate) mod error;
+
 use crate::datetime::DateTime;
-use crate::error::{ValueError, ValueErrorKind};
 use crate::limits::{BINARY_MAX_BYTES, STRING_MAX_UTF16};
+use error::{ValueError, ValueErrorKind};
 use std::fmt;
 use std::ops::Deref;
 use uuid::Uuid;

@@ -257,8 +257,8 @@ impl<'a> IntoIterator for &'a Entity {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::edm::error::ValueErrorKind;
     use crate::edm::{EdmBinary, EdmString};
-    use crate::error::ValueErrorKind;
 
     fn entity() -> Entity {
         Entity::new(PartitionKey::new("pk").unwrap(), RowKey::new("rk").unwrap())

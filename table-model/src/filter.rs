@@ -71,8 +71,9 @@ mod literal;
 mod range;
 
 use crate::datetime::DateTime;
+use crate::edm::error::ValueError;
 use crate::edm::{EdmBinary, EdmString, EdmValue, IntoEdm};
-use crate::error::{FilterError, FilterErrorKind, ValueError};
+use crate::error::{FilterError, FilterErrorKind};
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::FILTER_MAX_COMPARISONS;
 use crate::name::error::PropertyNameError;

@@ -207,6 +207,7 @@ pub use connection::{
     DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_TABLE_ENDPOINT,
 };
 pub use datetime::DateTime;
+pub use edm::error::{UnknownEdmType, ValueError, ValueErrorKind};
 pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 pub use entity::{ETag, Entity};
 #[cfg(feature = "http")]
@@ -215,10 +216,7 @@ pub use error::{
     SasErrorKind, ServiceError,
 };
 pub use error::{ConnectionError, ConnectionErrorKind, FilterError, FilterErrorKind, QueryError, QueryErrorKind};
-pub use error::{
-    DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, EntityError, EntityErrorKind, UnknownEdmType,
-    ValueError, ValueErrorKind,
-};
+pub use error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, EntityError, EntityErrorKind};
 #[cfg(feature = "http")]
 pub use error::{ServicePropertiesError, ServicePropertiesErrorKind};
 #[cfg(feature = "http")]

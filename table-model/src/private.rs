@@ -3,9 +3,10 @@
 //! derive is pinned to this crate's exact version).
 
 pub use crate::datetime::DateTime;
+pub use crate::edm::error::ValueError;
 pub use crate::edm::{EdmType, EdmValue};
 pub use crate::entity::{ETag, Entity};
-pub use crate::error::{DecodeError, EncodeError, EntityError, ValueError};
+pub use crate::error::{DecodeError, EncodeError, EntityError};
 pub use crate::json::{BodyWriter, EntityBody, EntityVisitor, SystemProperties};
 pub use crate::key::error::KeyKind;
 pub use crate::key::{PartitionKey, RowKey};
@@ -243,7 +244,7 @@ fn widen(value: EdmValue, stored: EdmType) -> core::result::Result<EdmValue, Val
 
 /// Narrows a value stored with `#[table(edm = "...")]` back to the field type's own EDM type, when it fits.
 fn narrow(value: EdmValue, natural: Option<EdmType>) -> core::result::Result<EdmValue, ValueError> {
-    use crate::error::ValueErrorKind::OutOfRange;
+    use crate::edm::error::ValueErrorKind::OutOfRange;
     let out_of_range = |value: String| ValueError::new(OutOfRange { value, target: "Edm.Int32" });
     Ok(match (value, natural) {
         (EdmValue::Int64(v), Some(EdmType::Int32)) => {
@@ -325,7 +326,7 @@ pub fn write_json<T: serde::Serialize + ?Sized>(entity: &mut Entity, name: Prope
 
 fn parse_json<T: serde::de::DeserializeOwned>(value: EdmValue) -> core::result::Result<T, ValueError> {
     let text = value.as_str().ok_or_else(|| {
-        ValueError::new(crate::error::ValueErrorKind::TypeMismatch {
+        ValueError::new(crate::edm::error::ValueErrorKind::TypeMismatch {
             expected: EdmType::String,
             found: value.edm_type(),
         })

@@ -13,8 +13,9 @@ pub use schema::{FieldSchema, KeyEncoding, KeySchema, KeySource, PropertySchema,
 use crate::edm::{EdmType, EdmValue};
 use std::borrow::Cow;
 
+use crate::edm::error::ValueError;
 use crate::entity::Entity;
-use crate::error::{DecodeError, EncodeError, EntityError, ValueError};
+use crate::error::{DecodeError, EncodeError, EntityError};
 use crate::json::{decode_entity_with, decode_query_with, BodyWriter, EntityBody, EntityVisitor};
 
 /// An application struct stored as a table entity.

@@ -4,9 +4,10 @@
 
 use super::{NameFilter, NameHashes, TypeHints};
 use crate::datetime::{eight_digits, DateTime};
+use crate::edm::error::ValueErrorKind;
 use crate::edm::{EdmBinary, EdmString, EdmType, EdmValue};
 use crate::entity::{ETag, Entity};
-use crate::error::{DecodeError, DecodeErrorKind, ValueErrorKind};
+use crate::error::{DecodeError, DecodeErrorKind};
 use crate::key::error::KeyError;
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::MAX_CUSTOM_PROPERTIES;

@@ -2,9 +2,10 @@
 
 use super::{ETagField, EdmField, KeyEncoding, KeyField, ReverseChronologicalKey, TimestampField, UniqueTimeKey};
 use crate::datetime::DateTime;
+use crate::edm::error::ValueError;
 use crate::edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 use crate::entity::ETag;
-use crate::error::{EncodeError, ValueError};
+use crate::error::EncodeError;
 use crate::json::BodyWriter;
 use crate::key::SortableKey;
 use crate::key::{PartitionKey, RowKey};

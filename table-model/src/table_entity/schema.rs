@@ -1,9 +1,10 @@
 //! The static schema of a [`TableEntity`](crate::TableEntity): what `#[derive(TableEntity)]` knows about a
 //! struct, available at run time for `$select`, documentation and validating dynamic entities.
 
+use crate::edm::error::{ValueError, ValueErrorKind};
 use crate::edm::{EdmType, EdmValue};
 use crate::entity::Entity;
-use crate::error::{EntityError, EntityErrorKind, ValueError, ValueErrorKind};
+use crate::error::{EntityError, EntityErrorKind};
 use crate::key::error::KeyKind;
 use crate::name::TableName;
 use std::borrow::Cow;
