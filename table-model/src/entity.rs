@@ -1,6 +1,6 @@
 //! The dynamic [`Entity`] (`docs/rules.md` §4) and the opaque [`ETag`].
 
-use crate::datetime::DateTime;
+use crate::edm::datetime::DateTime;
 use crate::edm::{EdmValue, FromEdm, IntoEdm};
 use crate::error::{EntityError, EntityErrorKind};
 use crate::key::{PartitionKey, RowKey};

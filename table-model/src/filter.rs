@@ -70,7 +70,7 @@
 mod literal;
 mod range;
 
-use crate::datetime::DateTime;
+use crate::edm::datetime::DateTime;
 use crate::edm::error::ValueError;
 use crate::edm::{EdmBinary, EdmString, EdmValue, IntoEdm};
 use crate::error::{FilterError, FilterErrorKind};

@@ -169,7 +169,6 @@ pub mod client;
 mod connection;
 #[cfg(feature = "http")]
 mod continuation;
-mod datetime;
 mod edm;
 mod entity;
 mod error;
@@ -206,7 +205,7 @@ pub use connection::{
     AccountKey, ConnectionString, Credential, Endpoint, SasToken, ServiceKind, COSMOS_EMULATOR_ACCOUNT_KEY,
     DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_TABLE_ENDPOINT,
 };
-pub use datetime::DateTime;
+pub use edm::datetime::DateTime;
 pub use edm::error::{UnknownEdmType, ValueError, ValueErrorKind};
 pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 pub use entity::{ETag, Entity};

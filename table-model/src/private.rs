@@ -2,7 +2,7 @@
 //! calls. Exported as `table_model::__private`: not part of the API, and free to change in any release (the
 //! derive is pinned to this crate's exact version).
 
-pub use crate::datetime::DateTime;
+pub use crate::edm::datetime::DateTime;
 pub use crate::edm::error::ValueError;
 pub use crate::edm::{EdmType, EdmValue};
 pub use crate::entity::{ETag, Entity};

@@ -3,7 +3,7 @@
 //! [`decode_query`] are that core with the visitor that builds an [`Entity`].
 
 use super::{NameFilter, NameHashes, TypeHints};
-use crate::datetime::{eight_digits, DateTime};
+use crate::edm::datetime::{eight_digits, DateTime};
 use crate::edm::error::ValueErrorKind;
 use crate::edm::{EdmBinary, EdmString, EdmType, EdmValue};
 use crate::entity::{ETag, Entity};

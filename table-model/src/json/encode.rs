@@ -2,7 +2,7 @@
 //! it from an [`Entity`].
 
 use super::{NameFilter, NameHashes};
-use crate::datetime::DateTime;
+use crate::edm::datetime::DateTime;
 use crate::edm::{binary_stored_size, check_binary_len, check_string_len, string_stored_size, EdmValue, IntoEdm};
 use crate::entity::{keys_size, property_share, Entity};
 use crate::error::{EncodeError, EncodeErrorKind};

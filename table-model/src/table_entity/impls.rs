@@ -1,7 +1,7 @@
 //! [`EdmField`], [`KeyField`] and the metadata field traits for the types of `docs/rules.md` §3 and §6.
 
 use super::{ETagField, EdmField, KeyEncoding, KeyField, ReverseChronologicalKey, TimestampField, UniqueTimeKey};
-use crate::datetime::DateTime;
+use crate::edm::datetime::DateTime;
 use crate::edm::error::ValueError;
 use crate::edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 use crate::entity::ETag;

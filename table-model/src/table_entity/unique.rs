@@ -21,7 +21,7 @@
 //! values, in field order, without the keys): what is stored, so a struct read back re-encodes to the same
 //! bytes. The hash is 64-bit FNV-1a finished with MurmurHash3's `fmix64`, keeping the upper 32 bits.
 
-use crate::datetime::DateTime;
+use crate::edm::datetime::DateTime;
 use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::json::{key_ranges, properties_json, EntityBody};
