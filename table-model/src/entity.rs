@@ -1,11 +1,13 @@
 //! The dynamic [`Entity`] (`docs/rules.md` §4) and the opaque [`ETag`].
 
+pub(crate) mod error;
+
 use crate::edm::datetime::DateTime;
 use crate::edm::{EdmValue, FromEdm, IntoEdm};
-use crate::error::{EntityError, EntityErrorKind};
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::{ENTITY_MAX_BYTES, MAX_CUSTOM_PROPERTIES};
 use crate::name::PropertyName;
+use error::{EntityError, EntityErrorKind};
 use std::fmt;
 
 /// An entity tag, as the service returns it in the `ETag` header and `odata.etag`: an opaque string such as

@@ -208,6 +208,7 @@ pub use connection::{
 pub use edm::datetime::DateTime;
 pub use edm::error::{UnknownEdmType, ValueError, ValueErrorKind};
 pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
+pub use entity::error::{EntityError, EntityErrorKind};
 pub use entity::{ETag, Entity};
 #[cfg(feature = "http")]
 pub use error::{
@@ -215,7 +216,7 @@ pub use error::{
     SasErrorKind, ServiceError,
 };
 pub use error::{ConnectionError, ConnectionErrorKind, FilterError, FilterErrorKind, QueryError, QueryErrorKind};
-pub use error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, EntityError, EntityErrorKind};
+pub use error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
 #[cfg(feature = "http")]
 pub use error::{ServicePropertiesError, ServicePropertiesErrorKind};
 #[cfg(feature = "http")]

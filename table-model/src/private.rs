@@ -5,8 +5,9 @@
 pub use crate::edm::datetime::DateTime;
 pub use crate::edm::error::ValueError;
 pub use crate::edm::{EdmType, EdmValue};
+pub use crate::entity::error::EntityError;
 pub use crate::entity::{ETag, Entity};
-pub use crate::error::{DecodeError, EncodeError, EntityError};
+pub use crate::error::{DecodeError, EncodeError};
 pub use crate::json::{BodyWriter, EntityBody, EntityVisitor, SystemProperties};
 pub use crate::key::error::KeyKind;
 pub use crate::key::{PartitionKey, RowKey};
@@ -33,7 +34,7 @@ pub use core::option::Option::{self, None, Some};
 pub use core::result::Result as StdResult;
 pub use core::result::Result::{Err, Ok};
 
-use crate::error::EntityErrorKind;
+use crate::entity::error::EntityErrorKind;
 use crate::key::error::KeyError;
 use crate::limits::{MAX_CUSTOM_PROPERTIES, PROPERTY_NAME_MAX_UTF16};
 use std::fmt::Write as _;

@@ -3,8 +3,8 @@
 
 use crate::edm::error::{ValueError, ValueErrorKind};
 use crate::edm::{EdmType, EdmValue};
+use crate::entity::error::{EntityError, EntityErrorKind};
 use crate::entity::Entity;
-use crate::error::{EntityError, EntityErrorKind};
 use crate::key::error::KeyKind;
 use crate::name::TableName;
 use std::borrow::Cow;

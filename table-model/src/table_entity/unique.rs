@@ -22,8 +22,8 @@
 //! bytes. The hash is 64-bit FNV-1a finished with MurmurHash3's `fmix64`, keeping the upper 32 bits.
 
 use crate::edm::datetime::DateTime;
+use crate::entity::error::EntityError;
 use crate::entity::Entity;
-use crate::error::EntityError;
 use crate::json::{key_ranges, properties_json, EntityBody};
 use crate::key::{tie_breaker_digits, unique_key, TIE_BREAKER_OFFSET};
 
