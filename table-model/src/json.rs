@@ -75,6 +75,7 @@
 
 mod decode;
 mod encode;
+pub(crate) mod error;
 
 pub use decode::{decode_entity, decode_entity_with, decode_query, decode_query_with, EntityVisitor, SystemProperties};
 #[cfg(feature = "http")]

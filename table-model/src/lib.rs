@@ -216,11 +216,11 @@ pub use error::{
     SasErrorKind, ServiceError,
 };
 pub use error::{ConnectionError, ConnectionErrorKind, FilterError, FilterErrorKind, QueryError, QueryErrorKind};
-pub use error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
 #[cfg(feature = "http")]
 pub use error::{ServicePropertiesError, ServicePropertiesErrorKind};
 #[cfg(feature = "http")]
 pub use error_code::ErrorCode;
+pub use json::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
 pub use json::{decode_entity, decode_query, encode_entity, MetadataLevel, TypeHints};
 pub use key::error::{KeyDecodeError, KeyDecodeErrorKind, KeyError, KeyErrorKind, KeyKind};
 pub use key::{PartitionKey, RowKey};

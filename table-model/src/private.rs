@@ -7,7 +7,7 @@ pub use crate::edm::error::ValueError;
 pub use crate::edm::{EdmType, EdmValue};
 pub use crate::entity::error::EntityError;
 pub use crate::entity::{ETag, Entity};
-pub use crate::error::{DecodeError, EncodeError};
+pub use crate::json::error::{DecodeError, EncodeError};
 pub use crate::json::{BodyWriter, EntityBody, EntityVisitor, SystemProperties};
 pub use crate::key::error::KeyKind;
 pub use crate::key::{PartitionKey, RowKey};

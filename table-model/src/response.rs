@@ -7,7 +7,8 @@
 
 use crate::edm::{EdmType, EdmValue};
 use crate::entity::{ETag, Entity};
-use crate::error::{DecodeError, ResponseError, ResponseErrorKind, ServiceError};
+use crate::error::{ResponseError, ResponseErrorKind, ServiceError};
+use crate::json::error::DecodeError;
 use crate::json::{
     decode_entity, decode_entity_with, decode_query, decode_query_with, EntityVisitor, SystemProperties, TypeHints,
 };

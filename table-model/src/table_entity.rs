@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use crate::edm::error::ValueError;
 use crate::entity::error::EntityError;
 use crate::entity::Entity;
-use crate::error::{DecodeError, EncodeError};
+use crate::json::error::{DecodeError, EncodeError};
 use crate::json::{decode_entity_with, decode_query_with, BodyWriter, EntityBody, EntityVisitor};
 
 /// An application struct stored as a table entity.

@@ -2,12 +2,12 @@
 //! annotation with its value, and hand the typed values to an [`EntityVisitor`]. [`decode_entity`] and
 //! [`decode_query`] are that core with the visitor that builds an [`Entity`].
 
+use super::error::{DecodeError, DecodeErrorKind};
 use super::{NameFilter, NameHashes, TypeHints};
 use crate::edm::datetime::{eight_digits, DateTime};
 use crate::edm::error::ValueErrorKind;
 use crate::edm::{EdmBinary, EdmString, EdmType, EdmValue};
 use crate::entity::{ETag, Entity};
-use crate::error::{DecodeError, DecodeErrorKind};
 use crate::key::error::KeyError;
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::MAX_CUSTOM_PROPERTIES;

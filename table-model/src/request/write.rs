@@ -2,7 +2,7 @@
 
 use crate::entity::error::EntityError;
 use crate::entity::{ETag, Entity};
-use crate::error::EncodeError;
+use crate::json::error::EncodeError;
 use crate::json::{encode_entity, key_ranges, EntityBody};
 use crate::key::{PartitionKey, RowKey};
 use crate::table_entity::TableEntity;

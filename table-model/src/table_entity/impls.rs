@@ -5,7 +5,7 @@ use crate::edm::datetime::DateTime;
 use crate::edm::error::ValueError;
 use crate::edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 use crate::entity::ETag;
-use crate::error::EncodeError;
+use crate::json::error::EncodeError;
 use crate::json::BodyWriter;
 use crate::key::SortableKey;
 use crate::key::{PartitionKey, RowKey};
