@@ -67,18 +67,19 @@
 //! # Ok::<(), table_model::FilterError>(())
 //! ```
 
+pub(crate) mod error;
 mod literal;
 mod range;
 
 use crate::edm::datetime::DateTime;
 use crate::edm::error::ValueError;
 use crate::edm::{EdmBinary, EdmString, EdmValue, IntoEdm};
-use crate::error::{FilterError, FilterErrorKind};
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::FILTER_MAX_COMPARISONS;
 use crate::name::error::PropertyNameError;
 use crate::property::Property;
 use crate::table_entity::TableEnum;
+use error::{FilterError, FilterErrorKind};
 use std::borrow::Cow;
 use std::fmt;
 use std::ops::{BitAnd, BitOr, Not};

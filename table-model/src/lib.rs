@@ -215,11 +215,12 @@ pub use error::{
     BatchError, BatchErrorKind, RequestError, RequestErrorKind, ResponseError, ResponseErrorKind, SasError,
     SasErrorKind, ServiceError,
 };
-pub use error::{ConnectionError, ConnectionErrorKind, FilterError, FilterErrorKind, QueryError, QueryErrorKind};
+pub use error::{ConnectionError, ConnectionErrorKind, QueryError, QueryErrorKind};
 #[cfg(feature = "http")]
 pub use error::{ServicePropertiesError, ServicePropertiesErrorKind};
 #[cfg(feature = "http")]
 pub use error_code::ErrorCode;
+pub use filter::error::{FilterError, FilterErrorKind};
 pub use json::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
 pub use json::{decode_entity, decode_query, encode_entity, MetadataLevel, TypeHints};
 pub use key::error::{KeyDecodeError, KeyDecodeErrorKind, KeyError, KeyErrorKind, KeyKind};
