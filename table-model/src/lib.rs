@@ -215,7 +215,7 @@ pub use error::{
     BatchError, BatchErrorKind, RequestError, RequestErrorKind, ResponseError, ResponseErrorKind, SasError,
     SasErrorKind, ServiceError,
 };
-pub use error::{ConnectionError, ConnectionErrorKind, QueryError, QueryErrorKind};
+pub use error::{ConnectionError, ConnectionErrorKind};
 #[cfg(feature = "http")]
 pub use error::{ServicePropertiesError, ServicePropertiesErrorKind};
 #[cfg(feature = "http")]
@@ -228,6 +228,7 @@ pub use key::{PartitionKey, RowKey};
 pub use name::error::{PropertyNameError, PropertyNameErrorKind, TableNameError, TableNameErrorKind};
 pub use name::{PropertyName, TableName};
 pub use property::Property;
+pub use query::error::{QueryError, QueryErrorKind};
 pub use query::Query;
 #[cfg(feature = "http")]
 pub use request::{
