@@ -1,10 +1,12 @@
 //! Where the Table service is and how to authorize with it: [`Endpoint`]s (Azure-style and the emulator's
 //! path-style), [`Credential`]s, and [`ConnectionString`]s.
 
-use crate::error::{ConnectionError, ConnectionErrorKind};
+pub(crate) mod error;
+
 use crate::request::MergeVerb;
 use crate::RuleSet;
 use base64::Engine as _;
+use error::{ConnectionError, ConnectionErrorKind};
 use std::fmt;
 use std::str::FromStr;
 

@@ -167,6 +167,11 @@ mod batch;
 pub mod client;
 #[cfg(feature = "http")]
 mod connection;
+// Without `http`, the connection module is its error alone, which the crate exports in every build.
+#[cfg(not(feature = "http"))]
+mod connection {
+    pub(crate) mod error;
+}
 #[cfg(feature = "http")]
 mod continuation;
 mod edm;
@@ -200,6 +205,7 @@ pub mod __private;
 
 #[cfg(feature = "http")]
 pub use batch::Batch;
+pub use connection::error::{ConnectionError, ConnectionErrorKind};
 #[cfg(feature = "http")]
 pub use connection::{
     AccountKey, ConnectionString, Credential, Endpoint, SasToken, ServiceKind, COSMOS_EMULATOR_ACCOUNT_KEY,
@@ -215,7 +221,6 @@ pub use error::{
     BatchError, BatchErrorKind, RequestError, RequestErrorKind, ResponseError, ResponseErrorKind, SasError,
     SasErrorKind, ServiceError,
 };
-pub use error::{ConnectionError, ConnectionErrorKind};
 #[cfg(feature = "http")]
 pub use error::{ServicePropertiesError, ServicePropertiesErrorKind};
 #[cfg(feature = "http")]

@@ -8,9 +8,10 @@ mod service_properties;
 mod write;
 
 use crate::auth;
+use crate::connection::error::ConnectionError;
 use crate::connection::{ConnectionString, Credential, Endpoint, ServiceKind};
 use crate::entity::ETag;
-use crate::error::{ConnectionError, RequestError, RequestErrorKind};
+use crate::error::{RequestError, RequestErrorKind};
 use crate::json::MetadataLevel;
 use crate::key::{PartitionKey, RowKey};
 use crate::name::TableName;

@@ -1,7 +1,8 @@
 //! The client's error: what the service refused, what was refused before sending, what could not be read,
 //! and what never got an answer.
 
-use crate::error::{ConnectionError, RequestError, ResponseError, ResponseErrorKind, ServiceError};
+use crate::connection::error::ConnectionError;
+use crate::error::{RequestError, ResponseError, ResponseErrorKind, ServiceError};
 use crate::ErrorCode;
 use std::fmt;
 
