@@ -184,6 +184,8 @@ pub mod json;
 pub mod key;
 pub mod limits;
 mod name;
+#[cfg(feature = "http")]
+mod percent;
 mod property;
 mod query;
 #[cfg(feature = "http")]

@@ -15,13 +15,14 @@ use crate::error::{RequestError, RequestErrorKind};
 use crate::json::MetadataLevel;
 use crate::key::{PartitionKey, RowKey};
 use crate::name::TableName;
+use crate::percent::encode_component;
 use crate::query::Query;
 use crate::response::{Continuation, TableContinuation};
 use http::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, IF_MATCH};
 use http::{Method, Request};
 use std::time::SystemTime;
 
-pub(crate) use address::{encode_component, entity_path, entity_path_pieces};
+pub(crate) use address::{entity_path, entity_path_pieces};
 pub(crate) use rules::{check_entity, check_key, check_keys};
 pub use write::{EncodedEntity, WriteEntity};
 

@@ -54,7 +54,7 @@ use crate::connection::{AccountKey, Endpoint, SasToken};
 use crate::error::{SasError, SasErrorKind};
 use crate::key::{service_order, PartitionKey, RowKey};
 use crate::name::TableName;
-use crate::request::encode_component;
+use crate::percent::encode_component;
 use chrono::{DateTime, Datelike as _, Utc};
 use std::cmp::Ordering;
 use std::fmt;
