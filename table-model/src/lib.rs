@@ -220,8 +220,7 @@ pub use entity::error::{EntityError, EntityErrorKind};
 pub use entity::{ETag, Entity};
 #[cfg(feature = "http")]
 pub use error::{
-    BatchError, BatchErrorKind, RequestError, RequestErrorKind, ResponseError, ResponseErrorKind, SasError,
-    SasErrorKind, ServiceError,
+    BatchError, BatchErrorKind, RequestError, RequestErrorKind, ResponseError, ResponseErrorKind, ServiceError,
 };
 #[cfg(feature = "http")]
 pub use error::{ServicePropertiesError, ServicePropertiesErrorKind};
@@ -242,6 +241,8 @@ pub use request::{
     EncodedEntity, IfMatch, MergeVerb, TableService, UpdateMode, WriteEntity, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE,
     MAX_DATA_SERVICE_VERSION, X_MS_VERSION,
 };
+#[cfg(feature = "http")]
+pub use sas::error::{SasError, SasErrorKind};
 pub use table_entity::{
     ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySchema, KeySource, PropertySchema,
     ReverseChronologicalKey, Schema, SchemaProperty, TableEntity, TableEnum, TableProperties, TimestampField,

@@ -51,15 +51,16 @@
 
 use crate::auth;
 use crate::connection::{AccountKey, Endpoint, SasToken};
-use crate::error::{SasError, SasErrorKind};
 use crate::key::{service_order, PartitionKey, RowKey};
 use crate::name::TableName;
 use crate::percent::encode_component;
 use chrono::{DateTime, Datelike as _, Utc};
+use error::{SasError, SasErrorKind};
 use std::cmp::Ordering;
 use std::fmt;
 use std::net::Ipv4Addr;
 
+pub(crate) mod error;
 mod policy;
 
 pub(crate) use policy::{decode_signed_identifiers, encode_signed_identifiers};
