@@ -223,8 +223,6 @@ pub use error::{
     BatchError, BatchErrorKind, RequestError, RequestErrorKind, ResponseError, ResponseErrorKind, ServiceError,
 };
 #[cfg(feature = "http")]
-pub use error::{ServicePropertiesError, ServicePropertiesErrorKind};
-#[cfg(feature = "http")]
 pub use error_code::ErrorCode;
 pub use filter::error::{FilterError, FilterErrorKind};
 pub use json::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
@@ -243,6 +241,8 @@ pub use request::{
 };
 #[cfg(feature = "http")]
 pub use sas::error::{SasError, SasErrorKind};
+#[cfg(feature = "http")]
+pub use service_properties::error::{ServicePropertiesError, ServicePropertiesErrorKind};
 pub use table_entity::{
     ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySchema, KeySource, PropertySchema,
     ReverseChronologicalKey, Schema, SchemaProperty, TableEntity, TableEnum, TableProperties, TimestampField,
