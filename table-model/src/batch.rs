@@ -8,7 +8,7 @@
 //! operation failed.
 
 use crate::entity::ETag;
-use crate::error::{BatchError, BatchErrorKind, RequestError, ResponseError, ResponseErrorKind, ServiceError};
+use crate::error::{BatchError, BatchErrorKind, RequestError};
 use crate::json::ascii_json;
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::BATCH_MAX_OPERATIONS;
@@ -16,6 +16,7 @@ use crate::name::TableName;
 use crate::request::{check_entity, check_key, check_keys, entity_path_pieces, if_match_header};
 use crate::request::{IfMatch, TableService, UpdateMode, WriteEntity};
 use crate::request::{DATA_SERVICE_VERSION, JSON_CONTENT_TYPE};
+use crate::response::errors::{ResponseError, ResponseErrorKind, ServiceError};
 use crate::{KeyKind, RuleSet};
 use http::header::{HeaderValue, CONTENT_TYPE};
 use http::{Method, Request, Response};

@@ -219,9 +219,7 @@ pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 pub use entity::error::{EntityError, EntityErrorKind};
 pub use entity::{ETag, Entity};
 #[cfg(feature = "http")]
-pub use error::{
-    BatchError, BatchErrorKind, RequestError, RequestErrorKind, ResponseError, ResponseErrorKind, ServiceError,
-};
+pub use error::{BatchError, BatchErrorKind, RequestError, RequestErrorKind};
 #[cfg(feature = "http")]
 pub use error_code::ErrorCode;
 pub use filter::error::{FilterError, FilterErrorKind};
@@ -239,6 +237,8 @@ pub use request::{
     EncodedEntity, IfMatch, MergeVerb, TableService, UpdateMode, WriteEntity, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE,
     MAX_DATA_SERVICE_VERSION, X_MS_VERSION,
 };
+#[cfg(feature = "http")]
+pub use response::errors::{ResponseError, ResponseErrorKind, ServiceError};
 #[cfg(feature = "http")]
 pub use sas::error::{SasError, SasErrorKind};
 #[cfg(feature = "http")]

@@ -5,9 +5,10 @@
 //! Each function checks the status first: an error status becomes [`ResponseErrorKind::Service`] with the
 //! service's code and message, whatever the operation.
 
+pub(crate) mod errors;
+
 use crate::edm::{EdmType, EdmValue};
 use crate::entity::{ETag, Entity};
-use crate::error::{ResponseError, ResponseErrorKind, ServiceError};
 use crate::json::error::DecodeError;
 use crate::json::{
     decode_entity, decode_entity_with, decode_query, decode_query_with, EntityVisitor, SystemProperties, TypeHints,
@@ -17,6 +18,7 @@ use crate::name::TableName;
 use crate::sas::SignedIdentifier;
 use crate::service_properties::{ServiceProperties, ServiceStats};
 use crate::table_entity::TableEntity;
+use errors::{ResponseError, ResponseErrorKind, ServiceError};
 use http::{HeaderMap, Response};
 use std::cell::Cell;
 
@@ -442,7 +444,7 @@ pub fn tables<B: AsRef<[u8]>>(response: &Response<B>) -> Result<TablesPage, Resp
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ResponseErrorKind;
+    use crate::response::errors::ResponseErrorKind;
 
     fn reply(status: u16, headers: &[(&str, &str)], body: &str) -> Response<Vec<u8>> {
         let mut b = Response::builder().status(status);

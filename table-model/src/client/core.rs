@@ -8,12 +8,13 @@ use super::outcome::{TryLog, TryPolicy};
 use super::transport::{known, ReqwestTransport};
 use crate::auth::SharedKeyScheme;
 use crate::connection::{Credential, Endpoint, ServiceKind};
-use crate::error::{RequestError, ResponseError};
+use crate::error::RequestError;
 use crate::json::MetadataLevel;
 use crate::request::{
     MergeVerb, TableService, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE, MAX_DATA_SERVICE_VERSION, RETURN_NO_CONTENT,
     X_MS_VERSION,
 };
+use crate::response::errors::ResponseError;
 use crate::response::HEADERS_READ;
 use async_trait::async_trait;
 use azure_core::error::ErrorKind as CoreErrorKind;

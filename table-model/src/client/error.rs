@@ -2,7 +2,8 @@
 //! and what never got an answer.
 
 use crate::connection::error::ConnectionError;
-use crate::error::{RequestError, ResponseError, ResponseErrorKind, ServiceError};
+use crate::error::RequestError;
+use crate::response::errors::{ResponseError, ResponseErrorKind, ServiceError};
 use crate::ErrorCode;
 use std::fmt;
 
