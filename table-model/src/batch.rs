@@ -8,11 +8,11 @@
 //! operation failed.
 
 use crate::entity::ETag;
-use crate::error::{BatchError, BatchErrorKind, RequestError};
 use crate::json::ascii_json;
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::BATCH_MAX_OPERATIONS;
 use crate::name::TableName;
+use crate::request::error::{BatchError, BatchErrorKind, RequestError};
 use crate::request::{check_entity, check_key, check_keys, entity_path_pieces, if_match_header};
 use crate::request::{IfMatch, TableService, UpdateMode, WriteEntity};
 use crate::request::{DATA_SERVICE_VERSION, JSON_CONTENT_TYPE};

@@ -176,7 +176,6 @@ mod connection {
 mod continuation;
 mod edm;
 mod entity;
-mod error;
 #[cfg(feature = "http")]
 mod error_code;
 pub mod filter;
@@ -219,8 +218,6 @@ pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 pub use entity::error::{EntityError, EntityErrorKind};
 pub use entity::{ETag, Entity};
 #[cfg(feature = "http")]
-pub use error::{BatchError, BatchErrorKind, RequestError, RequestErrorKind};
-#[cfg(feature = "http")]
 pub use error_code::ErrorCode;
 pub use filter::error::{FilterError, FilterErrorKind};
 pub use json::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
@@ -232,6 +229,8 @@ pub use name::{PropertyName, TableName};
 pub use property::Property;
 pub use query::error::{QueryError, QueryErrorKind};
 pub use query::Query;
+#[cfg(feature = "http")]
+pub use request::error::{BatchError, BatchErrorKind, RequestError, RequestErrorKind};
 #[cfg(feature = "http")]
 pub use request::{
     EncodedEntity, IfMatch, MergeVerb, TableService, UpdateMode, WriteEntity, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE,

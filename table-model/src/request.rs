@@ -3,6 +3,7 @@
 
 mod acl;
 mod address;
+pub(crate) mod error;
 mod rules;
 mod service_properties;
 mod write;
@@ -11,13 +12,13 @@ use crate::auth;
 use crate::connection::error::ConnectionError;
 use crate::connection::{ConnectionString, Credential, Endpoint, ServiceKind};
 use crate::entity::ETag;
-use crate::error::{RequestError, RequestErrorKind};
 use crate::json::MetadataLevel;
 use crate::key::{PartitionKey, RowKey};
 use crate::name::TableName;
 use crate::percent::encode_component;
 use crate::query::Query;
 use crate::response::{Continuation, TableContinuation};
+use error::{RequestError, RequestErrorKind};
 use http::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, IF_MATCH};
 use http::{Method, Request};
 use std::time::SystemTime;

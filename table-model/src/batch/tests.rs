@@ -1,9 +1,9 @@
 use super::*;
 use crate::connection::Endpoint;
 use crate::entity::Entity;
-use crate::error::BatchErrorKind;
-use crate::error::RequestErrorKind;
 use crate::limits::BATCH_MAX_BODY_BYTES;
+use crate::request::error::BatchErrorKind;
+use crate::request::error::RequestErrorKind;
 use std::time::{Duration, UNIX_EPOCH};
 
 fn service() -> TableService {

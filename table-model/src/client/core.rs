@@ -8,8 +8,8 @@ use super::outcome::{TryLog, TryPolicy};
 use super::transport::{known, ReqwestTransport};
 use crate::auth::SharedKeyScheme;
 use crate::connection::{Credential, Endpoint, ServiceKind};
-use crate::error::RequestError;
 use crate::json::MetadataLevel;
+use crate::request::error::RequestError;
 use crate::request::{
     MergeVerb, TableService, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE, MAX_DATA_SERVICE_VERSION, RETURN_NO_CONTENT,
     X_MS_VERSION,

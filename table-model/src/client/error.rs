@@ -2,7 +2,7 @@
 //! and what never got an answer.
 
 use crate::connection::error::ConnectionError;
-use crate::error::RequestError;
+use crate::request::error::RequestError;
 use crate::response::errors::{ResponseError, ResponseErrorKind, ServiceError};
 use crate::ErrorCode;
 use std::fmt;

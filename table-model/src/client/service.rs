@@ -298,7 +298,7 @@ impl TableServiceClient {
 mod tests {
     use super::*;
     use crate::client::ErrorKind;
-    use crate::error::RequestErrorKind;
+    use crate::request::error::RequestErrorKind;
     use crate::AccountKey;
     use async_trait::async_trait;
     use azure_core::http::policies::{Policy, PolicyResult};

@@ -148,7 +148,7 @@ impl TableClient {
     pub async fn insert(&self, entity: &impl WriteEntity, options: Option<RequestOptions<'_>>) -> Result<ETag, Error> {
         let options = options.unwrap_or_default();
         let ctx = &options.method_options.context;
-        let encoded = entity.encode().map_err(crate::error::RequestError::from)?;
+        let encoded = entity.encode().map_err(crate::RequestError::from)?;
         let request = self.core.requests.insert(&self.table, entity);
         match self.core.call_tracked(request, ctx, response::written).await {
             (Err(e), true) if e.error_code() == Some(ErrorCode::EntityAlreadyExists) => {
@@ -195,7 +195,7 @@ impl TableClient {
         let request = self.core.requests.update(&self.table, entity, mode, if_match);
         match self.core.call_tracked(request, ctx, response::written).await {
             (Err(e), true) if e.is_precondition_failed() => {
-                let encoded = entity.encode().map_err(crate::error::RequestError::from)?;
+                let encoded = entity.encode().map_err(crate::RequestError::from)?;
                 let expected = Some((encoded.body().as_bytes(), mode == UpdateMode::Replace));
                 self.resolve("update", e, encoded.partition_key(), encoded.row_key(), expected, ctx).await
             }
@@ -208,7 +208,7 @@ impl TableClient {
     /// # Errors
     /// `412` when it changed since its ETag was read, `404` when it does not exist, and any failure to send.
     pub async fn delete(&self, entity: &impl WriteEntity, options: Option<UpdateOptions<'_>>) -> Result<(), Error> {
-        let (partition_key, row_key) = entity.keys().map_err(crate::error::RequestError::from)?;
+        let (partition_key, row_key) = entity.keys().map_err(crate::RequestError::from)?;
         let options = options.unwrap_or_default();
         let if_match = precondition(options.if_match, entity);
         self.delete_with(&partition_key, &row_key, if_match, &options.method_options.context).await
@@ -291,7 +291,7 @@ impl TableClient {
         entity: &T,
         options: Option<RequestOptions<'_>>,
     ) -> Result<T, Error> {
-        let (partition_key, row_key) = entity.keys().map_err(crate::error::RequestError::from)?;
+        let (partition_key, row_key) = entity.keys().map_err(crate::RequestError::from)?;
         self.get(&partition_key, &row_key, options).await
     }
 
@@ -431,7 +431,7 @@ impl TableClient {
             _ => batch.table() == &self.table,
         };
         if !same_table {
-            return Err(crate::error::RequestError::new(crate::error::RequestErrorKind::TableMismatch {
+            return Err(crate::RequestError::new(crate::RequestErrorKind::TableMismatch {
                 batch: batch.table().to_string(),
                 client: self.table.to_string(),
             })

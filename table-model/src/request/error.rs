@@ -1,17 +1,12 @@
-//! Every public error of the crate. Messages are lowercase, without a trailing period, and say what was
-//! wrong, where (property, key, index) and what the rule is.
+//! The errors of building requests: a request that cannot be built, and a batch operation that breaks a batch
+//! rule. Both are here, not the second beside the batch, because each holds the other: a batch operation's
+//! request error, a request's batch error.
 
-#[cfg(feature = "http")]
 use crate::entity::error::EntityError;
-#[cfg(feature = "http")]
 use crate::json::error::EncodeError;
-#[cfg(feature = "http")]
 use crate::query::error::QueryError;
-#[cfg(feature = "http")]
 use crate::sas::error::SasError;
-#[cfg(feature = "http")]
 use crate::service_properties::error::ServicePropertiesError;
-#[cfg(feature = "http")]
 use std::fmt;
 
 /// Why a request could not be built.
