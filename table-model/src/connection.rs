@@ -3,7 +3,6 @@
 
 pub(crate) mod error;
 
-use crate::request::MergeVerb;
 use crate::RuleSet;
 use base64::Engine as _;
 use error::{ConnectionError, ConnectionErrorKind};
@@ -252,20 +251,6 @@ impl ServiceKind {
         match self {
             ServiceKind::Storage | ServiceKind::Azurite => RuleSet::Storage,
             ServiceKind::CosmosDb => RuleSet::CosmosDb,
-        }
-    }
-
-    /// How this service takes a merge (`docs/rules.md` §13.2): `MERGE` on Storage and Azurite, `POST` with
-    /// `X-HTTP-Method: MERGE` on the Cosmos DB Table API.
-    ///
-    /// ```
-    /// use table_model::{MergeVerb, ServiceKind};
-    /// assert_eq!(ServiceKind::CosmosDb.merge_verb(), MergeVerb::PostTunnel);
-    /// ```
-    pub fn merge_verb(self) -> MergeVerb {
-        match self {
-            ServiceKind::Storage | ServiceKind::Azurite => MergeVerb::Merge,
-            ServiceKind::CosmosDb => MergeVerb::PostTunnel,
         }
     }
 

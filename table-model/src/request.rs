@@ -132,6 +132,24 @@ pub enum MergeVerb {
     PostTunnel,
 }
 
+// How each kind of service takes a merge is said here, beside the verbs: the connection module, which defines
+// `ServiceKind`, is below the requests and does not know them.
+impl ServiceKind {
+    /// How this service takes a merge (`docs/rules.md` §13.2): `MERGE` on Storage and Azurite, `POST` with
+    /// `X-HTTP-Method: MERGE` on the Cosmos DB Table API.
+    ///
+    /// ```
+    /// use table_model::{MergeVerb, ServiceKind};
+    /// assert_eq!(ServiceKind::CosmosDb.merge_verb(), MergeVerb::PostTunnel);
+    /// ```
+    pub fn merge_verb(self) -> MergeVerb {
+        match self {
+            ServiceKind::Storage | ServiceKind::Azurite => MergeVerb::Merge,
+            ServiceKind::CosmosDb => MergeVerb::PostTunnel,
+        }
+    }
+}
+
 /// A Table service endpoint and the credential to use with it: builds a signed `http::Request<Vec<u8>>` for
 /// every operation and sends nothing. Send the requests with any HTTP client, then read the responses with
 /// [`response`](crate::response).
