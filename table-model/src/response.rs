@@ -68,6 +68,25 @@ pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &'static str) -> Option<&
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
+// The continuation headers are read here, with every other header of a response.
+impl Continuation {
+    /// The continuation of a response, if it has one.
+    pub fn from_headers(headers: &HeaderMap) -> Option<Self> {
+        let pk = header(headers, "x-ms-continuation-nextpartitionkey")?;
+        Some(Continuation {
+            next_partition_key: pk.to_owned(),
+            next_row_key: header(headers, "x-ms-continuation-nextrowkey").map(str::to_owned),
+        })
+    }
+}
+
+impl TableContinuation {
+    /// The continuation of a response, if it has one.
+    pub fn from_headers(headers: &HeaderMap) -> Option<Self> {
+        header(headers, "x-ms-continuation-nexttablename").map(TableContinuation::new)
+    }
+}
+
 /// The service error of a response with a status of 300 or more; `None` for a success.
 ///
 /// The code is the `x-ms-error-code` header, else the `odata.error` (JSON) or `<Code>` (XML, which
