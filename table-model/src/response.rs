@@ -5,6 +5,7 @@
 //! Each function checks the status first: an error status becomes [`ResponseErrorKind::Service`] with the
 //! service's code and message, whatever the operation.
 
+pub(crate) mod batch_response;
 pub(crate) mod errors;
 
 use crate::edm::{EdmType, EdmValue};
@@ -22,8 +23,8 @@ use errors::{ResponseError, ResponseErrorKind, ServiceError};
 use http::{HeaderMap, Response};
 use std::cell::Cell;
 
-pub use crate::batch::{read_batch as batch, BatchOutcome};
 pub use crate::continuation::{Continuation, ContinuationError, ContinuationErrorKind, TableContinuation};
+pub use batch_response::{read_batch as batch, BatchOutcome};
 
 /// One page of a query: dynamic [`Entity`]s ([`query`]) or derived structs ([`query_as`]).
 #[derive(Clone, Debug, PartialEq)]
