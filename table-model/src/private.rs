@@ -13,6 +13,7 @@ pub use crate::key::error::KeyKind;
 pub use crate::key::{PartitionKey, RowKey};
 pub use crate::name::PropertyName;
 pub use crate::property::Property;
+pub use crate::table_entity::fields::{finish, full_name, read, unknown_property, Result};
 pub use crate::table_entity::{
     ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySource, PropertySchema, ReverseChronologicalKey,
     Schema, TableEntity, TableEnum, TableProperties, TimestampField, UniqueTimeKey,
@@ -34,9 +35,9 @@ pub use core::option::Option::{self, None, Some};
 pub use core::result::Result as StdResult;
 pub use core::result::Result::{Err, Ok};
 
-use crate::entity::error::EntityErrorKind;
 use crate::key::error::KeyError;
 use crate::limits::{MAX_CUSTOM_PROPERTIES, PROPERTY_NAME_MAX_UTF16};
+use crate::table_entity::fields::missing;
 use std::fmt::Write as _;
 use table_model_rules::{property_name, utf16_len};
 
@@ -50,9 +51,6 @@ pub const fn property_schema(
 ) -> FieldSchema {
     FieldSchema::Property(PropertySchema::__new(name, field, edm_type, optional))
 }
-
-/// `Result<T, EntityError>`, for signatures.
-pub type Result<T> = core::result::Result<T, EntityError>;
 
 // ---------------------------------------------------------------------------------------------------------
 // Names
@@ -69,15 +67,6 @@ pub fn property_name(name: &'static str) -> Result<PropertyName> {
 pub const fn derived_name(name: &'static str) -> PropertyName {
     debug_assert!(property_name::check_const(name).is_ok());
     PropertyName::from_checked_static(name)
-}
-
-/// The full name of a property of a flattened group: `prefix` + `name`.
-pub fn full_name<'a>(prefix: &str, name: &'a str) -> Cow<'a, str> {
-    if prefix.is_empty() {
-        Cow::Borrowed(name)
-    } else {
-        Cow::Owned(format!("{prefix}{name}"))
-    }
 }
 
 /// [`full_name`] as a validated [`PropertyName`] (the derive's `const` checks have already passed; this
@@ -263,25 +252,6 @@ fn narrow(value: EdmValue, natural: Option<EdmType>) -> core::result::Result<Edm
     })
 }
 
-fn missing(name: &str) -> EntityError {
-    EntityError::new(EntityErrorKind::MissingProperty { property: name.to_owned() }, Some(name))
-}
-
-/// Takes a field's property out of the entity and converts it with `from_edm`; an absent property is
-/// `absent()` (`Some(None)` for an `Option`, the default under `#[table(default)]`), else a missing-property
-/// error.
-pub fn read<T>(
-    entity: &mut Entity,
-    name: &str,
-    from_edm: fn(EdmValue) -> core::result::Result<T, ValueError>,
-    absent: fn() -> Option<T>,
-) -> Result<T> {
-    match entity.remove(name) {
-        Some(v) => from_edm(v).map_err(|e| e.in_property(name).into()),
-        None => absent().ok_or_else(|| missing(name)),
-    }
-}
-
 /// As [`read`], for a field stored with `#[table(edm = "...")]`: the value is narrowed back to `natural`, the
 /// field type's own EDM type, first.
 pub fn read_as<T>(
@@ -346,11 +316,6 @@ pub fn read_json<T: serde::de::DeserializeOwned>(
         Some(v) => parse_json(v).map_err(|e| e.in_property(name).into()),
         None => absent().ok_or_else(|| missing(name)),
     }
-}
-
-/// The error for a property the struct does not have, under `deny_unknown_properties`.
-pub fn unknown_property(name: &str) -> EntityError {
-    EntityError::new(EntityErrorKind::UnknownProperty { property: name.to_owned() }, Some(name))
 }
 
 /// Refuses the properties left over after reading every field, under `deny_unknown_properties`.
@@ -460,20 +425,6 @@ pub fn fill<T>(
 ) -> core::result::Result<Option<EdmValue>, DecodeError> {
     *slot = Some(value?);
     Ok(None)
-}
-
-/// The value of a field once every property has been seen: the decoded one, else `absent()`, else an error
-/// naming `prefix` + `name`.
-pub fn finish<T>(
-    slot: Option<T>,
-    prefix: &str,
-    name: &str,
-    absent: fn() -> Option<T>,
-) -> core::result::Result<T, DecodeError> {
-    match slot {
-        Some(v) => Ok(v),
-        None => absent().ok_or_else(|| DecodeError::missing_property(full_name(prefix, name))),
-    }
 }
 
 /// The [`BodyWriter`] of `to_json` for a struct without flattened groups: its property names are the ones the

@@ -3,6 +3,7 @@
 //! one property), [`KeyField`] (a Rust type stored as a PartitionKey or RowKey) and [`TableEnum`] (a fieldless
 //! enum stored as its variant name).
 
+pub(crate) mod fields;
 mod impls;
 mod schema;
 pub(crate) mod unique;
@@ -300,7 +301,7 @@ pub trait EdmField: Sized {
     #[doc(hidden)]
     #[inline]
     fn __read(entity: &mut Entity, name: &str) -> Result<Self, EntityError> {
-        crate::__private::read(entity, name, Self::from_edm, Self::absent)
+        fields::read(entity, name, Self::from_edm, Self::absent)
     }
 
     /// The field named `prefix` + `name` of a derived struct once decoding is done (its generated visitor):
@@ -308,7 +309,7 @@ pub trait EdmField: Sized {
     #[doc(hidden)]
     #[inline]
     fn __finish(slot: Option<Self>, prefix: &str, name: &str) -> Result<Self, DecodeError> {
-        crate::__private::finish(slot, prefix, name, Self::absent)
+        fields::finish(slot, prefix, name, Self::absent)
     }
 }
 

@@ -192,7 +192,7 @@ impl Schema {
         }
         if self.deny_unknown_properties {
             if let Some((name, _)) = entity.iter().find(|(n, _)| find(self.fields, n).is_none()) {
-                return Err(crate::__private::unknown_property(name.as_str()));
+                return Err(super::fields::unknown_property(name.as_str()));
             }
         }
         Ok(())
