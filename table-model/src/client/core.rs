@@ -5,7 +5,7 @@ use super::credential::{SharedKeyPolicy, TableCredential};
 use super::error::Error;
 use super::options::TableServiceClientOptions;
 use super::outcome::{TryLog, TryPolicy};
-use super::transport::{known, ReqwestTransport};
+use super::transport::{find_header, known, ReqwestTransport};
 use crate::auth::SharedKeyScheme;
 use crate::connection::{Credential, Endpoint, ServiceKind};
 use crate::json::MetadataLevel;
@@ -301,13 +301,6 @@ impl Policy for ReadBodyPolicy {
         let body = read_body(body, length).await?;
         Ok(AsyncRawResponse::from_bytes(status, headers, body))
     }
-}
-
-/// A header's value. `Headers::get_optional_str` and `get_optional_with` build an `azure_core::Error` when the
-/// header is absent (with a captured backtrace when `RUST_BACKTRACE` is set) and format one when it is present:
-/// thousands of instructions for a lookup.
-pub(crate) fn find_header<'a>(headers: &'a Headers, name: &HeaderName) -> Option<&'a str> {
-    headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
 }
 
 /// The whole body: the first chunk as it is when it is the only one, else all of them in one buffer of
