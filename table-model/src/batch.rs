@@ -6,6 +6,8 @@
 //! index the operation would have had, and leaves the batch unchanged. [`TableService::batch`] writes the
 //! `multipart/mixed` request; [`response::batch`](crate::response::batch) reads the answer, including which
 //! operation failed.
+//!
+//! Layer: requests.
 
 use crate::json::ascii_json;
 use crate::key::{PartitionKey, RowKey};

@@ -1,5 +1,7 @@
 //! Where the Table service is and how to authorize with it: [`Endpoint`]s (Azure-style and the emulator's
 //! path-style), [`Credential`]s, and [`ConnectionString`]s.
+//!
+//! Layer: requests.
 
 pub(crate) mod error;
 

@@ -6,6 +6,8 @@
 //! into one URL-safe token through `Display` and parse back through `FromStr` (and serde): version, kind,
 //! the values, and a checksum, in unpadded base64url. A token that was cut, edited or made for the other kind
 //! of listing is a [`ContinuationError`], never a wrong page.
+//!
+//! Layer: wire.
 
 use base64::Engine as _;
 use sha2::{Digest, Sha256};

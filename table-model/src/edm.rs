@@ -1,6 +1,8 @@
 //! EDM property values (`docs/rules.md` §3): [`EdmValue`], its bounded [`EdmString`] and [`EdmBinary`], and the
 //! conversions from and to the Rust types users hold. The instants of `Edm.DateTime`, [`DateTime`], are in the
 //! submodule `datetime`, and the errors of values in `error`.
+//!
+//! Layer: model.
 
 pub(crate) mod datetime;
 pub(crate) mod error;

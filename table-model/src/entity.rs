@@ -1,4 +1,6 @@
 //! The dynamic [`Entity`] (`docs/rules.md` §4) and the opaque [`ETag`].
+//!
+//! Layer: model.
 
 pub(crate) mod error;
 

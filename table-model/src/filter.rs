@@ -9,6 +9,8 @@
 //! Typed comparisons use the property handles of `#[derive(TableEntity)]` and take values of the property's
 //! type only:
 //!
+//!
+//! Layer: wire.
 #![cfg_attr(feature = "derive", doc = "```")]
 #![cfg_attr(not(feature = "derive"), doc = "```ignore")]
 //! use table_model::filter::{self, Filter};

@@ -72,6 +72,8 @@
 //! they encode from and decode into any type without building an [`Entity`](crate::Entity), which is what
 //! `#[derive(TableEntity)]` generates code for. They are public, documented and checked like the rest of the
 //! crate.
+//!
+//! Layer: wire.
 
 mod decode;
 mod encode;

@@ -22,6 +22,8 @@
 //! - **Several parts** in one key: [`CompositeKey`] and [`split_composite`].
 //!
 //! Every helper is generic over [`Key`], so the same call builds a [`PartitionKey`] or a [`RowKey`].
+//!
+//! Layer: model.
 
 use crate::validated::validated_string;
 use error::KeyError;

@@ -159,6 +159,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 extern crate self as table_model;
 
+// The modules read bottom up, in five layers; each says its own in its header (`Layer: ...`), and
+// `tests/test_module_graph.rs` checks that no module uses a layer above its own and that no modules import each
+// other in a circle.
+// - rules: the service's limits (the rules themselves are the `table-model-rules` crate);
+// - model: the values that cannot be invalid: names, keys, EDM values, entities, typed property handles;
+// - wire: the service's formats and vocabularies: JSON bodies, `$filter` and query options, XML and the service
+//   properties it carries, percent-encoding, continuation tokens, error codes, and the `TableEntity` traits
+//   (with `__private`, what the derive's generated code calls);
+// - requests (feature `http`): endpoints and credentials, signing, shared access signatures, the request
+//   builders, batches and the response readers;
+// - client (feature `client`): the async client on `azure_core`.
 #[cfg(feature = "http")]
 pub mod auth;
 #[cfg(feature = "http")]

@@ -1,4 +1,6 @@
 //! Table names and property names (`docs/rules.md` §1).
+//!
+//! Layer: model.
 
 pub(crate) mod error;
 

@@ -1,5 +1,7 @@
 //! Percent-encoding of path segments and query values (`docs/rules.md` §9.4 and §7.4), for the entity
 //! addresses and queries of requests and the parameters of shared access signatures.
+//!
+//! Layer: wire.
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use std::borrow::Cow;

@@ -1,5 +1,7 @@
 //! Query options (`docs/rules.md` §7): `$filter`, `$select` and `$top`, checked and rendered independently of
 //! any HTTP client.
+//!
+//! Layer: wire.
 
 pub(crate) mod error;
 

@@ -1,5 +1,7 @@
 //! Requests for every Table service operation as `http::Request<Vec<u8>>` values, independent of any HTTP
 //! client: [`TableService`] builds and signs them; any client sends them.
+//!
+//! Layer: requests.
 
 mod acl;
 mod address;

@@ -4,6 +4,8 @@
 //!
 //! Each function checks the status first: an error status becomes [`ResponseErrorKind::Service`] with the
 //! service's code and message, whatever the operation.
+//!
+//! Layer: requests.
 
 pub(crate) mod batch_response;
 pub(crate) mod errors;

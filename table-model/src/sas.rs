@@ -48,6 +48,8 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Layer: requests.
 
 use crate::auth;
 use crate::connection::{AccountKey, Endpoint, SasToken};

@@ -22,6 +22,8 @@
 //!     "invalid service properties: `MinuteMetrics.RetentionPolicy.Days` must be 1 to 365, found 400"
 //! );
 //! ```
+//!
+//! Layer: wire.
 
 pub(crate) mod error;
 

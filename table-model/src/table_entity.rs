@@ -2,6 +2,8 @@
 //! [`TableProperties`] (a group of properties flattened into an entity), [`EdmField`] (a Rust type stored as
 //! one property), [`KeyField`] (a Rust type stored as a PartitionKey or RowKey) and [`TableEnum`] (a fieldless
 //! enum stored as its variant name).
+//!
+//! Layer: wire.
 
 pub(crate) mod fields;
 mod impls;

@@ -8,6 +8,8 @@
 //!
 //! `value_error!` defines those error types `E`, and `TableNameError`: the rules crate's error and the refused
 //! value.
+//!
+//! Layer: model.
 
 macro_rules! validated_string {
     ($ty:ident, $err:ty, $what:literal) => {
