@@ -14,6 +14,8 @@
 //! CanonicalizedResource is `/<account>` followed by the request's path exactly as sent (percent-encoded), then
 //! `?comp=<value>` when the query has a `comp` parameter; no other parameter is signed. The signature is the
 //! base64 HMAC-SHA256 of the string to sign, keyed with the decoded account key.
+//!
+//! Layer: requests.
 
 use crate::connection::{AccountKey, Credential};
 use base64::Engine as _;

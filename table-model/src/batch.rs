@@ -6,24 +6,24 @@
 //! index the operation would have had, and leaves the batch unchanged. [`TableService::batch`] writes the
 //! `multipart/mixed` request; [`response::batch`](crate::response::batch) reads the answer, including which
 //! operation failed.
+//!
+//! Layer: requests.
 
-use crate::entity::ETag;
-use crate::error::{BatchError, BatchErrorKind, RequestError, ResponseError, ResponseErrorKind, ServiceError};
 use crate::json::ascii_json;
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::BATCH_MAX_OPERATIONS;
 use crate::name::TableName;
+use crate::request::error::{BatchError, BatchErrorKind, RequestError};
 use crate::request::{check_entity, check_key, check_keys, entity_path_pieces, if_match_header};
 use crate::request::{IfMatch, TableService, UpdateMode, WriteEntity};
 use crate::request::{DATA_SERVICE_VERSION, JSON_CONTENT_TYPE};
 use crate::{KeyKind, RuleSet};
 use http::header::{HeaderValue, CONTENT_TYPE};
-use http::{Method, Request, Response};
-use multipart::{find, skip_line_end};
+use http::{Method, Request};
 use row_keys::{Lookup, RowKeyIndex};
 use std::hash::{BuildHasher, Hasher};
 
-mod multipart;
+pub(crate) mod multipart;
 mod row_keys;
 
 /// The operations of one entity group transaction, on one table and one PartitionKey.
@@ -87,14 +87,6 @@ impl Operation {
 /// or `None` for a delete.
 #[cfg(feature = "client")]
 pub(crate) type Effect<'a> = Option<(&'a [u8], bool)>;
-
-/// What a successful batch did to each operation, in order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct BatchOutcome {
-    /// The new ETag of each operation's entity; `None` for a delete.
-    pub etags: Vec<Option<ETag>>,
-}
 
 /// The length of a boundary's random part: 32 hex digits (128 bits).
 const BOUNDARY_HEX: usize = 32;
@@ -576,167 +568,6 @@ impl TableService {
         self.sign(&mut request);
         Ok(request)
     }
-}
-
-/// One `application/http` response inside a batch response.
-#[derive(Debug)]
-struct SubResponse<'a> {
-    status: u16,
-    headers: Headers<'a>,
-    body: &'a [u8],
-}
-
-/// Reads the answer to a batch of `operations` operations: `202 Accepted` with one sub-response per
-/// operation when all succeeded (their ETags in order), or the failed operation's error, whose
-/// [`operation_index`](ServiceError::operation_index) says which one failed; then none was applied.
-///
-/// The index comes from the `N:` prefix of the error's message (`docs/rules.md` §8.2) and is always inside
-/// the batch: an `N` of `operations` or more is refused. A message without the prefix gives no index, except
-/// in a batch of one operation, where it can only be operation 0.
-///
-/// ```
-/// use table_model::response;
-/// use table_model::ResponseErrorKind;
-/// let reply = |message: &str| {
-///     let body = format!(r#"{{"odata.error":{{"code":"InvalidInput","message":{{"value":"{message}"}}}}}}"#);
-///     http::Response::builder().status(400).body(body.into_bytes()).unwrap()
-/// };
-/// let err = response::batch(&reply("1:Bad Request"), 2).unwrap_err();
-/// assert_eq!(err.service().unwrap().operation_index(), Some(1));
-///
-/// let err = response::batch(&reply("999:Bad Request"), 2).unwrap_err();
-/// assert!(matches!(err.kind(), ResponseErrorKind::OperationIndexOutOfRange { operations: 2, .. }));
-/// assert_eq!(
-///     err.to_string(),
-///     "invalid batch response: the error names operation 999, but the batch has 2 operations \
-///      (the service refused the request: 400 InvalidInput: 999:Bad Request)"
-/// );
-/// ```
-///
-/// # Errors
-/// The failed operation's [`ServiceError`], a service error for the whole request,
-/// [`ResponseErrorKind::OperationIndexOutOfRange`] for an error that names an operation outside the batch,
-/// or a body that is not a batch response.
-pub fn read_batch<B: AsRef<[u8]>>(response: &Response<B>, operations: usize) -> Result<BatchOutcome, ResponseError> {
-    if let Some(e) = crate::response::error(response) {
-        return Err(in_batch(e, operations, false));
-    }
-    let malformed = |reason: &str| ResponseError::new(ResponseErrorKind::Malformed { reason: reason.to_owned() });
-    if response.status().as_u16() != 202 {
-        return Err(ResponseError::new(ResponseErrorKind::UnexpectedStatus {
-            status: response.status().as_u16(),
-            expected: "202",
-        }));
-    }
-    let content_type = crate::response::header(response.headers(), "content-type").unwrap_or("");
-    let boundary = boundary_of(content_type).ok_or_else(|| malformed("no multipart boundary"))?;
-    let mut subs = Vec::new();
-    for part in multipart::split(response.body().as_ref(), boundary.as_bytes()) {
-        let (headers, content) = split_head(part).ok_or_else(|| malformed("a part has no header end"))?;
-        let inner = header_value(&headers, "content-type").and_then(boundary_of);
-        match inner {
-            Some(changeset) => {
-                for sub in multipart::split(content, changeset.as_bytes()) {
-                    let (_, http) = split_head(sub).ok_or_else(|| malformed("a changeset part has no header end"))?;
-                    subs.push(parse_sub_response(http).ok_or_else(|| malformed("a sub-response is not HTTP"))?);
-                }
-            }
-            None => subs.push(parse_sub_response(content).ok_or_else(|| malformed("a part is not HTTP"))?),
-        }
-    }
-    if let Some(failed) = subs.iter().find(|s| s.status >= 300) {
-        let mut headers = http::HeaderMap::new();
-        for (k, v) in &failed.headers {
-            if let (Ok(k), Ok(v)) = (http::HeaderName::from_bytes(k.as_bytes()), HeaderValue::from_str(v)) {
-                headers.append(k, v);
-            }
-        }
-        let error = crate::response::service_error(failed.status, &headers, failed.body);
-        return Err(in_batch(error, operations, true));
-    }
-    if subs.len() != operations {
-        return Err(malformed(&format!("{} sub-responses for {operations} operations", subs.len())));
-    }
-    let etags = subs
-        .iter()
-        .map(|s| s.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("etag")).map(|(_, v)| ETag::new(*v)))
-        .collect();
-    Ok(BatchOutcome { etags })
-}
-
-/// The error of a batch of `operations` operations, with the operation its message names checked against the
-/// batch (`docs/rules.md` §8.2). The error of a failed sub-response (`operation`) that names none is operation
-/// 0's in a batch of one; an error for the whole request stays without an index.
-fn in_batch(mut error: ServiceError, operations: usize, operation: bool) -> ResponseError {
-    error.operation_index = match crate::response::named_operation(&error.message) {
-        Some(digits) => match digits.parse::<usize>() {
-            Ok(index) if index < operations => Some(index),
-            _ => {
-                let index = digits.to_owned();
-                error.operation_index = None;
-                let error = Box::new(error);
-                return ResponseError::new(ResponseErrorKind::OperationIndexOutOfRange { index, operations, error });
-            }
-        },
-        None if operation && operations == 1 => Some(0),
-        None => None,
-    };
-    error.into()
-}
-
-/// The longest boundary RFC 2046 (§5.1.1) allows.
-const MAX_BOUNDARY: usize = 70;
-
-/// The `boundary` parameter of a `multipart/mixed` content type: 1 to 70 characters (RFC 2046 §5.1.1), which
-/// also keeps the search for it linear in the body's length.
-fn boundary_of(content_type: &str) -> Option<String> {
-    let (mime, params) = content_type.split_once(';')?;
-    if !mime.trim().eq_ignore_ascii_case("multipart/mixed") {
-        return None;
-    }
-    let boundary = params.split(';').find_map(|p| {
-        let (k, v) = p.split_once('=')?;
-        k.trim().eq_ignore_ascii_case("boundary").then(|| v.trim().trim_matches('"').to_owned())
-    })?;
-    (1..=MAX_BOUNDARY).contains(&boundary.len()).then_some(boundary)
-}
-
-/// Header lines parsed as `(name, value)`.
-type Headers<'a> = Vec<(&'a str, &'a str)>;
-
-/// Splits headers from content at the first empty line; returns the header lines parsed as `name: value`.
-fn split_head(part: &[u8]) -> Option<(Headers<'_>, &[u8])> {
-    let (end, skip) = match (find(part, b"\r\n\r\n"), find(part, b"\n\n")) {
-        (Some(a), Some(b)) if b < a => (b, 2),
-        (Some(a), _) => (a, 4),
-        (None, Some(b)) => (b, 2),
-        (None, None) => (part.len(), 0),
-    };
-    let head = std::str::from_utf8(&part[..end]).ok()?;
-    let headers = head.lines().filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim(), v.trim()))).collect();
-    Some((headers, &part[(end + skip).min(part.len())..]))
-}
-
-fn header_value<'a>(headers: &[(&'a str, &'a str)], name: &str) -> Option<&'a str> {
-    headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| *v)
-}
-
-/// `HTTP/1.1 204 No Content`, headers, an empty line, the body.
-fn parse_sub_response(http: &[u8]) -> Option<SubResponse<'_>> {
-    let line_end = find(http, b"\n")?;
-    let status_line = std::str::from_utf8(&http[..line_end]).ok()?.trim_end_matches('\r');
-    let mut words = status_line.split(' ');
-    if !words.next()?.starts_with("HTTP/") {
-        return None;
-    }
-    let status = words.next()?.parse().ok()?;
-    let rest = &http[line_end + 1..];
-    let (headers, body) = if rest.starts_with(b"\r\n") || rest.starts_with(b"\n") {
-        (Vec::new(), skip_line_end(rest))
-    } else {
-        split_head(rest)?
-    };
-    Some(SubResponse { status, headers, body })
 }
 
 #[cfg(test)]

@@ -37,6 +37,8 @@
 //! Retries are `azure_core`'s: exponential back-off with jitter on 408, 429, 500, 502, 503 and 504 and on
 //! connection errors, honouring `Retry-After` and `x-ms-retry-after-ms`; set them in
 //! [`TableServiceClientOptions::client_options`].
+//!
+//! Layer: client.
 
 mod bulk;
 mod core;

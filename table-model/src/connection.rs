@@ -1,10 +1,13 @@
 //! Where the Table service is and how to authorize with it: [`Endpoint`]s (Azure-style and the emulator's
 //! path-style), [`Credential`]s, and [`ConnectionString`]s.
+//!
+//! Layer: requests.
 
-use crate::error::{ConnectionError, ConnectionErrorKind, Given};
-use crate::request::MergeVerb;
+pub(crate) mod error;
+
 use crate::RuleSet;
 use base64::Engine as _;
+use error::{ConnectionError, ConnectionErrorKind, Given};
 use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
@@ -252,20 +255,6 @@ impl ServiceKind {
         match self {
             ServiceKind::Storage | ServiceKind::Azurite => RuleSet::Storage,
             ServiceKind::CosmosDb => RuleSet::CosmosDb,
-        }
-    }
-
-    /// How this service takes a merge (`docs/rules.md` §13.2): `MERGE` on Storage and Azurite, `POST` with
-    /// `X-HTTP-Method: MERGE` on the Cosmos DB Table API.
-    ///
-    /// ```
-    /// use table_model::{MergeVerb, ServiceKind};
-    /// assert_eq!(ServiceKind::CosmosDb.merge_verb(), MergeVerb::PostTunnel);
-    /// ```
-    pub fn merge_verb(self) -> MergeVerb {
-        match self {
-            ServiceKind::Storage | ServiceKind::Azurite => MergeVerb::Merge,
-            ServiceKind::CosmosDb => MergeVerb::PostTunnel,
         }
     }
 

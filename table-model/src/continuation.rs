@@ -6,10 +6,10 @@
 //! into one URL-safe token through `Display` and parse back through `FromStr` (and serde): version, kind,
 //! the values, and a checksum, in unpadded base64url. A token that was cut, edited or made for the other kind
 //! of listing is a [`ContinuationError`], never a wrong page.
+//!
+//! Layer: wire.
 
-use crate::response::header;
 use base64::Engine as _;
-use http::HeaderMap;
 use sha2::{Digest, Sha256};
 use std::fmt;
 use std::str::FromStr;
@@ -35,23 +35,14 @@ use std::str::FromStr;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Continuation {
-    next_partition_key: String,
-    next_row_key: Option<String>,
+    pub(crate) next_partition_key: String,
+    pub(crate) next_row_key: Option<String>,
 }
 
 impl Continuation {
     /// A continuation from the two header values.
     pub fn new(next_partition_key: impl Into<String>, next_row_key: Option<String>) -> Self {
         Continuation { next_partition_key: next_partition_key.into(), next_row_key }
-    }
-
-    /// The continuation of a response, if it has one.
-    pub fn from_headers(headers: &HeaderMap) -> Option<Self> {
-        let pk = header(headers, "x-ms-continuation-nextpartitionkey")?;
-        Some(Continuation {
-            next_partition_key: pk.to_owned(),
-            next_row_key: header(headers, "x-ms-continuation-nextrowkey").map(str::to_owned),
-        })
     }
 
     /// The `NextPartitionKey` value.
@@ -83,11 +74,6 @@ impl TableContinuation {
     /// A continuation from the header value.
     pub fn new(next_table_name: impl Into<String>) -> Self {
         TableContinuation { next_table_name: next_table_name.into() }
-    }
-
-    /// The continuation of a response, if it has one.
-    pub fn from_headers(headers: &HeaderMap) -> Option<Self> {
-        header(headers, "x-ms-continuation-nexttablename").map(TableContinuation::new)
     }
 
     /// The `NextTableName` value.

@@ -1,9 +1,15 @@
 //! EDM property values (`docs/rules.md` §3): [`EdmValue`], its bounded [`EdmString`] and [`EdmBinary`], and the
-//! conversions from and to the Rust types users hold.
+//! conversions from and to the Rust types users hold. The instants of `Edm.DateTime`, [`DateTime`], are in the
+//! submodule `datetime`, and the errors of values in `error`.
+//!
+//! Layer: model.
 
-use crate::datetime::DateTime;
-use crate::error::{ValueError, ValueErrorKind};
+pub(crate) mod datetime;
+pub(crate) mod error;
+
 use crate::limits::{BINARY_MAX_BYTES, STRING_MAX_UTF16};
+use datetime::DateTime;
+use error::{ValueError, ValueErrorKind};
 use std::fmt;
 use std::ops::Deref;
 use uuid::Uuid;

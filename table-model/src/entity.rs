@@ -1,11 +1,15 @@
 //! The dynamic [`Entity`] (`docs/rules.md` §4) and the opaque [`ETag`].
+//!
+//! Layer: model.
 
-use crate::datetime::DateTime;
+pub(crate) mod error;
+
+use crate::edm::datetime::DateTime;
 use crate::edm::{EdmValue, FromEdm, IntoEdm};
-use crate::error::{EntityError, EntityErrorKind};
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::{ENTITY_MAX_BYTES, MAX_CUSTOM_PROPERTIES};
 use crate::name::PropertyName;
+use error::{EntityError, EntityErrorKind};
 use std::fmt;
 
 /// An entity tag, as the service returns it in the `ETag` header and `odata.etag`: an opaque string such as
@@ -257,8 +261,8 @@ impl<'a> IntoIterator for &'a Entity {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::edm::error::ValueErrorKind;
     use crate::edm::{EdmBinary, EdmString};
-    use crate::error::ValueErrorKind;
 
     fn entity() -> Entity {
         Entity::new(PartitionKey::new("pk").unwrap(), RowKey::new("rk").unwrap())

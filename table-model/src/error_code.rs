@@ -1,5 +1,7 @@
 //! The service's error codes as an enum (`docs/rules.md` §11): the `x-ms-error-code` header, or the `code` of
 //! the error body, of every failed request.
+//!
+//! Layer: wire.
 
 use std::fmt;
 use std::str::FromStr;

@@ -9,6 +9,8 @@
 //! Typed comparisons use the property handles of `#[derive(TableEntity)]` and take values of the property's
 //! type only:
 //!
+//!
+//! Layer: wire.
 #![cfg_attr(feature = "derive", doc = "```")]
 #![cfg_attr(not(feature = "derive"), doc = "```ignore")]
 //! use table_model::filter::{self, Filter};
@@ -67,16 +69,19 @@
 //! # Ok::<(), table_model::FilterError>(())
 //! ```
 
+pub(crate) mod error;
 mod literal;
 mod range;
 
-use crate::datetime::DateTime;
+use crate::edm::datetime::DateTime;
+use crate::edm::error::ValueError;
 use crate::edm::{EdmBinary, EdmString, EdmValue, IntoEdm};
-use crate::error::{FilterError, FilterErrorKind, PropertyNameError, ValueError};
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::FILTER_MAX_COMPARISONS;
+use crate::name::error::PropertyNameError;
 use crate::property::Property;
 use crate::table_entity::TableEnum;
+use error::{FilterError, FilterErrorKind};
 use std::borrow::Cow;
 use std::fmt;
 use std::ops::{BitAnd, BitOr, Not};

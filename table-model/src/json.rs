@@ -72,9 +72,12 @@
 //! they encode from and decode into any type without building an [`Entity`](crate::Entity), which is what
 //! `#[derive(TableEntity)]` generates code for. They are public, documented and checked like the rest of the
 //! crate.
+//!
+//! Layer: wire.
 
 mod decode;
 mod encode;
+pub(crate) mod error;
 
 pub use decode::{decode_entity, decode_entity_with, decode_query, decode_query_with, EntityVisitor, SystemProperties};
 #[cfg(feature = "http")]

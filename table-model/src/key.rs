@@ -22,13 +22,16 @@
 //! - **Several parts** in one key: [`CompositeKey`] and [`split_composite`].
 //!
 //! Every helper is generic over [`Key`], so the same call builds a [`PartitionKey`] or a [`RowKey`].
+//!
+//! Layer: model.
 
-use crate::error::KeyError;
 use crate::validated::validated_string;
+use error::KeyError;
 use std::borrow::Cow;
 use table_model_rules::{key, KeyKind};
 
 mod compose;
+pub(crate) mod error;
 mod int;
 mod sortable;
 mod time;

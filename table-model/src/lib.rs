@@ -159,6 +159,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 extern crate self as table_model;
 
+// The modules read bottom up, in five layers; each says its own in its header (`Layer: ...`), and
+// `tests/test_module_graph.rs` checks that no module uses a layer above its own and that no modules import each
+// other in a circle.
+// - rules: the service's limits (the rules themselves are the `table-model-rules` crate);
+// - model: the values that cannot be invalid: names, keys, EDM values, entities, typed property handles;
+// - wire: the service's formats and vocabularies: JSON bodies, `$filter` and query options, XML and the service
+//   properties it carries, percent-encoding, continuation tokens, error codes, and the `TableEntity` traits
+//   (with `__private`, what the derive's generated code calls);
+// - requests (feature `http`): endpoints and credentials, signing, shared access signatures, the request
+//   builders, batches and the response readers;
+// - client (feature `client`): the async client on `azure_core`.
 #[cfg(feature = "http")]
 pub mod auth;
 #[cfg(feature = "http")]
@@ -167,12 +178,15 @@ mod batch;
 pub mod client;
 #[cfg(feature = "http")]
 mod connection;
+// Without `http`, the connection module is its error alone, which the crate exports in every build.
+#[cfg(not(feature = "http"))]
+mod connection {
+    pub(crate) mod error;
+}
 #[cfg(feature = "http")]
 mod continuation;
-mod datetime;
 mod edm;
 mod entity;
-mod error;
 #[cfg(feature = "http")]
 mod error_code;
 pub mod filter;
@@ -180,6 +194,8 @@ pub mod json;
 pub mod key;
 pub mod limits;
 mod name;
+#[cfg(feature = "http")]
+mod percent;
 mod property;
 mod query;
 #[cfg(feature = "http")]
@@ -201,40 +217,42 @@ pub mod __private;
 
 #[cfg(feature = "http")]
 pub use batch::Batch;
+pub use connection::error::{ConnectionError, ConnectionErrorKind};
 #[cfg(feature = "http")]
 pub use connection::{
     AccountKey, ConnectionString, Credential, Endpoint, SasToken, ServiceKind, COSMOS_EMULATOR_ACCOUNT_KEY,
     DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_TABLE_ENDPOINT,
 };
-pub use datetime::DateTime;
+pub use edm::datetime::DateTime;
+pub use edm::error::{UnknownEdmType, ValueError, ValueErrorKind};
 pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
+pub use entity::error::{EntityError, EntityErrorKind};
 pub use entity::{ETag, Entity};
 #[cfg(feature = "http")]
-pub use error::{
-    BatchError, BatchErrorKind, RequestError, RequestErrorKind, ResponseError, ResponseErrorKind, SasError,
-    SasErrorKind, ServiceError,
-};
-pub use error::{ConnectionError, ConnectionErrorKind, FilterError, FilterErrorKind, QueryError, QueryErrorKind};
-pub use error::{
-    DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, EntityError, EntityErrorKind, KeyError, KeyErrorKind,
-    KeyKind, PropertyNameError, PropertyNameErrorKind, TableNameError, TableNameErrorKind, UnknownEdmType, ValueError,
-    ValueErrorKind,
-};
-pub use error::{KeyDecodeError, KeyDecodeErrorKind};
-#[cfg(feature = "http")]
-pub use error::{ServicePropertiesError, ServicePropertiesErrorKind};
-#[cfg(feature = "http")]
 pub use error_code::ErrorCode;
+pub use filter::error::{FilterError, FilterErrorKind};
+pub use json::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
 pub use json::{decode_entity, decode_query, encode_entity, MetadataLevel, TypeHints};
+pub use key::error::{KeyDecodeError, KeyDecodeErrorKind, KeyError, KeyErrorKind, KeyKind};
 pub use key::{PartitionKey, RowKey};
+pub use name::error::{PropertyNameError, PropertyNameErrorKind, TableNameError, TableNameErrorKind};
 pub use name::{PropertyName, TableName};
 pub use property::Property;
+pub use query::error::{QueryError, QueryErrorKind};
 pub use query::Query;
+#[cfg(feature = "http")]
+pub use request::error::{BatchError, BatchErrorKind, RequestError, RequestErrorKind};
 #[cfg(feature = "http")]
 pub use request::{
     EncodedEntity, IfMatch, MergeVerb, TableService, UpdateMode, WriteEntity, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE,
     MAX_DATA_SERVICE_VERSION, X_MS_VERSION,
 };
+#[cfg(feature = "http")]
+pub use response::errors::{ResponseError, ResponseErrorKind, ServiceError};
+#[cfg(feature = "http")]
+pub use sas::error::{SasError, SasErrorKind};
+#[cfg(feature = "http")]
+pub use service_properties::error::{ServicePropertiesError, ServicePropertiesErrorKind};
 pub use table_entity::{
     ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySchema, KeySource, PropertySchema,
     ReverseChronologicalKey, Schema, SchemaProperty, TableEntity, TableEnum, TableProperties, TimestampField,

@@ -1,7 +1,11 @@
 //! Table names and property names (`docs/rules.md` §1).
+//!
+//! Layer: model.
 
-use crate::error::{PropertyNameError, TableNameError};
+pub(crate) mod error;
+
 use crate::validated::validated_string;
+use error::{PropertyNameError, TableNameError};
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;

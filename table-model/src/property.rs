@@ -1,4 +1,6 @@
 //! [`Property<T>`]: a typed handle on one property of a `#[derive(TableEntity)]` struct.
+//!
+//! Layer: model.
 
 use core::fmt;
 use core::marker::PhantomData;

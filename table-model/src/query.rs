@@ -1,11 +1,16 @@
 //! Query options (`docs/rules.md` §7): `$filter`, `$select` and `$top`, checked and rendered independently of
 //! any HTTP client.
+//!
+//! Layer: wire.
 
-use crate::error::{PropertyNameError, QueryError, QueryErrorKind};
+pub(crate) mod error;
+
 use crate::filter::Filter;
 use crate::limits::QUERY_MAX_TOP;
+use crate::name::error::PropertyNameError;
 use crate::property::Property;
 use crate::table_entity::Schema;
+use error::{QueryError, QueryErrorKind};
 use std::borrow::Cow;
 use table_model_rules::limits::SYSTEM_PROPERTIES;
 

@@ -1,26 +1,31 @@
 //! Requests for every Table service operation as `http::Request<Vec<u8>>` values, independent of any HTTP
 //! client: [`TableService`] builds and signs them; any client sends them.
+//!
+//! Layer: requests.
 
 mod acl;
 mod address;
+pub(crate) mod error;
 mod rules;
 mod service_properties;
 mod write;
 
 use crate::auth;
+use crate::connection::error::ConnectionError;
 use crate::connection::{ConnectionString, Credential, Endpoint, ServiceKind};
+use crate::continuation::{Continuation, TableContinuation};
 use crate::entity::ETag;
-use crate::error::{ConnectionError, RequestError, RequestErrorKind};
 use crate::json::MetadataLevel;
 use crate::key::{PartitionKey, RowKey};
 use crate::name::TableName;
+use crate::percent::encode_component;
 use crate::query::Query;
-use crate::response::{Continuation, TableContinuation};
+use error::{RequestError, RequestErrorKind};
 use http::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, IF_MATCH};
 use http::{Method, Request};
 use std::time::SystemTime;
 
-pub(crate) use address::{encode_component, entity_path, entity_path_pieces, COMPONENT};
+pub(crate) use address::{entity_path, entity_path_pieces};
 pub(crate) use rules::{check_entity, check_key, check_keys};
 pub use write::{EncodedEntity, WriteEntity};
 
@@ -127,6 +132,24 @@ pub enum MergeVerb {
     Patch,
     /// `POST` with `X-HTTP-Method: MERGE`, which every implementation takes (the Cosmos DB Table API needs it).
     PostTunnel,
+}
+
+// How each kind of service takes a merge is said here, beside the verbs: the connection module, which defines
+// `ServiceKind`, is below the requests and does not know them.
+impl ServiceKind {
+    /// How this service takes a merge (`docs/rules.md` §13.2): `MERGE` on Storage and Azurite, `POST` with
+    /// `X-HTTP-Method: MERGE` on the Cosmos DB Table API.
+    ///
+    /// ```
+    /// use table_model::{MergeVerb, ServiceKind};
+    /// assert_eq!(ServiceKind::CosmosDb.merge_verb(), MergeVerb::PostTunnel);
+    /// ```
+    pub fn merge_verb(self) -> MergeVerb {
+        match self {
+            ServiceKind::Storage | ServiceKind::Azurite => MergeVerb::Merge,
+            ServiceKind::CosmosDb => MergeVerb::PostTunnel,
+        }
+    }
 }
 
 /// A Table service endpoint and the credential to use with it: builds a signed `http::Request<Vec<u8>>` for

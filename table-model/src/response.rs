@@ -4,10 +4,15 @@
 //!
 //! Each function checks the status first: an error status becomes [`ResponseErrorKind::Service`] with the
 //! service's code and message, whatever the operation.
+//!
+//! Layer: requests.
+
+pub(crate) mod batch_response;
+pub(crate) mod errors;
 
 use crate::edm::{EdmType, EdmValue};
 use crate::entity::{ETag, Entity};
-use crate::error::{DecodeError, ResponseError, ResponseErrorKind, ServiceError};
+use crate::json::error::DecodeError;
 use crate::json::{
     decode_entity, decode_entity_with, decode_query, decode_query_with, EntityVisitor, SystemProperties, TypeHints,
 };
@@ -16,11 +21,12 @@ use crate::name::TableName;
 use crate::sas::SignedIdentifier;
 use crate::service_properties::{ServiceProperties, ServiceStats};
 use crate::table_entity::TableEntity;
+use errors::{ResponseError, ResponseErrorKind, ServiceError};
 use http::{HeaderMap, Response};
 use std::cell::Cell;
 
-pub use crate::batch::{read_batch as batch, BatchOutcome};
 pub use crate::continuation::{Continuation, ContinuationError, ContinuationErrorKind, TableContinuation};
+pub use batch_response::{read_batch as batch, BatchOutcome};
 
 /// One page of a query: dynamic [`Entity`]s ([`query`]) or derived structs ([`query_as`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -63,6 +69,25 @@ pub const HEADERS_READ: [&str; 7] = [
 pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &'static str) -> Option<&'a str> {
     debug_assert!(HEADERS_READ.contains(&name), "`{name}` is read but not listed in HEADERS_READ");
     headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+// The continuation headers are read here, with every other header of a response.
+impl Continuation {
+    /// The continuation of a response, if it has one.
+    pub fn from_headers(headers: &HeaderMap) -> Option<Self> {
+        let pk = header(headers, "x-ms-continuation-nextpartitionkey")?;
+        Some(Continuation {
+            next_partition_key: pk.to_owned(),
+            next_row_key: header(headers, "x-ms-continuation-nextrowkey").map(str::to_owned),
+        })
+    }
+}
+
+impl TableContinuation {
+    /// The continuation of a response, if it has one.
+    pub fn from_headers(headers: &HeaderMap) -> Option<Self> {
+        header(headers, "x-ms-continuation-nexttablename").map(TableContinuation::new)
+    }
 }
 
 /// The service error of a response with a status of 300 or more; `None` for a success.
@@ -441,7 +466,7 @@ pub fn tables<B: AsRef<[u8]>>(response: &Response<B>) -> Result<TablesPage, Resp
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ResponseErrorKind;
+    use crate::response::errors::ResponseErrorKind;
 
     fn reply(status: u16, headers: &[(&str, &str)], body: &str) -> Response<Vec<u8>> {
         let mut b = Response::builder().status(status);

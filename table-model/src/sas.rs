@@ -50,21 +50,24 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Layer: requests.
 
 use crate::auth;
 use crate::connection::{is_account_name, AccountKey, Endpoint, SasToken};
-use crate::error::{SasError, SasErrorKind};
 use crate::key::{service_order, PartitionKey, RowKey};
 use crate::limits::{TIME_MAX_YEAR, TIME_MIN_YEAR};
 use crate::name::TableName;
-use crate::request::COMPONENT;
+use crate::percent::COMPONENT;
 use chrono::{DateTime, Datelike as _, Utc};
+use error::{SasError, SasErrorKind};
 use percent_encoding::{utf8_percent_encode, AsciiSet};
 use std::cmp::Ordering;
 use std::fmt;
 use std::net::Ipv4Addr;
 use std::str::FromStr;
 
+pub(crate) mod error;
 mod policy;
 
 pub(crate) use policy::{decode_signed_identifiers, encode_signed_identifiers};

@@ -22,14 +22,18 @@
 //!     "invalid service properties: `MinuteMetrics.RetentionPolicy.Days` must be 1 to 365, found 400"
 //! );
 //! ```
+//!
+//! Layer: wire.
 
-use crate::error::{ServicePropertiesError, ServicePropertiesErrorKind};
+pub(crate) mod error;
+
 use crate::limits::{
     CORS_HEADERS_MAX, CORS_METHODS, CORS_ORIGINS_MAX, CORS_PREFIXED_HEADERS_MAX, CORS_RULES_MAX, CORS_RULES_MAX_BYTES,
     CORS_VALUE_MAX_CHARS, RETENTION_DAYS_MAX, RETENTION_DAYS_MIN, TIME_MAX_YEAR, TIME_MIN_YEAR,
 };
 use crate::xml::{self, read_tree, text, Node, XmlWriter};
 use chrono::{DateTime, Datelike as _, Utc};
+use error::{ServicePropertiesError, ServicePropertiesErrorKind};
 
 /// The Storage Analytics version the service knows, and the one the constructors set.
 ///

@@ -2,7 +2,10 @@
 //! [`TableProperties`] (a group of properties flattened into an entity), [`EdmField`] (a Rust type stored as
 //! one property), [`KeyField`] (a Rust type stored as a PartitionKey or RowKey) and [`TableEnum`] (a fieldless
 //! enum stored as its variant name).
+//!
+//! Layer: wire.
 
+pub(crate) mod fields;
 mod impls;
 mod schema;
 pub(crate) mod unique;
@@ -13,8 +16,10 @@ pub use schema::{FieldSchema, KeyEncoding, KeySchema, KeySource, PropertySchema,
 use crate::edm::{EdmType, EdmValue};
 use std::borrow::Cow;
 
+use crate::edm::error::ValueError;
+use crate::entity::error::EntityError;
 use crate::entity::Entity;
-use crate::error::{DecodeError, EncodeError, EntityError, ValueError};
+use crate::json::error::{DecodeError, EncodeError};
 use crate::json::{decode_entity_with, decode_query_with, BodyWriter, EntityBody, EntityVisitor};
 
 /// An application struct stored as a table entity.
@@ -298,7 +303,7 @@ pub trait EdmField: Sized {
     #[doc(hidden)]
     #[inline]
     fn __read(entity: &mut Entity, name: &str) -> Result<Self, EntityError> {
-        crate::__private::read(entity, name, Self::from_edm, Self::absent)
+        fields::read(entity, name, Self::from_edm, Self::absent)
     }
 
     /// The field named `prefix` + `name` of a derived struct once decoding is done (its generated visitor):
@@ -306,7 +311,7 @@ pub trait EdmField: Sized {
     #[doc(hidden)]
     #[inline]
     fn __finish(slot: Option<Self>, prefix: &str, name: &str) -> Result<Self, DecodeError> {
-        crate::__private::finish(slot, prefix, name, Self::absent)
+        fields::finish(slot, prefix, name, Self::absent)
     }
 }
 

@@ -5,6 +5,11 @@
 //! crate's error, and an error type `E` with `E::new(R, value)` that keeps the refused value for its message
 //! (built only on the error path: validating a valid value allocates nothing); `from_static` borrows the
 //! literal, every other constructor goes through `validate` first.
+//!
+//! `value_error!` defines those error types `E`, and `TableNameError`: the rules crate's error and the refused
+//! value.
+//!
+//! Layer: model.
 
 macro_rules! validated_string {
     ($ty:ident, $err:ty, $what:literal) => {
@@ -119,3 +124,59 @@ macro_rules! validated_string {
 }
 
 pub(crate) use validated_string;
+
+// The name and key errors: the rule a value broke (the rules crate's `Copy` error, which `const` code and the
+// derive use) and the value itself, which the message names. The value is kept whole (`value()`); the message
+// quotes it escaped and cut to 64 characters. `Debug` is the message, as `main` returning the error prints it;
+// `{:#?}` shows the fields.
+macro_rules! value_error {
+    ($(#[$doc:meta])* $ty:ident, $rule:path, $kind:ty) => {
+        $(#[$doc])*
+        #[derive(Clone, PartialEq, Eq)]
+        pub struct $ty {
+            error: $rule,
+            value: String,
+        }
+
+        impl $ty {
+            pub(crate) fn new(error: $rule, value: impl Into<String>) -> Self {
+                $ty { error, value: value.into() }
+            }
+
+            /// Which rule the value broke.
+            pub fn kind(&self) -> $kind {
+                self.error.kind()
+            }
+
+            /// The broken rule as a static message, without the value or the details of the input.
+            pub fn rule(&self) -> &'static str {
+                self.error.rule()
+            }
+
+            /// The refused value, whole (the message shows at most its first 64 characters).
+            pub fn value(&self) -> &str {
+                &self.value
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(&self.error.with_value(&self.value), f)
+            }
+        }
+
+        impl fmt::Debug for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                if f.alternate() {
+                    f.debug_struct(stringify!($ty)).field("kind", &self.kind()).field("value", &self.value).finish()
+                } else {
+                    fmt::Display::fmt(self, f)
+                }
+            }
+        }
+
+        impl std::error::Error for $ty {}
+    };
+}
+
+pub(crate) use value_error;

@@ -1,5 +1,7 @@
 //! The XML documents of the service's account-level and ACL operations (service properties, stored access
 //! policies): written with `quick-xml`, read into a small tree of elements whose depth is bounded.
+//!
+//! Layer: wire.
 
 use quick_xml::escape::resolve_predefined_entity;
 use quick_xml::events::{BytesDecl, BytesText, Event};

@@ -1,9 +1,14 @@
 use super::*;
 use crate::connection::Endpoint;
+use crate::entity::ETag;
 use crate::entity::Entity;
-use crate::error::BatchErrorKind;
-use crate::error::RequestErrorKind;
 use crate::limits::BATCH_MAX_BODY_BYTES;
+use crate::request::error::BatchErrorKind;
+use crate::request::error::RequestErrorKind;
+use crate::response::batch as read_batch;
+use crate::response::batch_response::MAX_BOUNDARY;
+use crate::response::errors::ResponseErrorKind;
+use http::Response;
 use std::time::{Duration, UNIX_EPOCH};
 
 fn service() -> TableService {

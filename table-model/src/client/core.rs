@@ -5,15 +5,16 @@ use super::credential::{AuthNote, SharedKeyPolicy, TableCredential};
 use super::error::{Attempt, Error};
 use super::options::TableServiceClientOptions;
 use super::outcome::{TryLog, TryPolicy, Unreachable};
-use super::transport::{known, ReqwestTransport};
+use super::transport::{find_header, known, ReqwestTransport};
 use crate::auth::{SharedKeyScheme, X_MS_DATE};
 use crate::connection::{Credential, Endpoint, ServiceKind};
-use crate::error::{RequestError, ResponseError};
 use crate::json::MetadataLevel;
+use crate::request::error::RequestError;
 use crate::request::{
     MergeVerb, TableService, DATA_SERVICE_VERSION, JSON_CONTENT_TYPE, MAX_DATA_SERVICE_VERSION, RETURN_NO_CONTENT,
     X_MS_VERSION,
 };
+use crate::response::errors::ResponseError;
 use crate::response::HEADERS_READ;
 use async_trait::async_trait;
 use azure_core::error::ErrorKind as CoreErrorKind;
@@ -330,13 +331,6 @@ impl Policy for ReadBodyPolicy {
         let body = read_body(body, length).await?;
         Ok(AsyncRawResponse::from_bytes(status, headers, body))
     }
-}
-
-/// A header's value. `Headers::get_optional_str` and `get_optional_with` build an `azure_core::Error` when the
-/// header is absent (with a captured backtrace when `RUST_BACKTRACE` is set) and format one when it is present:
-/// thousands of instructions for a lookup.
-pub(crate) fn find_header<'a>(headers: &'a Headers, name: &HeaderName) -> Option<&'a str> {
-    headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
 }
 
 /// The whole body: the first chunk as it is when it is the only one, else all of them in one buffer of

@@ -1,6 +1,6 @@
 //! How the client authorizes: Shared Key (signed on every try), a SAS, a Microsoft Entra ID token, or none.
 
-use super::core::find_header;
+use super::transport::find_header;
 use crate::auth::{rfc1123, shared_key_authorization, SharedKeyScheme, SignedParts, X_MS_DATE};
 use crate::connection::{AccountKey, Credential, SasToken};
 use crate::limits::SIGNED_DATE_MAX_SKEW_SECONDS;

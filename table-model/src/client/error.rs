@@ -2,10 +2,12 @@
 //! and what never got an answer.
 
 use super::credential::AuthNote;
+use crate::connection::error::ConnectionError;
 use crate::connection::redact_signature;
-use crate::error::{ConnectionError, RequestError, ResponseError, ResponseErrorKind, ServiceError};
 use crate::key::{PartitionKey, RowKey};
 use crate::name::TableName;
+use crate::request::error::RequestError;
+use crate::response::errors::{ResponseError, ResponseErrorKind, ServiceError};
 use crate::ErrorCode;
 use azure_core::http::{Method, Request, Url};
 use std::borrow::Cow;

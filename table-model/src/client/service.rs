@@ -6,8 +6,8 @@ use super::error::Error;
 use super::options::{ListTablesOptions, RequestOptions, TableServiceClientOptions};
 use super::pager::{Fetch, TablePager};
 use super::table::TableClient;
+use crate::connection::error::{ConnectionError, ConnectionErrorKind, Given};
 use crate::connection::{redact_signature, ConnectionString, Endpoint, SasToken, ServiceKind};
-use crate::error::{ConnectionError, ConnectionErrorKind, Given};
 use crate::name::TableName;
 use crate::query::Query;
 use crate::response::{self, TableContinuation, TablesPage};
@@ -299,7 +299,7 @@ impl TableServiceClient {
 mod tests {
     use super::*;
     use crate::client::ErrorKind;
-    use crate::error::RequestErrorKind;
+    use crate::request::error::RequestErrorKind;
     use crate::AccountKey;
     use async_trait::async_trait;
     use azure_core::http::policies::{Policy, PolicyResult};

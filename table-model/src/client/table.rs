@@ -7,7 +7,6 @@ use super::pager::{Fetch, QueryPager};
 use crate::batch::Batch;
 use crate::connection::ServiceKind;
 use crate::entity::ETag;
-use crate::error::{RequestError, ResponseError};
 use crate::filter::{self, Filter};
 use crate::json::{decode_entity, MetadataLevel};
 use crate::key::service_order;
@@ -15,7 +14,9 @@ use crate::key::{PartitionKey, RowKey};
 use crate::limits::{FILTER_MAX_COMPARISONS, QUERY_MAX_TOP};
 use crate::name::TableName;
 use crate::query::Query;
+use crate::request::error::RequestError;
 use crate::request::{IfMatch, UpdateMode, WriteEntity};
+use crate::response::errors::ResponseError;
 use crate::response::{self, BatchOutcome, Continuation, QueryPage, ReadEntity};
 use crate::sas::SignedIdentifier;
 use crate::{Entity, ErrorCode};
@@ -467,7 +468,7 @@ impl TableClient {
             _ => batch.table() == &self.table,
         };
         if !same_table {
-            let mismatch = crate::error::RequestErrorKind::TableMismatch {
+            let mismatch = crate::RequestErrorKind::TableMismatch {
                 batch: batch.table().to_string(),
                 client: self.table.to_string(),
             };
@@ -497,7 +498,7 @@ impl TableClient {
         (sent, exact): (&[u8], bool),
         ctx: &Context<'_>,
     ) -> Result<ETag, Error> {
-        let (partition_key, row_key) = entity.keys().map_err(crate::error::RequestError::from)?;
+        let (partition_key, row_key) = entity.keys().map_err(RequestError::from)?;
         let sent = decode_entity(sent, None).map_err(ResponseError::from)?;
         // Typed values need annotations to compare: read at minimal metadata whatever the client's level.
         let read =
@@ -678,8 +679,8 @@ mod tests {
     use super::*;
     use crate::client::{TableServiceClient, TableServiceClientOptions};
     use crate::connection::AccountKey;
-    use crate::error::{EncodeError, EntityError};
     use crate::request::EncodedEntity;
+    use crate::{EncodeError, EntityError};
     use async_trait::async_trait;
     use azure_core::error::ErrorKind as CoreErrorKind;
     use azure_core::http::headers::Headers;

@@ -2,7 +2,7 @@
 //! chronological and reverse-chronological keys (`docs/rules.md` §6.2, [`crate::key`]).
 
 use super::{ComparisonOperator, Filter, FilterProperty, Name, StringLiteral};
-use crate::datetime::DateTime;
+use crate::edm::datetime::DateTime;
 use crate::edm::{EdmString, EdmValue};
 use crate::key::{self, RowKey};
 use crate::property::Property;

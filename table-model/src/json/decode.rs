@@ -2,13 +2,16 @@
 //! annotation with its value, and hand the typed values to an [`EntityVisitor`]. [`decode_entity`] and
 //! [`decode_query`] are that core with the visitor that builds an [`Entity`].
 
+use super::error::{DecodeError, DecodeErrorKind};
 use super::{NameFilter, NameHashes, TypeHints};
-use crate::datetime::{eight_digits, DateTime};
+use crate::edm::datetime::{eight_digits, DateTime};
+use crate::edm::error::ValueErrorKind;
 use crate::edm::{EdmBinary, EdmString, EdmType, EdmValue};
 use crate::entity::{ETag, Entity};
-use crate::error::{DecodeError, DecodeErrorKind, KeyError, PropertyNameError, ValueErrorKind};
+use crate::key::error::KeyError;
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::MAX_CUSTOM_PROPERTIES;
+use crate::name::error::PropertyNameError;
 use crate::name::PropertyName;
 use base64::Engine as _;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};

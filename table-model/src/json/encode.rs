@@ -1,13 +1,15 @@
 //! Encoding: [`BodyWriter`] writes an entity request body straight into one buffer; [`encode_entity`] drives
 //! it from an [`Entity`].
 
+use super::error::{EncodeError, EncodeErrorKind};
 use super::{NameFilter, NameHashes};
-use crate::datetime::DateTime;
+use crate::edm::datetime::DateTime;
 use crate::edm::{binary_stored_size, check_binary_len, check_string_len, string_stored_size, EdmValue, IntoEdm};
 use crate::entity::{keys_size, property_share, Entity};
-use crate::error::{EncodeError, EncodeErrorKind, KeyError, PropertyNameError};
+use crate::key::error::KeyError;
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::{ENTITY_MAX_BYTES, MAX_CUSTOM_PROPERTIES};
+use crate::name::error::PropertyNameError;
 use crate::name::PropertyName;
 use base64::Engine as _;
 use std::fmt;

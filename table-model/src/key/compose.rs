@@ -1,9 +1,9 @@
 //! Composite keys: several parts joined into one key, escaped so that any text can be a part, and split back
 //! exactly. The format and its order guarantees are documented on [`CompositeKey`].
 
+use super::error::{EncodedRange, KeyDecodeError, KeyDecodeErrorKind, KeyError, KeyFormat};
 use super::sortable::{unexpected_char, SortableKey};
 use super::Key;
-use crate::error::{EncodedRange, KeyDecodeError, KeyDecodeErrorKind, KeyError, KeyFormat};
 use crate::{PartitionKey, RowKey};
 use std::ops::Range;
 use table_model_rules::{key, KeyKind};

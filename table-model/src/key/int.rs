@@ -6,8 +6,8 @@
 //! `-1` is `127`, `0` is `128` and `i8::MAX` is `255`. `Reverse(v)` writes `MAX - v` of that unsigned value.
 //! See [`SortableKey`] for the whole table.
 
+use super::error::{EncodedRange, KeyDecodeError, KeyFormat};
 use super::sortable::{decimal_width, out_of_range, padded, parse_fixed, private, SortableKey};
-use crate::error::{EncodedRange, KeyDecodeError, KeyFormat};
 use std::cmp::Reverse;
 
 /// `n` as the unsigned type `U`, or `None` when it does not fit.
@@ -75,7 +75,7 @@ int_keys! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::KeyDecodeErrorKind;
+    use crate::key::error::KeyDecodeErrorKind;
     use crate::key::service_order;
     use crate::{KeyKind, PartitionKey, RowKey};
     use proptest::prelude::*;

@@ -1,8 +1,8 @@
 //! [`SortableKey`]: values whose key string sorts the way the values do, and the fixed-width decimal and
 //! hexadecimal encodings the integer, time and UUID keys share.
 
+use super::error::{EncodedRange, KeyDecodeError, KeyDecodeErrorKind, KeyFormat};
 use super::Key;
-use crate::error::{EncodedRange, KeyDecodeError, KeyDecodeErrorKind, KeyFormat};
 use std::cmp::Reverse;
 use uuid::Uuid;
 

@@ -6,12 +6,12 @@
 //! service's range, 1601-01-01 to 9999-12-31. Every key of one format has the same length, so string order
 //! is value order.
 
+use super::error::{EncodedRange, KeyDecodeError, KeyFormat};
 use super::sortable::{
     decimal_width, length_error, out_of_range, padded, parse_digits, parse_fixed, private, push_padded,
     unexpected_char, valid_key, SortableKey,
 };
 use super::Key;
-use crate::error::{EncodedRange, KeyDecodeError, KeyFormat};
 use crate::limits::DATETIME_MAX_TICKS;
 use crate::DateTime;
 use std::cmp::Reverse;
@@ -376,7 +376,7 @@ pub fn reverse_chronological_range<K: Key>(from: DateTime, to: DateTime) -> Rang
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::KeyDecodeErrorKind;
+    use crate::key::error::KeyDecodeErrorKind;
     use crate::key::service_order;
     use crate::limits::{DATETIME_MIN_TICKS, UNIX_EPOCH_TICKS};
     use crate::{KeyKind, PartitionKey, RowKey};

@@ -1,7 +1,7 @@
 //! Requests for a table's stored access policies (`?comp=acl`, `docs/rules.md` §9.3).
 
+use super::error::RequestError;
 use super::TableService;
-use crate::error::RequestError;
 use crate::name::TableName;
 use crate::sas::{encode_signed_identifiers, SignedIdentifier};
 use http::header::{HeaderValue, ACCEPT, CONTENT_TYPE};

@@ -1,18 +1,9 @@
-//! Entity addresses and query values (`docs/rules.md` §9.4 and §7.4).
+//! Entity addresses (`docs/rules.md` §9.4): the keys as OData string literals, percent-encoded with the
+//! `percent` module.
 
 use crate::name::TableName;
-use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-use std::borrow::Cow;
-
-/// Every byte but RFC 3986's unreserved characters (`A-Z a-z 0-9 - . _ ~`) is percent-encoded: quotes, `%`,
-/// `+`, `&`, `/`, `#`, `?`, spaces and all non-ASCII. Nothing in a value can then end the value, the key
-/// literal or the path.
-pub(crate) const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
-
-/// Percent-encodes a path segment or query value, [`COMPONENT`] bytes as `%XX` with uppercase hex.
-pub(crate) fn encode_component(value: &str) -> Cow<'_, str> {
-    utf8_percent_encode(value, COMPONENT).into()
-}
+use crate::percent::COMPONENT;
+use percent_encoding::utf8_percent_encode;
 
 /// A key as it goes into an entity address, in pieces: every `'` doubled (the key is an OData string literal),
 /// then percent-encoded, which is each `%27` given twice. The service percent-decodes before it parses the
@@ -43,6 +34,7 @@ pub(crate) fn entity_path_pieces<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::percent::encode_component;
     use percent_encoding::percent_decode_str;
     use proptest::prelude::*;
 

@@ -2,7 +2,7 @@
 //! on every key and custom property name before a request is made. On Azure Table Storage and Azurite every
 //! check returns at once.
 
-use crate::error::{RequestError, RequestErrorKind};
+use super::error::{RequestError, RequestErrorKind};
 use crate::{KeyKind, RuleSet, RuleSetError};
 use serde::de::{Deserializer as _, IgnoredAny, MapAccess, Visitor};
 use std::fmt;

@@ -1,9 +1,9 @@
 //! Requests for the service's properties (`?restype=service&comp=properties`) and the statistics of its
 //! secondary (`?restype=service&comp=stats`), `docs/rules.md` §9.5.
 
+use super::error::{RequestError, RequestErrorKind};
 use super::TableService;
 use crate::connection::ServiceKind;
-use crate::error::{RequestError, RequestErrorKind};
 use crate::service_properties::{encode_service_properties, ServiceProperties};
 use http::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
 use http::{Method, Request};

@@ -1,7 +1,8 @@
 //! What the write operations take: a dynamic [`Entity`] or a `#[derive(TableEntity)]` struct.
 
+use crate::entity::error::EntityError;
 use crate::entity::{ETag, Entity};
-use crate::error::{EncodeError, EntityError};
+use crate::json::error::EncodeError;
 use crate::json::{encode_entity, key_ranges, EntityBody};
 use crate::key::{PartitionKey, RowKey};
 use crate::table_entity::TableEntity;

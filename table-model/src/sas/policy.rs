@@ -1,8 +1,8 @@
 //! Stored access policies: the start, expiry and permissions a table keeps under an identifier, which a SAS
 //! names with `si` (`docs/rules.md` §9.3), and their XML document (`SignedIdentifiers`, `?comp=acl`).
 
+use super::error::{SasError, SasErrorKind};
 use super::{sas_time, TableSasPermissions};
-use crate::error::{SasError, SasErrorKind};
 use crate::limits::{ACCESS_POLICIES_MAX, ACCESS_POLICY_ID_MAX_CHARS, TIME_MAX_YEAR, TIME_MIN_YEAR};
 use crate::xml::{self, text};
 use chrono::{DateTime, Datelike as _, Utc};

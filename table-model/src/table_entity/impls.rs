@@ -1,10 +1,11 @@
 //! [`EdmField`], [`KeyField`] and the metadata field traits for the types of `docs/rules.md` §3 and §6.
 
 use super::{ETagField, EdmField, KeyEncoding, KeyField, ReverseChronologicalKey, TimestampField, UniqueTimeKey};
-use crate::datetime::DateTime;
+use crate::edm::datetime::DateTime;
+use crate::edm::error::ValueError;
 use crate::edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 use crate::entity::ETag;
-use crate::error::{EncodeError, ValueError};
+use crate::json::error::EncodeError;
 use crate::json::BodyWriter;
 use crate::key::SortableKey;
 use crate::key::{PartitionKey, RowKey};

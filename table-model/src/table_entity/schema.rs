@@ -1,9 +1,11 @@
 //! The static schema of a [`TableEntity`](crate::TableEntity): what `#[derive(TableEntity)]` knows about a
 //! struct, available at run time for `$select`, documentation and validating dynamic entities.
 
+use crate::edm::error::{ValueError, ValueErrorKind};
 use crate::edm::{EdmType, EdmValue};
+use crate::entity::error::{EntityError, EntityErrorKind};
 use crate::entity::Entity;
-use crate::error::{EntityError, EntityErrorKind, KeyKind, ValueError, ValueErrorKind};
+use crate::key::error::KeyKind;
 use crate::name::TableName;
 use std::borrow::Cow;
 use table_model_rules::RuleSet;
@@ -190,7 +192,7 @@ impl Schema {
         }
         if self.deny_unknown_properties {
             if let Some((name, _)) = entity.iter().find(|(n, _)| find(self.fields, n).is_none()) {
-                return Err(crate::__private::unknown_property(name.as_str()));
+                return Err(super::fields::unknown_property(name.as_str()));
             }
         }
         Ok(())

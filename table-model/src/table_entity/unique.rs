@@ -21,9 +21,9 @@
 //! values, in field order, without the keys): what is stored, so a struct read back re-encodes to the same
 //! bytes. The hash is 64-bit FNV-1a finished with MurmurHash3's `fmix64`, keeping the upper 32 bits.
 
-use crate::datetime::DateTime;
+use crate::edm::datetime::DateTime;
+use crate::entity::error::EntityError;
 use crate::entity::Entity;
-use crate::error::EntityError;
 use crate::json::{key_ranges, properties_json, EntityBody};
 use crate::key::{tie_breaker_digits, unique_key, TIE_BREAKER_OFFSET};
 

@@ -1,7 +1,7 @@
 //! `Edm.DateTime`: a UTC instant from 1601-01-01 to 9999-12-31 at 100 ns resolution, stored as .NET ticks
 //! (`docs/rules.md` §3.3 and §6.2).
 
-use crate::error::{ValueError, ValueErrorKind};
+use super::error::{ValueError, ValueErrorKind};
 use crate::limits::{DATETIME_MAX_TICKS, DATETIME_MIN_TICKS, TICKS_PER_SECOND, UNIX_EPOCH_TICKS};
 use std::fmt;
 use std::str::FromStr;
