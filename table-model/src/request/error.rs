@@ -10,7 +10,6 @@ use crate::service_properties::error::ServicePropertiesError;
 use std::fmt;
 
 /// Why a request could not be built.
-#[cfg(feature = "http")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RequestErrorKind {
@@ -71,13 +70,11 @@ pub enum RequestErrorKind {
 /// assert_eq!(err.to_string(), "invalid query: $top must be from 1 to 1000, found 5000");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[cfg(feature = "http")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestError {
     kind: RequestErrorKind,
 }
 
-#[cfg(feature = "http")]
 impl RequestError {
     pub(crate) fn new(kind: RequestErrorKind) -> Self {
         RequestError { kind }
@@ -89,28 +86,24 @@ impl RequestError {
     }
 }
 
-#[cfg(feature = "http")]
 impl From<EncodeError> for RequestError {
     fn from(e: EncodeError) -> Self {
         RequestError::new(RequestErrorKind::Encode(e))
     }
 }
 
-#[cfg(feature = "http")]
 impl From<QueryError> for RequestError {
     fn from(e: QueryError) -> Self {
         RequestError::new(RequestErrorKind::Query(e))
     }
 }
 
-#[cfg(feature = "http")]
 impl From<BatchError> for RequestError {
     fn from(e: BatchError) -> Self {
         RequestError::new(RequestErrorKind::Batch(e))
     }
 }
 
-#[cfg(feature = "http")]
 impl fmt::Display for RequestError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
@@ -142,14 +135,12 @@ impl fmt::Display for RequestError {
     }
 }
 
-#[cfg(feature = "http")]
 impl From<EntityError> for RequestError {
     fn from(e: EntityError) -> Self {
         RequestError::new(RequestErrorKind::Entity(e))
     }
 }
 
-#[cfg(feature = "http")]
 impl std::error::Error for RequestError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
@@ -165,14 +156,12 @@ impl std::error::Error for RequestError {
     }
 }
 
-#[cfg(feature = "http")]
 impl From<SasError> for RequestError {
     fn from(e: SasError) -> Self {
         RequestError::new(RequestErrorKind::AccessPolicy(e))
     }
 }
 
-#[cfg(feature = "http")]
 impl From<ServicePropertiesError> for RequestError {
     fn from(e: ServicePropertiesError) -> Self {
         RequestError::new(RequestErrorKind::ServiceProperties(e))
@@ -180,7 +169,6 @@ impl From<ServicePropertiesError> for RequestError {
 }
 
 /// Why a batch operation was refused before sending (`docs/rules.md` §8.1).
-#[cfg(feature = "http")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum BatchErrorKind {
@@ -234,14 +222,12 @@ pub enum BatchErrorKind {
 /// # Ok(())
 /// # }
 /// ```
-#[cfg(feature = "http")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BatchError {
     index: usize,
     kind: BatchErrorKind,
 }
 
-#[cfg(feature = "http")]
 impl BatchError {
     pub(crate) fn new(index: usize, kind: BatchErrorKind) -> Self {
         BatchError { index, kind }
@@ -258,7 +244,6 @@ impl BatchError {
     }
 }
 
-#[cfg(feature = "http")]
 impl fmt::Display for BatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if matches!(self.kind, BatchErrorKind::Empty) {
@@ -284,7 +269,6 @@ impl fmt::Display for BatchError {
     }
 }
 
-#[cfg(feature = "http")]
 impl std::error::Error for BatchError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {

@@ -25,7 +25,6 @@ use std::fmt;
 /// );
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[cfg(feature = "http")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServiceError {
     pub(crate) status: u16,
@@ -35,7 +34,6 @@ pub struct ServiceError {
     pub(crate) request_id: Option<String>,
 }
 
-#[cfg(feature = "http")]
 impl ServiceError {
     /// The error code as an [`ErrorCode`](crate::ErrorCode), for one `match` arm per case; `None` when the
     /// service sent no code.
@@ -103,7 +101,6 @@ impl ServiceError {
     }
 }
 
-#[cfg(feature = "http")]
 impl fmt::Display for ServiceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "the service refused the request: {}", self.status)?;
@@ -121,11 +118,9 @@ impl fmt::Display for ServiceError {
     }
 }
 
-#[cfg(feature = "http")]
 impl std::error::Error for ServiceError {}
 
 /// Why a response could not be read.
-#[cfg(feature = "http")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ResponseErrorKind {
@@ -162,13 +157,11 @@ pub enum ResponseErrorKind {
 }
 
 /// The error for a response that is a service error or cannot be read.
-#[cfg(feature = "http")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResponseError {
     kind: ResponseErrorKind,
 }
 
-#[cfg(feature = "http")]
 impl ResponseError {
     pub(crate) fn new(kind: ResponseErrorKind) -> Self {
         ResponseError { kind }
@@ -188,21 +181,18 @@ impl ResponseError {
     }
 }
 
-#[cfg(feature = "http")]
 impl From<ServiceError> for ResponseError {
     fn from(e: ServiceError) -> Self {
         ResponseError::new(ResponseErrorKind::Service(e))
     }
 }
 
-#[cfg(feature = "http")]
 impl From<DecodeError> for ResponseError {
     fn from(e: DecodeError) -> Self {
         ResponseError::new(ResponseErrorKind::Decode(e))
     }
 }
 
-#[cfg(feature = "http")]
 impl fmt::Display for ResponseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
@@ -224,7 +214,6 @@ impl fmt::Display for ResponseError {
     }
 }
 
-#[cfg(feature = "http")]
 impl std::error::Error for ResponseError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {

@@ -3,7 +3,6 @@
 use std::fmt;
 
 /// Why a shared access signature or a stored access policy breaks a rule (`docs/rules.md` §9.3).
-#[cfg(feature = "http")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SasErrorKind {
@@ -134,13 +133,11 @@ pub enum SasErrorKind {
 /// # Ok(())
 /// # }
 /// ```
-#[cfg(feature = "http")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SasError {
     kind: SasErrorKind,
 }
 
-#[cfg(feature = "http")]
 impl SasError {
     pub(crate) fn new(kind: SasErrorKind) -> Self {
         SasError { kind }
@@ -152,7 +149,6 @@ impl SasError {
     }
 }
 
-#[cfg(feature = "http")]
 impl fmt::Display for SasError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         const SAS: &str = "invalid shared access signature";
@@ -238,7 +234,6 @@ impl fmt::Display for SasError {
 }
 
 /// What a set of SAS letters is, by its parameter.
-#[cfg(feature = "http")]
 fn letters_name(field: &str) -> &'static str {
     if field == "srt" {
         "resource types"
@@ -247,5 +242,4 @@ fn letters_name(field: &str) -> &'static str {
     }
 }
 
-#[cfg(feature = "http")]
 impl std::error::Error for SasError {}

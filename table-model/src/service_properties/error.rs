@@ -4,7 +4,6 @@ use std::fmt;
 
 /// Why service properties break a rule (`docs/rules.md` §9.5). Fields are named as the XML document names
 /// them (`HourMetrics.RetentionPolicy.Days`); CORS rules by their index in the list, from 0.
-#[cfg(feature = "http")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ServicePropertiesErrorKind {
@@ -111,13 +110,11 @@ pub enum ServicePropertiesErrorKind {
 ///     "invalid service properties: CORS rule 0: `AllowedHeaders` has 3 prefixed headers, at most 2"
 /// );
 /// ```
-#[cfg(feature = "http")]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServicePropertiesError {
     kind: ServicePropertiesErrorKind,
 }
 
-#[cfg(feature = "http")]
 impl ServicePropertiesError {
     pub(crate) fn new(kind: ServicePropertiesErrorKind) -> Self {
         ServicePropertiesError { kind }
@@ -129,7 +126,6 @@ impl ServicePropertiesError {
     }
 }
 
-#[cfg(feature = "http")]
 impl fmt::Display for ServicePropertiesError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use crate::limits::{
@@ -196,5 +192,4 @@ impl fmt::Display for ServicePropertiesError {
     }
 }
 
-#[cfg(feature = "http")]
 impl std::error::Error for ServicePropertiesError {}
