@@ -479,20 +479,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_body_that_breaks_off_is_retried() {
-        use azure_core::http::{ClientOptions, FixedRetryOptions, RetryOptions, Transport};
         let transport = Arc::new(BreaksOnce::default());
-        let options = TableServiceClientOptions {
-            client_options: ClientOptions {
-                transport: Some(Transport::with_policy(transport.clone())),
-                retry: RetryOptions::fixed(FixedRetryOptions {
-                    delay: azure_core::time::Duration::milliseconds(1),
-                    max_retries: 2,
-                    ..Default::default()
-                }),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
+        let options = TableServiceClientOptions::scripted(transport.clone());
         let core = Core::new(
             Endpoint::parse("http://127.0.0.1:10002/devstoreaccount1").unwrap(),
             TableCredential::Anonymous,

@@ -73,6 +73,27 @@ impl Default for TableServiceClientOptions {
     }
 }
 
+#[cfg(test)]
+impl TableServiceClientOptions {
+    /// The options of the client unit tests: every request goes to `transport`, and a retry waits 1 ms (2 at
+    /// most).
+    pub(crate) fn scripted(transport: std::sync::Arc<dyn azure_core::http::policies::Policy>) -> Self {
+        use azure_core::http::{FixedRetryOptions, RetryOptions, Transport};
+        TableServiceClientOptions {
+            client_options: ClientOptions {
+                transport: Some(Transport::with_policy(transport)),
+                retry: RetryOptions::fixed(FixedRetryOptions {
+                    delay: azure_core::time::Duration::milliseconds(1),
+                    max_retries: 2,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+}
+
 /// The options of a call that takes nothing else: the `azure_core` context (for example a tracing span or a
 /// cancellation the transport honours), and the call's request id.
 ///

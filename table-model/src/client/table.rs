@@ -685,7 +685,7 @@ mod tests {
     use azure_core::error::ErrorKind as CoreErrorKind;
     use azure_core::http::headers::Headers;
     use azure_core::http::policies::{Policy, PolicyResult};
-    use azure_core::http::{AsyncRawResponse, ClientOptions, FixedRetryOptions, Request, RetryOptions, Transport};
+    use azure_core::http::{AsyncRawResponse, Request};
     use std::collections::VecDeque;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
@@ -749,18 +749,7 @@ mod tests {
 
     fn client(script: Vec<Answer>) -> (TableClient, Arc<Scripted>) {
         let transport = Arc::new(Scripted { answers: Mutex::new(script.into()), ..Default::default() });
-        let options = TableServiceClientOptions {
-            client_options: ClientOptions {
-                transport: Some(Transport::with_policy(transport.clone())),
-                retry: RetryOptions::fixed(FixedRetryOptions {
-                    delay: azure_core::time::Duration::milliseconds(1),
-                    max_retries: 2,
-                    ..Default::default()
-                }),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
+        let options = TableServiceClientOptions::scripted(transport.clone());
         let service =
             TableServiceClient::new("https://acct.table.core.windows.net", AccountKey::development(), Some(options))
                 .expect("a valid endpoint");
