@@ -206,7 +206,7 @@ pub use connection::{
     AccountKey, ConnectionString, Credential, Endpoint, SasToken, ServiceKind, COSMOS_EMULATOR_ACCOUNT_KEY,
     DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_TABLE_ENDPOINT,
 };
-pub use datetime::DateTime;
+pub use datetime::{DateTime, IntoDateTime};
 pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 pub use entity::{ETag, Entity};
 #[cfg(feature = "http")]
@@ -410,7 +410,7 @@ pub use table_entity::{
 ///
 /// let audit = Audit { user: "u1".into(), at: DateTime::UNIX_EPOCH, seq: key::next_tie_breaker(), action: "login".into() };
 /// let entity = audit.to_entity()?;
-/// assert_eq!(*entity.row_key(), key::reverse_chronological_unique::<RowKey>(DateTime::UNIX_EPOCH, audit.seq));
+/// assert_eq!(*entity.row_key(), key::reverse_chronological_unique::<RowKey, _>(DateTime::UNIX_EPOCH, audit.seq));
 /// assert_eq!(Audit::from_entity(entity)?, audit);
 /// # Ok(())
 /// # }
