@@ -865,6 +865,17 @@ fn expand_struct(cont: &Container) -> TokenStream {
                 #slots_items
                 #eager
             };
+            // The table named on the struct, for `TableServiceClient::table_for` (a struct without a name
+            // does not implement `NamedTable`, so asking for its table fails the build).
+            let named_table = a.name.get().map(|lit| {
+                quote! {
+                    #[automatically_derived]
+                    impl #impl_generics #private::NamedTable for #ident #ty_generics #where_clause {
+                        const TABLE_NAME: #private::TableName = #private::derived_table_name(#lit);
+                    }
+                }
+            });
+            let impl_block = quote!(#impl_block #named_table);
             let wrapped = wrap(krate, impl_block);
             return quote! {
                 #handles

@@ -236,7 +236,7 @@ pub use request::{
     MAX_DATA_SERVICE_VERSION, X_MS_VERSION,
 };
 pub use table_entity::{
-    ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySchema, KeySource, PropertySchema,
+    ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySchema, KeySource, NamedTable, PropertySchema,
     ReverseChronologicalKey, Schema, SchemaProperty, TableEntity, TableEnum, TableProperties, TimestampField,
     UniqueTimeKey,
 };
@@ -295,7 +295,8 @@ pub use table_entity::{
 /// ```
 ///
 /// # Struct attributes
-/// - `#[table(name = "Orders")]`: the table, checked as a table name at compile time; in [`Schema::table_name`].
+/// - `#[table(name = "Orders")]`: the table, checked as a table name at compile time; in [`Schema::table_name`]
+///   and [`NamedTable::TABLE_NAME`], which the client's `table_for::<Order>()` opens.
 /// - `#[table(rename_all = "...")]`: property names from field names by serde's rules: `"lowercase"`,
 ///   `"UPPERCASE"`, `"PascalCase"`, `"camelCase"`, `"snake_case"`, `"SCREAMING_SNAKE_CASE"`, `"kebab-case"`,
 ///   `"SCREAMING-KEBAB-CASE"` (the kebab forms give names with `-`, which the service refuses: a compile error).

@@ -8,14 +8,13 @@ pub use crate::entity::{ETag, Entity};
 pub use crate::error::{DecodeError, EncodeError, EntityError, KeyKind, ValueError};
 pub use crate::json::{BodyWriter, EntityBody, EntityVisitor, SystemProperties};
 pub use crate::key::{PartitionKey, RowKey};
-pub use crate::name::PropertyName;
+pub use crate::name::{PropertyName, TableName};
 pub use crate::property::Property;
 pub use crate::table_entity::{
-    ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySource, PropertySchema, ReverseChronologicalKey,
-    Schema, TableEntity, TableEnum, TableProperties, TimestampField, UniqueTimeKey,
+    ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySource, NamedTable, PropertySchema,
+    ReverseChronologicalKey, Schema, TableEntity, TableEnum, TableProperties, TimestampField, UniqueTimeKey,
 };
 pub use core::marker::PhantomData;
-pub use serde;
 pub use serde_json;
 pub use std::borrow::Cow;
 pub use std::string::String;
@@ -57,6 +56,11 @@ pub type Result<T> = core::result::Result<T, EntityError>;
 /// are built with the `const` [`PropertyName::from_static`]).
 pub fn property_name(name: &'static str) -> Result<PropertyName> {
     PropertyName::new(name).map_err(|e| ValueError::custom(e).into())
+}
+
+/// The table named by `#[table(name = "...")]` (the `NamedTable` impl's constant).
+pub const fn derived_table_name(name: &'static str) -> TableName {
+    TableName::from_derived(name)
 }
 
 /// An ASCII property name the derive checked with the full rules when it expanded (`check.rs`): built without
