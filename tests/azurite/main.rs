@@ -15,6 +15,7 @@ mod operations;
 mod paging;
 mod queries;
 mod sas;
+mod script;
 mod service_properties;
 mod spec_gaps;
 mod tables;
