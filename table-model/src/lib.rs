@@ -455,3 +455,10 @@ pub use table_model_derive::TableEnum;
 pub use table_model_derive::TableProperties;
 /// Which service's rules are checked: re-exported from the rules crate (`docs/rules.md` §13.1).
 pub use table_model_rules::{RuleSet, RuleSetError, RuleSetErrorKind};
+
+// The README's code, compiled as doc tests (the "Example" block run, "Use it" built, the compile error checked),
+// so that it cannot drift from the crate. Its "Use it" block runs against Azurite in the workspace's Azurite
+// suite (`tests/azurite/readme.rs`). Only under `cargo test`: the README is not part of the published crate.
+#[cfg(all(doctest, feature = "client", feature = "derive"))]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
