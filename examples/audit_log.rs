@@ -54,7 +54,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("newest: {} at {}; tenant-1 has {} events", newest[0].action, newest[0].at, partition.len());
 
     // A time range: the first ten minutes of the log, for one tenant (a RowKey range, so the service seeks).
-    let (from, to) = (start, "2026-11-01T00:10:00Z".parse()?);
+    let (from, to): (DateTime, DateTime) = (start, "2026-11-01T00:10:00Z".parse()?);
     let range = filter::PARTITION_KEY.eq("tenant-1") & filter::ROW_KEY.reverse_chronological_range(from, to);
     let hour: Vec<Event> = log.query(&Query::new().filter(range), None)?.try_collect().await?;
     println!("first ten minutes of tenant-1: {} events", hour.len());

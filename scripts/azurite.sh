@@ -3,29 +3,43 @@
 #
 #   scripts/azurite.sh install        install the pinned Azurite (scripts/azurite/package-lock.json) into .azurite/
 #   scripts/azurite.sh start          install if needed, start azurite-table on 127.0.0.1 on a free port with
-#                                     in-memory persistence, wait until it answers, print the `export` line
-#   scripts/azurite.sh env            print the `export TABLE_MODEL_AZURITE_ENDPOINT=...` line of the running one
+#                                     in-memory persistence, wait until it answers, print the `export` lines
+#   scripts/azurite.sh env            print the `export` lines of the running one
 #   scripts/azurite.sh stop           stop it by its process id
-#   scripts/azurite.sh run CMD ARGS   start, run CMD with the endpoint in its environment, stop (even on failure);
-#                                     exits with CMD's status
+#   scripts/azurite.sh run CMD ARGS   start an emulator of its own, run CMD with it in its environment, stop it
+#                                     (even on failure); exits with CMD's status. It never touches the emulator of
+#                                     `start` nor that of another `run`: each runs beside the others.
 #
 # Typical use:   eval "$(scripts/azurite.sh start)" && cargo test --workspace; scripts/azurite.sh stop
 #         or:    scripts/azurite.sh run cargo test --workspace
 #
-# Everything lives in the git-ignored .azurite/ folder at the workspace root: node_modules, the pid file, the
-# endpoint file and the emulator's log. Only the Table service is started, only on 127.0.0.1, with telemetry off.
+# The environment gets the emulator as TABLE_MODEL_AZURITE_ENDPOINT (its URL, for this repository's tests) and as
+# AZURE_STORAGE_CONNECTION_STRING (a connection string, the variable Azure's tools and SDK samples read, which
+# the README's code reads too).
+#
+# Everything lives in the git-ignored .azurite/ folder at the workspace root: node_modules, and for each emulator
+# its pid file, environment file and log (`start`'s in .azurite/, each `run`'s in .azurite/run-<pid>/, removed
+# when it stops). Only the Table service is started, only on 127.0.0.1, with telemetry off.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR="$ROOT/.azurite"
 PIN="$ROOT/scripts/azurite"
 BIN="$DIR/node_modules/.bin/azurite-table"
-PID_FILE="$DIR/table.pid"
-ENV_FILE="$DIR/table.env"
-LOG_FILE="$DIR/table.log"
 ENV_VAR="TABLE_MODEL_AZURITE_ENDPOINT"
-# The emulator's well-known development account (public, documented by Microsoft; not a secret).
+CONNECTION_VAR="AZURE_STORAGE_CONNECTION_STRING"
+# The emulator's well-known development account and key (public, documented by Microsoft; not a secret).
 ACCOUNT="devstoreaccount1"
+ACCOUNT_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+# The files of one emulator: `start`'s in .azurite/, a `run`'s in a folder of its own (`use_state`).
+use_state() {
+    STATE="$1"
+    PID_FILE="$STATE/table.pid"
+    ENV_FILE="$STATE/table.env"
+    LOG_FILE="$STATE/table.log"
+}
+use_state "$DIR"
 
 say() { echo "azurite.sh: $*" >&2; }
 
@@ -76,10 +90,11 @@ start() {
     install
     local port
     port="$(free_port)"
-    mkdir -p "$DIR/workspace"
+    mkdir -p "$STATE/workspace"
     # setsid: the emulator gets its own session, so it outlives this script and is stopped only by `stop`.
-    # It runs in .azurite/workspace (in-memory persistence forbids --location; anything it writes lands there).
-    (cd "$DIR/workspace" && exec setsid "$BIN" --tableHost 127.0.0.1 --tablePort "$port" --inMemoryPersistence \
+    # It runs in the state folder's workspace/ (in-memory persistence forbids --location; anything it writes
+    # lands there).
+    (cd "$STATE/workspace" && exec setsid "$BIN" --tableHost 127.0.0.1 --tablePort "$port" --inMemoryPersistence \
         --disableTelemetry >"$LOG_FILE" 2>&1 </dev/null) &
     local pid=$!
     echo "$pid" >"$PID_FILE"
@@ -99,7 +114,11 @@ start() {
         fi
         sleep 0.5
     done
-    echo "export $ENV_VAR=http://127.0.0.1:$port/$ACCOUNT" >"$ENV_FILE"
+    local url="http://127.0.0.1:$port/$ACCOUNT"
+    {
+        echo "export $ENV_VAR=$url"
+        echo "export $CONNECTION_VAR='DefaultEndpointsProtocol=http;AccountName=$ACCOUNT;AccountKey=$ACCOUNT_KEY;TableEndpoint=$url;'"
+    } >"$ENV_FILE"
     say "azurite-table $(node -p "require('$DIR/node_modules/azurite/package.json').version") listening on 127.0.0.1:$port (pid $pid)"
     cat "$ENV_FILE"
 }
@@ -129,12 +148,15 @@ env_line() {
     fi
 }
 
+# An emulator of its own, in .azurite/run-<pid>/: stopping it on exit stops nothing another command started
+# (`start`'s emulator, or another `run`'s, which may still be in use).
 run() {
     [[ $# -gt 0 ]] || { say "usage: scripts/azurite.sh run CMD [ARGS...]"; return 2; }
-    local line
-    line="$(start)"
-    trap stop EXIT
-    eval "$line"
+    use_state "$DIR/run-$$"
+    trap 'stop; rm -rf "$STATE"' EXIT
+    local lines
+    lines="$(start)"
+    eval "$lines"
     local status=0
     "$@" || status=$?
     return "$status"
@@ -147,7 +169,7 @@ case "${1:-}" in
     env) env_line ;;
     run) shift; run "$@" ;;
     *)
-        sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+        awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2
         exit 2
         ;;
 esac

@@ -28,19 +28,19 @@ pub fn time_key(data: &[u8]) {
     let text = text(data);
     let (Ok(row), Ok(partition)) = (RowKey::new(text.as_ref()), PartitionKey::new(text.as_ref())) else { return };
     if let Ok(instant) = key::parse_chronological(&row) {
-        assert_eq!(key::chronological::<RowKey>(instant), row);
+        assert_eq!(key::chronological::<RowKey, _>(instant), row);
         assert_eq!(key::parse_chronological(&partition), Ok(instant));
     }
     if let Ok(instant) = key::parse_reverse_chronological(&row) {
-        assert_eq!(key::reverse_chronological::<RowKey>(instant), row);
+        assert_eq!(key::reverse_chronological::<RowKey, _>(instant), row);
         assert_eq!(key::parse_reverse_chronological(&partition), Ok(instant));
     }
     if let Ok((instant, tie_breaker)) = key::parse_chronological_unique(&row) {
-        assert_eq!(key::chronological_unique::<RowKey>(instant, tie_breaker), row);
+        assert_eq!(key::chronological_unique::<RowKey, _>(instant, tie_breaker), row);
         assert_eq!(key::parse_chronological_unique(&partition), Ok((instant, tie_breaker)));
     }
     if let Ok((instant, tie_breaker)) = key::parse_reverse_chronological_unique(&row) {
-        assert_eq!(key::reverse_chronological_unique::<RowKey>(instant, tie_breaker), row);
+        assert_eq!(key::reverse_chronological_unique::<RowKey, _>(instant, tie_breaker), row);
         assert_eq!(key::parse_reverse_chronological_unique(&partition), Ok((instant, tie_breaker)));
     }
     sortable::<DateTime>(&text);

@@ -3,7 +3,11 @@
 //! Paths go through `__tm`, the runtime crate's `__private` module, which [`wrap`] imports in the block it puts
 //! every impl in (`__tm::Some`, `__tm::EdmField`, ...: short paths, for fewer tokens to expand and compile);
 //! locals start with `__`. Each call that needs a
-//! trait bound on a field type is spanned on that type, so an unsupported type is reported where it is written.
+//! trait bound on a field type is spanned on that type, so an unsupported type is reported where it is written,
+//! and names it as `<Type as Trait>::item` of the one trait of the field's role (`EdmField`, `KeyField`,
+//! `JsonField`, ...), never through a generic helper's bound: every use of the type is then the same obligation
+//! at the same span, which the compiler reports once, so a field gets one error and no follow-ups
+//! (`tests/ui/one-error-per-field.rs`).
 
 mod enums;
 mod json;
@@ -209,7 +213,7 @@ fn write_stmt(cx: &Ctx, field: &Field) -> TokenStream {
         }
         Role::Json => {
             let name = cx.write_name(&field.name);
-            quote_spanned!(span=> #p::write_json::<#ty>(__entity, #name, &self.#ident)?;)
+            quote_spanned!(span=> <#ty as #p::JsonField>::write(&self.#ident, __entity, #name)?;)
         }
         Role::Flatten { prefix } => {
             let prefix = cx.prefix_expr(&prefix);
@@ -289,9 +293,9 @@ fn read_expr(cx: &Ctx, field: &Field) -> TokenStream {
 
             let absent = match default_fn(field) {
                 Some(f) => quote!(|| __tm::Some(#f())),
-                None => quote!(#private::json_absent),
+                None => quote_spanned!(span=> <#ty as #private::JsonField>::absent),
             };
-            quote_spanned!(span=> #private::read_json::<#ty>(__entity, #name, #absent)?)
+            quote_spanned!(span=> <#ty as #private::JsonField>::read(__entity, #name, #absent)?)
         }
         Role::Property { edm: None } if default_fn(field).is_none() => {
             let name = cx.read_name(&field.name);
@@ -429,7 +433,7 @@ fn bounded_generics(cx: &Ctx, fields: &[Field]) -> Generics {
             Role::ETag => quote!(#private::ETagField),
             Role::Skip => quote!(__tm::Default),
             Role::Flatten { .. } => quote!(#private::TableProperties),
-            Role::Json => quote!(#private::serde::Serialize + #private::serde::de::DeserializeOwned),
+            Role::Json => quote!(#private::JsonField),
             Role::Property { .. } => quote!(#private::EdmField),
         };
         let bound = if field.attrs.default.get().is_some_and(|d| matches!(d, crate::attr::Default::Trait))
@@ -861,6 +865,17 @@ fn expand_struct(cont: &Container) -> TokenStream {
                 #slots_items
                 #eager
             };
+            // The table named on the struct, for `TableServiceClient::table_for` (a struct without a name
+            // does not implement `NamedTable`, so asking for its table fails the build).
+            let named_table = a.name.get().map(|lit| {
+                quote! {
+                    #[automatically_derived]
+                    impl #impl_generics #private::NamedTable for #ident #ty_generics #where_clause {
+                        const TABLE_NAME: #private::TableName = #private::derived_table_name(#lit);
+                    }
+                }
+            });
+            let impl_block = quote!(#impl_block #named_table);
             let wrapped = wrap(krate, impl_block);
             return quote! {
                 #handles

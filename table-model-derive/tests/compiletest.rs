@@ -1,5 +1,7 @@
-// The compile-fail cases of the derive, and of the client's bulk write (`client-*.rs`): each `tests/ui/*.rs` must
-// fail to build with exactly the errors in the `.stderr` beside it; each `tests/ui-pass/*.rs` must build and run.
+// The compile-fail cases of the derive: each `tests/ui/*.rs` must fail to build with exactly the errors in the
+// `.stderr` beside it; each `tests/ui-pass/*.rs` must build and run. The cases are built against table-model
+// without its client (this crate's dev-dependency), so trybuild's own build stays small; the client's
+// compile-fail cases are `compile_fail` doc tests beside the items they test (`client::bulk`).
 // Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test -p table-model-derive --test compiletest` and
 // review the diff. The messages depend on the toolchain: they are checked on the pinned stable one.
 #[test]

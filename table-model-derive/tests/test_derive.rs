@@ -2,7 +2,7 @@
 
 use table_model::{
     DateTime, ETag, EdmBinary, EdmString, EdmType, EdmValue, Entity, EntityErrorKind, KeyEncoding, KeySource,
-    PartitionKey, Property, RowKey, TableEntity, TableEnum, TableProperties,
+    NamedTable, PartitionKey, Property, RowKey, TableEntity, TableEnum, TableName, TableProperties,
 };
 use uuid::Uuid;
 
@@ -599,6 +599,33 @@ fn analytics_table_names() {
     assert!(name.is_analytics());
     assert_eq!(name.as_str(), "$MetricsCapacityBlob");
     assert_eq!(Metrics { capacity: None }.to_entity().unwrap().len(), 0);
+}
+
+/// The table named on a struct, as a constant the client opens (`TableServiceClient::table_for`): a table that
+/// can be created, an analytics one, and that of a generic struct.
+#[test]
+fn named_tables() {
+    fn table_of<T: NamedTable>() -> TableName {
+        T::TABLE_NAME
+    }
+
+    #[derive(TableEntity)]
+    #[table(name = "Readings")]
+    struct Reading<T: table_model::EdmField> {
+        #[table(partition_key)]
+        sensor: String,
+        #[table(row_key)]
+        at: DateTime,
+        value: T,
+    }
+
+    const ORDERS: TableName = Order::TABLE_NAME;
+    assert_eq!(ORDERS, "Orders");
+    assert!(!ORDERS.is_analytics());
+    assert_eq!(table_of::<Metrics>(), "$MetricsCapacityBlob");
+    assert!(table_of::<Metrics>().is_analytics());
+    assert_eq!(table_of::<Reading<f64>>(), "Readings");
+    assert_eq!(Some(table_of::<Reading<i32>>()), Reading::<i32>::SCHEMA.table_name());
 }
 
 #[derive(TableEntity, Debug, PartialEq)]

@@ -75,7 +75,7 @@ fn events_of_one_tick_get_different_keys() {
     let ((ta, _), (tb, _)) =
         (key::parse_reverse_chronological_unique(&ka).unwrap(), key::parse_reverse_chronological_unique(&kb).unwrap());
     assert_eq!((ta, tb), (tick(T0), tick(T0)));
-    let ticks = key::reverse_chronological::<RowKey>(tick(T0));
+    let ticks = key::reverse_chronological::<RowKey, _>(tick(T0));
     assert!(ka.starts_with(&format!("{ticks}-")) && kb.starts_with(&format!("{ticks}-")), "{ka} {kb}");
     // Many events in one tick: all distinct.
     let keys: std::collections::HashSet<RowKey> = (0..2000).map(|i| row_key(&event(T0, &format!("e{i}")))).collect();
@@ -172,7 +172,7 @@ fn round_trips() {
 fn a_tie_breaker_field_gives_the_tie_breaker() {
     let a = Audit { seq: 7, user: "u1".into(), at: tick(T0), action: "login".into() };
     let entity = a.to_entity().unwrap();
-    assert_eq!(*entity.row_key(), key::reverse_chronological_unique::<RowKey>(tick(T0), 7));
+    assert_eq!(*entity.row_key(), key::reverse_chronological_unique::<RowKey, _>(tick(T0), 7));
     assert_eq!(entity.value("seq"), None); // not a property
     assert_eq!(Audit::from_entity(entity.clone()).unwrap(), a);
     assert_eq!(Audit::from_json(a.to_json().unwrap().as_bytes()).unwrap(), a);
@@ -192,7 +192,7 @@ fn a_tie_breaker_field_gives_the_tie_breaker() {
 fn a_unique_partition_key() {
     let j = Job { queued: tick(T0), name: "build".into(), seq: 42 };
     let entity = j.to_entity().unwrap();
-    assert_eq!(*entity.partition_key(), key::chronological_unique::<PartitionKey>(tick(T0), 42));
+    assert_eq!(*entity.partition_key(), key::chronological_unique::<PartitionKey, _>(tick(T0), 42));
     assert_eq!(entity.row_key(), "build");
     assert_eq!(Job::from_entity(entity).unwrap(), j);
     assert_eq!(Job::from_json(j.to_json().unwrap().as_bytes()).unwrap(), j);

@@ -38,7 +38,7 @@ fn time_keys(c: &mut Criterion) {
     let t: DateTime = "2024-05-06T07:08:09.1234567Z".parse().unwrap();
     let mut group = c.benchmark_group("reverse_chronological_key");
     group.bench_function("key::reverse_chronological", |b| {
-        b.iter(|| key::reverse_chronological::<RowKey>(black_box(t)))
+        b.iter(|| key::reverse_chronological::<RowKey, _>(black_box(t)))
     });
     // What users write today: format the inverted ticks and validate the result.
     group.bench_function("format! + RowKey::new", |b| {

@@ -25,8 +25,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("same tick: {first} < {second}");
 
     // The key bounds of a time range, for `RowKey ge '...' and RowKey lt '...'`.
-    let range =
-        key::reverse_chronological_range::<RowKey>("2024-05-01T00:00:00Z".parse()?, "2024-06-01T00:00:00Z".parse()?);
+    let range = key::reverse_chronological_range::<RowKey, DateTime>(
+        "2024-05-01T00:00:00Z".parse()?,
+        "2024-06-01T00:00:00Z".parse()?,
+    );
     println!("May 2024, newest first: RowKey ge '{}' and RowKey lt '{}'", range.start, range.end);
     let in_may = log.iter().filter(|row| range.contains(row)).count();
     println!("  {in_may} of {} log rows are in May 2024", log.len());

@@ -81,7 +81,9 @@ pub(crate) mod error;
 
 pub use decode::{decode_entity, decode_entity_with, decode_query, decode_query_with, EntityVisitor, SystemProperties};
 #[cfg(feature = "http")]
-pub(crate) use encode::{ascii_json, ascii_json_len};
+pub(crate) use encode::ascii_json;
+#[cfg(feature = "client")]
+pub(crate) use encode::ascii_json_len;
 pub use encode::{encode_entity, AsPropertyName, BodyWriter, EntityBody};
 pub(crate) use encode::{key_ranges, properties_json};
 

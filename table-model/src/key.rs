@@ -17,6 +17,8 @@
 //!   `3155378975999999999` is `DateTime.MaxValue.Ticks`; `n` is a `u32` tie-breaker for events in the same
 //!   tick ([`next_tie_breaker`] draws one that no other call in the process returns).
 //!   [`chronological_range`] and [`reverse_chronological_range`] give the key bounds of a time range.
+//!   Each takes any [`IntoDateTime`](crate::IntoDateTime) instant: a [`DateTime`](crate::DateTime) gives the
+//!   key itself, a `chrono::DateTime` or a `SystemTime` gives a `Result` (it is checked against the range).
 //! - **Numbers, instants and UUIDs** as key fields: [`SortableKey`], for the integer types, `DateTime`,
 //!   `Uuid` and [`Reverse`](std::cmp::Reverse) of each. `#[derive(TableEntity)]` uses it for key fields.
 //! - **Several parts** in one key: [`CompositeKey`] and [`split_composite`].

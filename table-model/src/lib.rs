@@ -223,7 +223,7 @@ pub use connection::{
     AccountKey, ConnectionString, Credential, Endpoint, SasToken, ServiceKind, COSMOS_EMULATOR_ACCOUNT_KEY,
     DEVELOPMENT_ACCOUNT, DEVELOPMENT_ACCOUNT_KEY, DEVELOPMENT_TABLE_ENDPOINT,
 };
-pub use edm::datetime::DateTime;
+pub use edm::datetime::{DateTime, IntoDateTime};
 pub use edm::error::{UnknownEdmType, ValueError, ValueErrorKind};
 pub use edm::{EdmBinary, EdmString, EdmType, EdmValue, FromEdm, IntoEdm};
 pub use entity::error::{EntityError, EntityErrorKind};
@@ -254,7 +254,7 @@ pub use sas::error::{SasError, SasErrorKind};
 #[cfg(feature = "http")]
 pub use service_properties::error::{ServicePropertiesError, ServicePropertiesErrorKind};
 pub use table_entity::{
-    ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySchema, KeySource, PropertySchema,
+    ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySchema, KeySource, NamedTable, PropertySchema,
     ReverseChronologicalKey, Schema, SchemaProperty, TableEntity, TableEnum, TableProperties, TimestampField,
     UniqueTimeKey,
 };
@@ -313,7 +313,8 @@ pub use table_entity::{
 /// ```
 ///
 /// # Struct attributes
-/// - `#[table(name = "Orders")]`: the table, checked as a table name at compile time; in [`Schema::table_name`].
+/// - `#[table(name = "Orders")]`: the table, checked as a table name at compile time; in [`Schema::table_name`]
+///   and [`NamedTable::TABLE_NAME`], which the client's `table_for::<Order>()` opens.
 /// - `#[table(rename_all = "...")]`: property names from field names by serde's rules: `"lowercase"`,
 ///   `"UPPERCASE"`, `"PascalCase"`, `"camelCase"`, `"snake_case"`, `"SCREAMING_SNAKE_CASE"`, `"kebab-case"`,
 ///   `"SCREAMING-KEBAB-CASE"` (the kebab forms give names with `-`, which the service refuses: a compile error).
@@ -428,7 +429,7 @@ pub use table_entity::{
 ///
 /// let audit = Audit { user: "u1".into(), at: DateTime::UNIX_EPOCH, seq: key::next_tie_breaker(), action: "login".into() };
 /// let entity = audit.to_entity()?;
-/// assert_eq!(*entity.row_key(), key::reverse_chronological_unique::<RowKey>(DateTime::UNIX_EPOCH, audit.seq));
+/// assert_eq!(*entity.row_key(), key::reverse_chronological_unique::<RowKey, _>(DateTime::UNIX_EPOCH, audit.seq));
 /// assert_eq!(Audit::from_entity(entity)?, audit);
 /// # Ok(())
 /// # }
@@ -472,3 +473,10 @@ pub use table_model_derive::TableEnum;
 pub use table_model_derive::TableProperties;
 /// Which service's rules are checked: re-exported from the rules crate (`docs/rules.md` §13.1).
 pub use table_model_rules::{RuleSet, RuleSetError, RuleSetErrorKind};
+
+// The README's code, compiled as doc tests (the "Example" block run, "Use it" built, the compile error checked),
+// so that it cannot drift from the crate. Its "Use it" block runs against Azurite in the workspace's Azurite
+// suite (`tests/azurite/readme.rs`). Only under `cargo test`: the README is not part of the published crate.
+#[cfg(all(doctest, feature = "client", feature = "derive"))]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;

@@ -79,6 +79,19 @@ impl TableName {
         }
     }
 
+    /// The table a derived struct names with `#[table(name = "...")]`, which the derive has checked: a name that
+    /// can be created, or a Storage Analytics one. Evaluated in a `const`, so the check costs nothing at run time.
+    pub(crate) const fn from_derived(name: &'static str) -> Self {
+        let checked = match name.as_bytes() {
+            [b'$', ..] => table_name::check_analytics(name),
+            _ => table_name::check(name),
+        };
+        match checked {
+            Ok(()) => TableName(Cow::Borrowed(name)),
+            Err(e) => panic!("{}", e.rule()),
+        }
+    }
+
     /// Names a Storage Analytics table (`$Metrics...`), which can be read and queried but not created.
     ///
     /// ```
@@ -172,6 +185,13 @@ impl fmt::Display for TableName {
 impl AsRef<str> for TableName {
     fn as_ref(&self) -> &str {
         &self.0
+    }
+}
+
+/// A copy of the name: what takes `impl Into<TableName>` (the client's methods) takes a `&TableName` too.
+impl From<&TableName> for TableName {
+    fn from(value: &TableName) -> TableName {
+        value.clone()
     }
 }
 

@@ -13,15 +13,14 @@ pub use crate::json::error::{DecodeError, EncodeError};
 pub use crate::json::{BodyWriter, EntityBody, EntityVisitor, SystemProperties};
 pub use crate::key::error::KeyKind;
 pub use crate::key::{PartitionKey, RowKey};
-pub use crate::name::PropertyName;
+pub use crate::name::{PropertyName, TableName};
 pub use crate::property::Property;
 pub use crate::table_entity::fields::{finish, full_name, read, unknown_property, Result};
 pub use crate::table_entity::{
-    ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySource, PropertySchema, ReverseChronologicalKey,
-    Schema, TableEntity, TableEnum, TableProperties, TimestampField, UniqueTimeKey,
+    ETagField, EdmField, FieldSchema, KeyEncoding, KeyField, KeySource, NamedTable, PropertySchema,
+    ReverseChronologicalKey, Schema, TableEntity, TableEnum, TableProperties, TimestampField, UniqueTimeKey,
 };
 pub use core::marker::PhantomData;
-pub use serde;
 pub use serde_json;
 pub use std::borrow::Cow;
 pub use std::string::String;
@@ -61,6 +60,11 @@ pub const fn property_schema(
 /// are built with the `const` [`PropertyName::from_static`]).
 pub fn property_name(name: &'static str) -> Result<PropertyName> {
     PropertyName::new(name).map_err(|e| ValueError::custom(e).into())
+}
+
+/// The table named by `#[table(name = "...")]` (the `NamedTable` impl's constant).
+pub const fn derived_table_name(name: &'static str) -> TableName {
+    TableName::from_derived(name)
 }
 
 /// An ASCII property name the derive checked with the full rules when it expanded (`check.rs`): built without
@@ -285,38 +289,73 @@ pub const fn lossless(natural: Option<EdmType>, stored: EdmType) -> bool {
     )
 }
 
-/// Stores a `#[table(json)]` field as a JSON string property.
-pub fn write_json<T: serde::Serialize + ?Sized>(entity: &mut Entity, name: PropertyName, value: &T) -> Result<()> {
-    let text = serde_json::to_string(value).map_err(|e| {
-        EntityError::from(ValueError::custom(format_args!("cannot encode as JSON: {e}")).in_property(name.as_str()))
-    })?;
-    // A null is not stored (`docs/rules.md` §3.2): `None` in a JSON field is an absent property.
-    if text == "null" {
-        return Ok(());
+/// The type of a `#[table(json)]` field, stored as a JSON string property: any type serde writes and reads.
+///
+/// The generated code calls it as `<FieldType as JsonField>::...` only, spanned on the field's type, so that a
+/// type without `Serialize` or `Deserialize` is one error there, not one per generated function and bound.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be stored as a JSON string property",
+    label = "not serde `Serialize` + `Deserialize`",
+    note = "#[table(json)] stores a type that implements both `serde::Serialize` and `serde::Deserialize`: derive them on it"
+)]
+pub trait JsonField: Sized {
+    /// Stores the field into the entity (`to_entity`); a JSON `null` (`None`) is not stored.
+    fn write(&self, entity: &mut Entity, name: PropertyName) -> Result<()>;
+
+    /// Takes the field's property out of the entity (`from_entity`); an absent property is `absent()` (the
+    /// default under `#[table(default)]`), else a missing-property error.
+    fn read(entity: &mut Entity, name: &str, absent: fn() -> Option<Self>) -> Result<Self>;
+
+    /// Writes the field into a JSON body (`to_json`); a JSON `null` (`None`) is not written.
+    fn write_json(&self, writer: &mut BodyWriter, name: &str) -> core::result::Result<(), EncodeError>;
+
+    /// A decoded property's value (`from_json`).
+    fn decode(value: EdmValue) -> core::result::Result<Self, ValueError>;
+
+    /// The value of an absent property without a default: a type that reads JSON `null` (an `Option`) reads
+    /// it as that value, the way `None` is written (not at all); any other type reports it missing.
+    fn absent() -> Option<Self>;
+}
+
+// `do_not_recommend`: a type missing either bound is reported as not being a `JsonField`, with the message above,
+// rather than as a bare `Serialize` or `DeserializeOwned` error for each generated call.
+#[diagnostic::do_not_recommend]
+impl<T: serde::Serialize + serde::de::DeserializeOwned> JsonField for T {
+    fn write(&self, entity: &mut Entity, name: PropertyName) -> Result<()> {
+        let text = serde_json::to_string(self).map_err(|e| {
+            EntityError::from(ValueError::custom(format_args!("cannot encode as JSON: {e}")).in_property(name.as_str()))
+        })?;
+        // A null is not stored (`docs/rules.md` §3.2): `None` in a JSON field is an absent property.
+        if text == "null" {
+            return Ok(());
+        }
+        entity.insert(name, text).map(drop)
     }
-    entity.insert(name, text).map(drop)
-}
 
-fn parse_json<T: serde::de::DeserializeOwned>(value: EdmValue) -> core::result::Result<T, ValueError> {
-    let text = value.as_str().ok_or_else(|| {
-        ValueError::new(crate::edm::error::ValueErrorKind::TypeMismatch {
-            expected: EdmType::String,
-            found: value.edm_type(),
-        })
-    })?;
-    serde_json::from_str(text).map_err(|e| ValueError::custom(format_args!("invalid JSON: {e}")))
-}
+    fn read(entity: &mut Entity, name: &str, absent: fn() -> Option<Self>) -> Result<Self> {
+        self::read(entity, name, Self::decode, absent)
+    }
 
-/// Reads a `#[table(json)]` field; an absent property is `absent()` (the default under `#[table(default)]`),
-/// else a missing-property error.
-pub fn read_json<T: serde::de::DeserializeOwned>(
-    entity: &mut Entity,
-    name: &str,
-    absent: fn() -> Option<T>,
-) -> Result<T> {
-    match entity.remove(name) {
-        Some(v) => parse_json(v).map_err(|e| e.in_property(name).into()),
-        None => absent().ok_or_else(|| missing(name)),
+    fn write_json(&self, writer: &mut BodyWriter, name: &str) -> core::result::Result<(), EncodeError> {
+        let text = serde_json::to_string(self).map_err(|e| {
+            EncodeError::from(ValueError::custom(format_args!("cannot encode as JSON: {e}")).in_property(name))
+        })?;
+        // A null is not stored (`docs/rules.md` §3.2): `None` in a JSON field is an absent property.
+        if text != "null" {
+            writer.property_str(name, &text);
+        }
+        Ok(())
+    }
+
+    fn decode(value: EdmValue) -> core::result::Result<Self, ValueError> {
+        let text = value.as_str().ok_or_else(|| {
+            ValueError::new(crate::ValueErrorKind::TypeMismatch { expected: EdmType::String, found: value.edm_type() })
+        })?;
+        serde_json::from_str(text).map_err(|e| ValueError::custom(format_args!("invalid JSON: {e}")))
+    }
+
+    fn absent() -> Option<Self> {
+        serde_json::from_str("null").ok()
     }
 }
 
@@ -354,22 +393,6 @@ pub fn write_json_as(
         Ok(None) => Ok(()),
         Err(e) => Err(e.in_property(name).into()),
     }
-}
-
-/// Writes a `#[table(json)]` field as a JSON string property.
-pub fn write_json_serde<T: serde::Serialize + ?Sized>(
-    writer: &mut BodyWriter,
-    name: &str,
-    value: &T,
-) -> core::result::Result<(), EncodeError> {
-    let text = serde_json::to_string(value).map_err(|e| {
-        EncodeError::from(ValueError::custom(format_args!("cannot encode as JSON: {e}")).in_property(name))
-    })?;
-    // A null is not stored (`docs/rules.md` §3.2): `None` in a JSON field is an absent property.
-    if text != "null" {
-        writer.property_str(name, &text);
-    }
-    Ok(())
 }
 
 /// A key of [`SystemProperties`] as a string.
@@ -411,11 +434,6 @@ pub fn decode_as<T>(
     from_edm: fn(EdmValue) -> core::result::Result<T, ValueError>,
 ) -> core::result::Result<T, ValueError> {
     narrow(value, natural).and_then(from_edm)
-}
-
-/// A decoded `#[table(json)]` value.
-pub fn decode_json<T: serde::de::DeserializeOwned>(value: EdmValue) -> core::result::Result<T, ValueError> {
-    parse_json(value)
 }
 
 /// Puts a decoded property into its slot: an arm of the generated `__visit`, which answers `None` for a property
@@ -463,12 +481,6 @@ pub fn buffer(slot: &mut Option<Entity>, name: &str, value: EdmValue) -> core::r
 /// The buffered properties of a flattened group.
 pub fn buffered(slot: Option<Entity>) -> Entity {
     slot.unwrap_or_else(|| Entity::new(PartitionKey::empty(), RowKey::empty()))
-}
-
-/// `absent` for a `#[table(json)]` field without a default: a type that reads JSON `null` (an `Option`) reads
-/// an absent property as that value, the way `None` is written (not at all); any other type reports it missing.
-pub fn json_absent<T: serde::de::DeserializeOwned>() -> Option<T> {
-    serde_json::from_str("null").ok()
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -662,16 +662,18 @@ impl TableSas {
     }
 
     /// When it becomes valid (`st`), in whole seconds; by default when the service receives each request.
+    /// A `chrono::DateTime<Utc>` or a [`table_model::DateTime`](crate::DateTime).
     #[must_use]
-    pub fn start(mut self, start: DateTime<Utc>) -> Self {
-        self.start = Some(start);
+    pub fn start(mut self, start: impl Into<DateTime<Utc>>) -> Self {
+        self.start = Some(start.into());
         self
     }
 
     /// When it stops being valid (`se`), in whole seconds. Required, unless the stored access policy holds it.
+    /// A `chrono::DateTime<Utc>` or a [`table_model::DateTime`](crate::DateTime).
     #[must_use]
-    pub fn expiry(mut self, expiry: DateTime<Utc>) -> Self {
-        self.expiry = Some(expiry);
+    pub fn expiry(mut self, expiry: impl Into<DateTime<Utc>>) -> Self {
+        self.expiry = Some(expiry.into());
         self
     }
 
@@ -876,19 +878,21 @@ pub struct AccountSas {
 }
 
 impl AccountSas {
-    /// An account SAS for these resource types and permissions, valid until `expiry` (in whole seconds).
+    /// An account SAS for these resource types and permissions, valid until `expiry` (in whole seconds; a
+    /// `chrono::DateTime<Utc>` or a [`table_model::DateTime`](crate::DateTime)).
     pub fn new(
         resource_types: AccountSasResourceTypes,
         permissions: AccountSasPermissions,
-        expiry: DateTime<Utc>,
+        expiry: impl Into<DateTime<Utc>>,
     ) -> Self {
-        AccountSas { resource_types, permissions, start: None, expiry, ip: None, protocol: None }
+        AccountSas { resource_types, permissions, start: None, expiry: expiry.into(), ip: None, protocol: None }
     }
 
     /// When it becomes valid (`st`), in whole seconds; by default when the service receives each request.
+    /// A `chrono::DateTime<Utc>` or a [`table_model::DateTime`](crate::DateTime).
     #[must_use]
-    pub fn start(mut self, start: DateTime<Utc>) -> Self {
-        self.start = Some(start);
+    pub fn start(mut self, start: impl Into<DateTime<Utc>>) -> Self {
+        self.start = Some(start.into());
         self
     }
 

@@ -150,6 +150,53 @@ pub trait TableEntity: Sized {
     type __Visitor: EntityVisitor<Value = Self> + Default;
 }
 
+/// A [`TableEntity`] that names its table, with `#[table(name = "...")]` on the struct: the derive implements
+/// it then, so that the struct's table is known from the type alone, as
+/// `TableServiceClient::table_for::<Order>()` (feature `client`) opens it.
+///
+#[cfg_attr(feature = "derive", doc = "```")]
+#[cfg_attr(not(feature = "derive"), doc = "```ignore")]
+/// use table_model::{NamedTable, TableEntity};
+///
+/// #[derive(TableEntity)]
+/// #[table(name = "Orders")]
+/// struct Order {
+///     #[table(partition_key)]
+///     customer: String,
+///     #[table(row_key)]
+///     number: u32,
+/// }
+///
+/// assert_eq!(Order::TABLE_NAME, "Orders");
+/// ```
+///
+/// A struct without `#[table(name = "...")]` does not implement it, so asking for its table fails the build:
+///
+#[cfg_attr(feature = "derive", doc = "```compile_fail")]
+#[cfg_attr(not(feature = "derive"), doc = "```ignore")]
+/// use table_model::{NamedTable, TableEntity};
+///
+/// #[derive(TableEntity)]
+/// struct Order {
+///     #[table(partition_key)]
+///     customer: String,
+///     #[table(row_key)]
+///     number: u32,
+/// }
+///
+/// let _ = Order::TABLE_NAME;
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not name its table",
+    label = "no #[table(name = \"...\")] on `{Self}`",
+    note = "name the table on the struct, `#[table(name = \"...\")]`, or pass a `TableName`"
+)]
+pub trait NamedTable: TableEntity {
+    /// The table named by `#[table(name = "...")]`, checked at compile time (a Storage Analytics name such as
+    /// `$MetricsCapacityBlob` included).
+    const TABLE_NAME: crate::TableName;
+}
+
 /// A group of properties that a [`TableEntity`] embeds with `#[table(flatten)]`, under a name prefix.
 ///
 /// Derive it with `#[derive(TableProperties)]`, which takes the same field attributes as `TableEntity` except

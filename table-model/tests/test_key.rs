@@ -15,12 +15,12 @@ fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime {
 #[test]
 fn spec_section_6_values() {
     // `DateTime.MaxValue.Ticks`, the Unix epoch and 1601-01-01, as `docs/rules.md` §6.2 gives them.
-    assert_eq!(key::chronological::<RowKey>(DateTime::MAX), "3155378975999999999");
-    assert_eq!(key::chronological::<RowKey>(utc(1970, 1, 1, 0, 0, 0)), "0621355968000000000");
-    assert_eq!(key::chronological::<RowKey>(utc(1601, 1, 1, 0, 0, 0)), "0504911232000000000");
-    assert_eq!(key::reverse_chronological::<RowKey>(DateTime::MAX), "0000000000000000000");
-    assert_eq!(key::reverse_chronological::<RowKey>(utc(1970, 1, 1, 0, 0, 0)), "2534023007999999999");
-    assert_eq!(key::reverse_chronological::<RowKey>(utc(1601, 1, 1, 0, 0, 0)), "2650467743999999999");
+    assert_eq!(key::chronological::<RowKey, _>(DateTime::MAX), "3155378975999999999");
+    assert_eq!(key::chronological::<RowKey, _>(utc(1970, 1, 1, 0, 0, 0)), "0621355968000000000");
+    assert_eq!(key::chronological::<RowKey, _>(utc(1601, 1, 1, 0, 0, 0)), "0504911232000000000");
+    assert_eq!(key::reverse_chronological::<RowKey, _>(DateTime::MAX), "0000000000000000000");
+    assert_eq!(key::reverse_chronological::<RowKey, _>(utc(1970, 1, 1, 0, 0, 0)), "2534023007999999999");
+    assert_eq!(key::reverse_chronological::<RowKey, _>(utc(1601, 1, 1, 0, 0, 0)), "2650467743999999999");
 }
 
 #[test]
@@ -55,7 +55,7 @@ fn events_in_one_tick_stay_unique_and_ordered() {
     assert_eq!(key::parse_chronological_unique(&forward[2]).unwrap(), (t, 2));
     assert_eq!(key::parse_reverse_chronological_unique(&backward[2]).unwrap(), (t, 2));
     // A unique key sorts with plain keys of other instants as its instant does.
-    assert!(backward[0] < key::reverse_chronological::<RowKey>(utc(2023, 12, 31, 0, 0, 0)));
+    assert!(backward[0] < key::reverse_chronological::<RowKey, _>(utc(2023, 12, 31, 0, 0, 0)));
 }
 
 #[test]
@@ -63,8 +63,8 @@ fn time_ranges_select_the_month() {
     let (from, to) = (utc(2024, 2, 1, 0, 0, 0), utc(2024, 3, 1, 0, 0, 0));
     let inside = [from, utc(2024, 2, 29, 23, 59, 59), DateTime::from_ticks(to.ticks() - 1).unwrap()];
     let outside = [DateTime::from_ticks(from.ticks() - 1).unwrap(), to, DateTime::MIN, DateTime::MAX];
-    let chrono_range = key::chronological_range::<RowKey>(from, to);
-    let reverse_range = key::reverse_chronological_range::<PartitionKey>(from, to);
+    let chrono_range = key::chronological_range::<RowKey, _>(from, to);
+    let reverse_range = key::reverse_chronological_range::<PartitionKey, _>(from, to);
     for t in inside {
         assert!(chrono_range.contains(&key::chronological(t)), "{t}");
         assert!(chrono_range.contains(&key::chronological_unique(t, u32::MAX)), "{t}");
@@ -223,8 +223,8 @@ fn helpers_are_generic_over_both_keys() {
         (K::KIND.property_name(), key.as_ref())
     }
     let t = DateTime::UNIX_EPOCH;
-    assert_eq!(property(&key::chronological::<PartitionKey>(t)), ("PartitionKey", "0621355968000000000"));
-    assert_eq!(property(&key::chronological::<RowKey>(t)), ("RowKey", "0621355968000000000"));
+    assert_eq!(property(&key::chronological::<PartitionKey, _>(t)), ("PartitionKey", "0621355968000000000"));
+    assert_eq!(property(&key::chronological::<RowKey, _>(t)), ("RowKey", "0621355968000000000"));
     let err = key::parse_chronological(&PartitionKey::new("x").unwrap()).unwrap_err();
     assert_eq!(err.key_kind(), Some(KeyKind::Partition));
 }

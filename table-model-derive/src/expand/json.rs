@@ -34,7 +34,7 @@ pub(super) fn json_write_stmt(cx: &Ctx, field: &Field) -> TokenStream {
         }
         Role::Json => {
             let name = name(&field.name);
-            quote_spanned!(span=> #private::write_json_serde::<#ty>(__w, #name, &self.#member)?;)
+            quote_spanned!(span=> <#ty as #private::JsonField>::write_json(&self.#member, __w, #name)?;)
         }
         Role::Flatten { prefix } => {
             let prefix = cx.prefix_expr(&prefix);
@@ -74,7 +74,7 @@ pub(super) fn visit_arm(field: &Field, index: usize, slot: &Ident) -> Option<Tok
         Role::Property { edm: Some(_) } => quote_spanned!(span=> #private::decode_as(
             __value, <#ty as #private::EdmField>::EDM_TYPE, <#ty as #private::EdmField>::from_edm,
         )),
-        Role::Json => quote_spanned!(span=> #private::decode_json::<#ty>(__value)),
+        Role::Json => quote_spanned!(span=> <#ty as #private::JsonField>::decode(__value)),
         _ => return None,
     };
     Some(quote!(__tm::Some(#index) => __tm::fill(&mut self.#slot, #value),))
@@ -108,7 +108,7 @@ pub(super) fn finish_expr(cx: &Ctx, field: &Field, slot: Option<&Ident>) -> Toke
     let absent = || match default_fn(field) {
         Some(f) => quote!(|| __tm::Some(#f())),
         None => match field.role() {
-            Role::Json => quote!(#private::json_absent),
+            Role::Json => quote_spanned!(span=> <#ty as #private::JsonField>::absent),
             _ => quote_spanned!(span=> <#ty as #private::EdmField>::absent),
         },
     };

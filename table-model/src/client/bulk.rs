@@ -241,6 +241,27 @@ impl<E> fmt::Display for BulkFailure<E> {
 ///
 /// A bulk write never fails as a whole, so a report with failures is easy to drop unread: the compiler warns
 /// when it is, and [`into_result`](Self::into_result) makes the failures an error for `?`.
+///
+/// ```no_run
+/// # use table_model::client::{BulkOperation, TableClient};
+/// # use table_model::Entity;
+/// async fn save(table: &TableClient, entities: &[Entity]) -> Result<(), Box<dyn std::error::Error>> {
+///     table.bulk_write(BulkOperation::Insert, entities, None).await.into_result()?;
+///     Ok(())
+/// }
+/// ```
+///
+/// The same call with its report dropped does not build under `deny(unused_must_use)`:
+///
+/// ```compile_fail
+/// #![deny(unused_must_use)]
+/// # use table_model::client::{BulkOperation, TableClient};
+/// # use table_model::Entity;
+/// async fn save(table: &TableClient, entities: &[Entity]) -> Result<(), Box<dyn std::error::Error>> {
+///     table.bulk_write(BulkOperation::Insert, entities, None).await;
+///     Ok(())
+/// }
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 #[must_use = "a bulk write may leave entities unwritten: read `failures`, or call `into_result()?`"]
@@ -556,6 +577,16 @@ impl TableClient {
     /// # let _ = retry;
     /// # Ok(())
     /// # }
+    /// ```
+    ///
+    /// Anything but entities and references to them is refused at compile time ("`{integer}` is not an entity
+    /// a bulk write can take"):
+    ///
+    /// ```compile_fail
+    /// # use table_model::client::{BulkOperation, TableClient};
+    /// async fn numbers(table: &TableClient) {
+    ///     let _ = table.bulk_write(BulkOperation::Insert, vec![1, 2, 3], None).await;
+    /// }
     /// ```
     pub async fn bulk_write<E, M, I>(
         &self,

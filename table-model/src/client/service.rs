@@ -12,6 +12,7 @@ use crate::name::TableName;
 use crate::query::Query;
 use crate::response::{self, TableContinuation, TablesPage};
 use crate::service_properties::{ServiceProperties, ServiceStats};
+use crate::table_entity::NamedTable;
 use std::sync::Arc;
 
 /// The client of a Table service account (Azure Table Storage, the Cosmos DB Table API or Azurite): lists,
@@ -137,8 +138,35 @@ impl TableServiceClient {
     }
 
     /// The client of one table. Nothing is sent: the table may not exist yet.
-    pub fn table_client(&self, table: TableName) -> TableClient {
-        TableClient::new(self.core.clone(), table)
+    ///
+    /// Every method here takes the table as `impl Into<TableName>`: a `TableName`, or a `&TableName` (cloned).
+    pub fn table_client(&self, table: impl Into<TableName>) -> TableClient {
+        TableClient::new(self.core.clone(), table.into())
+    }
+
+    /// The client of the table a derived struct names with `#[table(name = "...")]`. Nothing is sent: the
+    /// table may not exist yet. A struct without a name does not compile here ([`NamedTable`]).
+    ///
+    /// ```
+    /// use table_model::client::TableServiceClient;
+    /// use table_model::TableEntity;
+    ///
+    /// #[derive(TableEntity)]
+    /// #[table(name = "Orders")]
+    /// struct Order {
+    ///     #[table(partition_key)]
+    ///     customer: String,
+    ///     #[table(row_key)]
+    ///     number: u32,
+    /// }
+    ///
+    /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+    /// let orders = service.table_for::<Order>();
+    /// assert_eq!(orders.table(), "Orders");
+    /// # Ok::<(), table_model::client::Error>(())
+    /// ```
+    pub fn table_for<T: NamedTable>(&self) -> TableClient {
+        self.table_client(T::TABLE_NAME)
     }
 
     /// Creates a table and returns its client.
@@ -149,10 +177,10 @@ impl TableServiceClient {
     /// failure to send.
     pub async fn create_table(
         &self,
-        table: &TableName,
+        table: impl Into<TableName>,
         options: Option<RequestOptions<'_>>,
     ) -> Result<TableClient, Error> {
-        let client = self.table_client(table.clone());
+        let client = self.table_client(table);
         client.create_table(options).await?;
         Ok(client)
     }
@@ -164,20 +192,37 @@ impl TableServiceClient {
     /// [`TableBeingDeleted`](crate::ErrorCode::TableBeingDeleted) is (the name is free again later).
     pub async fn create_table_if_not_exists(
         &self,
-        table: &TableName,
+        table: impl Into<TableName>,
         options: Option<RequestOptions<'_>>,
     ) -> Result<TableClient, Error> {
-        let client = self.table_client(table.clone());
+        let client = self.table_client(table);
         client.create_table_if_not_exists(options).await?;
         Ok(client)
+    }
+
+    /// Creates the table a derived struct names with `#[table(name = "...")]` unless it exists, and returns
+    /// its client either way: [`create_table_if_not_exists`](Self::create_table_if_not_exists) with
+    /// [`NamedTable::TABLE_NAME`].
+    ///
+    /// # Errors
+    /// As [`create_table_if_not_exists`](Self::create_table_if_not_exists).
+    pub async fn create_table_if_not_exists_for<T: NamedTable>(
+        &self,
+        options: Option<RequestOptions<'_>>,
+    ) -> Result<TableClient, Error> {
+        self.create_table_if_not_exists(T::TABLE_NAME, options).await
     }
 
     /// Deletes a table and every entity in it.
     ///
     /// # Errors
     /// `404` when there is no such table, and any failure to send.
-    pub async fn delete_table(&self, table: &TableName, options: Option<RequestOptions<'_>>) -> Result<(), Error> {
-        self.table_client(table.clone()).delete_table(options).await
+    pub async fn delete_table(
+        &self,
+        table: impl Into<TableName>,
+        options: Option<RequestOptions<'_>>,
+    ) -> Result<(), Error> {
+        self.table_client(table).delete_table(options).await
     }
 
     /// Deletes a table if it exists; `true` when it did.
@@ -186,10 +231,10 @@ impl TableServiceClient {
     /// Any failure but `404`.
     pub async fn delete_table_if_exists(
         &self,
-        table: &TableName,
+        table: impl Into<TableName>,
         options: Option<RequestOptions<'_>>,
     ) -> Result<bool, Error> {
-        self.table_client(table.clone()).delete_table_if_exists(options).await
+        self.table_client(table).delete_table_if_exists(options).await
     }
 
     /// The service's Storage Analytics logging, hour and minute metrics and CORS rules. A part the service's
@@ -376,5 +421,69 @@ mod tests {
         // The same client still sends what Cosmos DB serves.
         assert!(client.delete_table(&TableName::from_static("Audit"), None).await.is_err());
         assert_eq!(transport.tries.load(Ordering::SeqCst), 1);
+    }
+
+    /// A transport that keeps the URL and body of what reaches it and answers nothing.
+    #[derive(Debug, Default)]
+    struct Recording {
+        sent: std::sync::Mutex<Vec<(String, String)>>,
+    }
+
+    #[async_trait]
+    impl Policy for Recording {
+        async fn send(&self, _: &Context, request: &mut Request, _: &[Arc<dyn Policy>]) -> PolicyResult {
+            let body = match request.body() {
+                azure_core::http::Body::Bytes(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+                azure_core::http::Body::SeekableStream(_) => String::new(),
+            };
+            self.sent.lock().unwrap().push((request.url().path().to_owned(), body));
+            Err(azure_core::Error::with_message(azure_core::error::ErrorKind::Io, "no server in this test"))
+        }
+    }
+
+    /// The table a derived struct names is the one its client addresses; the methods take a table name by
+    /// value and by reference alike.
+    #[cfg(feature = "derive")]
+    #[tokio::test]
+    async fn a_derived_struct_opens_the_table_it_names() {
+        #[derive(crate::TableEntity)]
+        #[table(name = "Orders")]
+        struct Order {
+            #[table(partition_key)]
+            customer: String,
+            #[table(row_key)]
+            number: u32,
+        }
+
+        let transport = Arc::new(Recording::default());
+        let options = TableServiceClientOptions {
+            client_options: ClientOptions {
+                transport: Some(Transport::with_policy(transport.clone())),
+                retry: RetryOptions::none(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let client = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", Some(options)).unwrap();
+        assert_eq!(client.table_for::<Order>().table(), "Orders");
+        assert!(client.create_table_if_not_exists_for::<Order>(None).await.is_err());
+        let audit = TableName::from_static("Audit");
+        assert_eq!(client.table_client(&audit).table(), client.table_client(audit.clone()).table());
+        assert!(client.create_table(&audit, None).await.is_err());
+        assert!(client.delete_table(audit.clone(), None).await.is_err());
+        assert!(client.delete_table_if_exists(&audit, None).await.is_err());
+        let sent = transport.sent.lock().unwrap().clone();
+        let path = |(path, _): &(String, String)| path.clone();
+        assert_eq!(
+            sent.iter().map(path).collect::<Vec<_>>(),
+            [
+                "/devstoreaccount1/Tables",
+                "/devstoreaccount1/Tables",
+                "/devstoreaccount1/Tables('Audit')",
+                "/devstoreaccount1/Tables('Audit')"
+            ]
+        );
+        assert_eq!(sent[0].1, r#"{"TableName":"Orders"}"#);
+        assert_eq!(sent[1].1, r#"{"TableName":"Audit"}"#);
     }
 }

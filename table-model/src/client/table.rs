@@ -394,9 +394,10 @@ impl TableClient {
     ///
     /// ```no_run
     /// use table_model::client::TableServiceClient;
+    /// use table_model::TableName;
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
-    /// for stored in service.table_client("AuditLog".parse()?).get_access_policy(None).await? {
+    /// for stored in service.table_client("AuditLog".parse::<TableName>()?).get_access_policy(None).await? {
     ///     println!("{}: {} until {:?}", stored.id, stored.policy.permissions, stored.policy.expiry);
     /// }
     /// # Ok(())
@@ -420,10 +421,11 @@ impl TableClient {
     /// ```no_run
     /// use table_model::client::TableServiceClient;
     /// use table_model::sas::{AccessPolicy, SignedIdentifier, TableSasPermissions};
+    /// use table_model::TableName;
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
     /// let readers = AccessPolicy::new(TableSasPermissions::READ).with_expiry(chrono::Utc::now() + chrono::Duration::days(7));
-    /// let table = service.table_client("AuditLog".parse()?);
+    /// let table = service.table_client("AuditLog".parse::<TableName>()?);
     /// table.set_access_policy(&[SignedIdentifier::new("readers".parse()?, readers)], None).await?;
     /// # Ok(())
     /// # }

@@ -5,6 +5,7 @@ use super::error::{ValueError, ValueErrorKind};
 use crate::limits::{DATETIME_MAX_TICKS, DATETIME_MIN_TICKS, TICKS_PER_SECOND, UNIX_EPOCH_TICKS};
 use std::fmt;
 use std::str::FromStr;
+use std::time::SystemTime;
 
 const TICKS_PER_DAY: i64 = 86_400 * TICKS_PER_SECOND;
 /// Days from 0001-01-01 to 1970-01-01 in the proleptic Gregorian calendar.
@@ -312,6 +313,144 @@ impl From<DateTime> for chrono::DateTime<chrono::Utc> {
     }
 }
 
+/// A `SystemTime`, truncated toward the past to the 100 ns tick.
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+/// use table_model::DateTime;
+/// let t = SystemTime::UNIX_EPOCH + Duration::from_nanos(1_700_000_000_123_456_789);
+/// assert_eq!(DateTime::try_from(t)?.to_string(), "2023-11-14T22:13:20.1234567Z");
+/// let too_early = SystemTime::UNIX_EPOCH - Duration::from_secs(400 * 366 * 86_400);
+/// assert!(DateTime::try_from(too_early).is_err());
+/// # Ok::<(), table_model::ValueError>(())
+/// ```
+impl TryFrom<SystemTime> for DateTime {
+    type Error = ValueError;
+    fn try_from(value: SystemTime) -> Result<Self, ValueError> {
+        // Whole seconds toward the past and the nanoseconds after them, as chrono counts.
+        let (secs, nanos, describe) = match value.duration_since(SystemTime::UNIX_EPOCH) {
+            Ok(after) => {
+                let secs = i64::try_from(after.as_secs()).ok();
+                (secs, after.subsec_nanos(), format!("{} s after 1970-01-01T00:00:00Z", after.as_secs()))
+            }
+            Err(before) => {
+                let before = before.duration();
+                let secs = i64::try_from(before.as_secs()).ok().map(|s| -s);
+                let (secs, nanos) = match before.subsec_nanos() {
+                    0 => (secs, 0),
+                    n => (secs.and_then(|s| s.checked_sub(1)), 1_000_000_000 - n),
+                };
+                (secs, nanos, format!("{} s before 1970-01-01T00:00:00Z", before.as_secs()))
+            }
+        };
+        match secs.and_then(|secs| chrono::DateTime::from_timestamp(secs, nanos)) {
+            Some(time) => DateTime::from_chrono(time),
+            None => Err(out_of_range(describe)),
+        }
+    }
+}
+
+/// An instant that converts to a [`DateTime`]: a `DateTime`, a `chrono::DateTime` in any time zone, or a
+/// `std::time::SystemTime`. What takes an instant takes any of them: the key helpers of [`key`](crate::key)
+/// and the time ranges of [`filter`](crate::filter).
+///
+/// A `DateTime` is in the service's range, 1601-01-01 to 9999-12-31, by construction; the others are checked,
+/// and an instant outside it is a [`ValueErrorKind::DateTimeOutOfRange`] error, never clamped. A helper that
+/// returns a value returns [`Checked<T>`](IntoDateTime::Checked): the value itself for a `DateTime`, and
+/// `Result<T, ValueError>` for the others (a filter keeps the error and reports it when it is rendered).
+///
+/// ```
+/// use table_model::{key, DateTime, IntoDateTime, RowKey};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let at = chrono::DateTime::parse_from_rfc3339("2024-01-02T03:04:05+02:00")?; // any time zone
+/// assert_eq!(at.into_date_time()?, "2024-01-02T01:04:05Z".parse::<DateTime>()?);
+///
+/// let from_chrono: RowKey = key::chronological(at)?; // checked: a `Result`
+/// let from_date_time: RowKey = key::chronological(at.into_date_time()?); // a `DateTime`: the key itself
+/// assert_eq!(from_chrono, from_date_time);
+///
+/// let before_1601 = chrono::DateTime::parse_from_rfc3339("1600-12-31T23:59:59Z")?;
+/// assert!(key::chronological::<RowKey, _>(before_1601).is_err());
+/// # Ok(())
+/// # }
+/// ```
+pub trait IntoDateTime: private::Sealed + Sized {
+    /// What a helper gives for a value of type `T` made from this instant: `T` for a [`DateTime`], which is
+    /// always in range, and `Result<T, ValueError>` for an instant that is checked.
+    type Checked<T>;
+
+    /// The instant as a [`DateTime`], truncated toward the past to the 100 ns tick.
+    ///
+    /// # Errors
+    /// [`ValueErrorKind::DateTimeOutOfRange`] outside 1601-01-01 to 9999-12-31.
+    fn into_date_time(self) -> Result<DateTime, ValueError>;
+
+    /// `f` of the instant, [`Checked`](IntoDateTime::Checked).
+    #[doc(hidden)]
+    fn __map<T>(self, f: impl FnOnce(DateTime) -> T) -> Self::Checked<T>;
+
+    /// `f` of two instants, [`Checked`](IntoDateTime::Checked).
+    #[doc(hidden)]
+    fn __map2<T>(self, other: Self, f: impl FnOnce(DateTime, DateTime) -> T) -> Self::Checked<T>;
+}
+
+mod private {
+    pub trait Sealed {}
+}
+
+impl private::Sealed for DateTime {}
+
+impl IntoDateTime for DateTime {
+    type Checked<T> = T;
+
+    fn into_date_time(self) -> Result<DateTime, ValueError> {
+        Ok(self)
+    }
+
+    fn __map<T>(self, f: impl FnOnce(DateTime) -> T) -> T {
+        f(self)
+    }
+
+    fn __map2<T>(self, other: Self, f: impl FnOnce(DateTime, DateTime) -> T) -> T {
+        f(self, other)
+    }
+}
+
+/// The `IntoDateTime` of a type converted with a check.
+macro_rules! checked_into_date_time {
+    ($(#[$doc:meta])* impl $(<$param:ident: $bound:path>)? for $ty:ty => |$value:ident| $convert:expr) => {
+        impl$(<$param: $bound>)? private::Sealed for $ty {}
+
+        $(#[$doc])*
+        impl$(<$param: $bound>)? IntoDateTime for $ty {
+            type Checked<T> = Result<T, ValueError>;
+
+            fn into_date_time(self) -> Result<DateTime, ValueError> {
+                let $value = self;
+                $convert
+            }
+
+            fn __map<T>(self, f: impl FnOnce(DateTime) -> T) -> Result<T, ValueError> {
+                self.into_date_time().map(f)
+            }
+
+            fn __map2<T>(self, other: Self, f: impl FnOnce(DateTime, DateTime) -> T) -> Result<T, ValueError> {
+                Ok(f(self.into_date_time()?, other.into_date_time()?))
+            }
+        }
+    };
+}
+
+checked_into_date_time! {
+    /// The same instant in UTC, checked against the service's range.
+    impl<Tz: chrono::TimeZone> for chrono::DateTime<Tz> => |value| DateTime::from_chrono(value.to_utc())
+}
+
+checked_into_date_time! {
+    /// Checked against the service's range, as [`DateTime::try_from`] does.
+    impl for SystemTime => |value| DateTime::try_from(value)
+}
+
 #[cfg(feature = "serde")]
 impl serde::Serialize for DateTime {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -413,6 +552,59 @@ mod tests {
         // Before the Unix epoch, truncation still goes to the earlier tick boundary of the sub-second part.
         let c = Utc.with_ymd_and_hms(1700, 1, 1, 0, 0, 0).unwrap() + chrono::Duration::nanoseconds(150);
         assert_eq!(DateTime::from_chrono(c).unwrap().ticks() % 10, 1);
+    }
+
+    #[test]
+    fn system_time_is_truncated_toward_the_past_and_checked() {
+        use std::time::{Duration, SystemTime};
+        let epoch = SystemTime::UNIX_EPOCH;
+        assert_eq!(DateTime::try_from(epoch).unwrap(), DateTime::UNIX_EPOCH);
+        assert_eq!(DateTime::try_from(epoch + Duration::from_nanos(199)).unwrap().ticks(), UNIX_EPOCH_TICKS + 1);
+        // Before the epoch, toward the past too: 150 ns before is 2 ticks before.
+        assert_eq!(DateTime::try_from(epoch - Duration::from_nanos(150)).unwrap().ticks(), UNIX_EPOCH_TICKS - 2);
+        assert_eq!(DateTime::try_from(epoch - Duration::from_secs(1)).unwrap().ticks(), UNIX_EPOCH_TICKS - 10_000_000);
+        // The range's ends, as `from_chrono` has them.
+        let first = epoch - Duration::from_secs(11_644_473_600);
+        assert_eq!(DateTime::try_from(first).unwrap(), DateTime::MIN);
+        let err = DateTime::try_from(first - Duration::from_nanos(1)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid Edm.DateTime: must be from 1601-01-01T00:00:00Z to 9999-12-31T23:59:59.9999999Z, found \
+             1600-12-31T23:59:59.999999999+00:00"
+        );
+        let last = epoch + Duration::from_secs(253_402_300_799) + Duration::from_nanos(999_999_999);
+        assert_eq!(DateTime::try_from(last).unwrap(), DateTime::MAX);
+        assert!(DateTime::try_from(last + Duration::from_nanos(1)).is_err());
+        // Beyond what chrono holds: still a typed error, never a panic.
+        if let Some(far) = epoch.checked_add(Duration::from_secs(i64::MAX as u64)) {
+            let err = DateTime::try_from(far).unwrap_err();
+            assert!(matches!(err.kind(), ValueErrorKind::DateTimeOutOfRange { .. }));
+            assert!(err.to_string().ends_with("found 9223372036854775807 s after 1970-01-01T00:00:00Z"), "{err}");
+        }
+        if let Some(far) = epoch.checked_sub(Duration::new(i64::MAX as u64, 1)) {
+            assert!(matches!(DateTime::try_from(far).unwrap_err().kind(), ValueErrorKind::DateTimeOutOfRange { .. }));
+        }
+    }
+
+    #[test]
+    fn into_date_time_takes_every_instant_type() {
+        use std::time::{Duration, SystemTime};
+        let t = DateTime::parse("2024-05-06T07:08:09.1234567Z").unwrap();
+        assert_eq!(t.into_date_time().unwrap(), t);
+        assert_eq!(t.to_chrono().into_date_time().unwrap(), t);
+        // Any time zone: the same instant.
+        let paris = chrono::DateTime::parse_from_rfc3339("2024-05-06T09:08:09.1234567+02:00").unwrap();
+        assert_eq!(paris.into_date_time().unwrap(), t);
+        let system = SystemTime::UNIX_EPOCH + Duration::from_nanos(1_714_979_289_123_456_700);
+        assert_eq!(system.into_date_time().unwrap(), t);
+        // A DateTime gives the value itself, the others a Result.
+        let ticks: i64 = t.__map(DateTime::ticks);
+        let checked: Result<i64, ValueError> = paris.__map(DateTime::ticks);
+        assert_eq!(checked.unwrap(), ticks);
+        let early = Utc.with_ymd_and_hms(1600, 1, 1, 0, 0, 0).unwrap();
+        assert!(early.__map2(t.to_chrono(), |a, b| (a, b)).is_err());
+        assert!(t.to_chrono().__map2(early, |a, b| (a, b)).is_err());
+        assert_eq!(t.__map2(DateTime::MAX, |a, b| (a, b)), (t, DateTime::MAX));
     }
 
     #[test]

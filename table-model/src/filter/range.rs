@@ -2,7 +2,7 @@
 //! chronological and reverse-chronological keys (`docs/rules.md` §6.2, [`crate::key`]).
 
 use super::{ComparisonOperator, Filter, FilterProperty, Name, StringLiteral};
-use crate::edm::datetime::DateTime;
+use crate::edm::datetime::IntoDateTime;
 use crate::edm::{EdmString, EdmValue};
 use crate::key::{self, RowKey};
 use crate::property::Property;
@@ -67,6 +67,23 @@ fn as_str_range<K: AsRef<str>>(range: &Range<K>) -> Range<&str> {
     range.start.as_ref()..range.end.as_ref()
 }
 
+/// `name` within the keys of the instants in `[from, to)`: [`key::chronological_range`], or
+/// [`key::reverse_chronological_range`] when `reverse`. An instant outside the service's range is kept as the
+/// value of both comparisons, for [`Filter::render`] to report.
+fn time_range_filter(name: &Name, from: impl IntoDateTime, to: impl IntoDateTime, reverse: bool) -> Filter {
+    match (from.into_date_time(), to.into_date_time()) {
+        (Ok(from), Ok(to)) => {
+            let range: Range<RowKey> =
+                if reverse { key::reverse_chronological_range(from, to) } else { key::chronological_range(from, to) };
+            range_filter(name, as_str_range(&range))
+        }
+        (Err(error), _) | (_, Err(error)) => {
+            let bound = |op, error| Filter::compare(name.clone(), op, Err(error));
+            bound(ComparisonOperator::Ge, error.clone()).and(bound(ComparisonOperator::Lt, error))
+        }
+    }
+}
+
 impl FilterProperty {
     /// Values in `[start, end)`: `property ge 'start' and property lt 'end'`, for the `Range` of key bounds
     /// that the helpers of [`crate::key`] return.
@@ -81,15 +98,17 @@ impl FilterProperty {
     }
 
     /// Keys written by [`key::chronological`] or [`key::chronological_unique`] whose instant is in
-    /// `[from, to)` (the bounds of [`key::chronological_range`]).
-    pub fn chronological_range(&self, from: DateTime, to: DateTime) -> Filter {
-        self.in_range(key::chronological_range::<RowKey>(from, to))
+    /// `[from, to)` (the bounds of [`key::chronological_range`]). The instants are any [`IntoDateTime`]; one
+    /// outside the service's range is reported by [`Filter::render`].
+    pub fn chronological_range(&self, from: impl IntoDateTime, to: impl IntoDateTime) -> Filter {
+        time_range_filter(&self.name, from, to, false)
     }
 
     /// Keys written by [`key::reverse_chronological`] or [`key::reverse_chronological_unique`] whose instant is
-    /// in `[from, to)`; the bounds flip, as [`key::reverse_chronological_range`] explains.
-    pub fn reverse_chronological_range(&self, from: DateTime, to: DateTime) -> Filter {
-        self.in_range(key::reverse_chronological_range::<RowKey>(from, to))
+    /// in `[from, to)`; the bounds flip, as [`key::reverse_chronological_range`] explains. The instants are any
+    /// [`IntoDateTime`]; one outside the service's range is reported by [`Filter::render`].
+    pub fn reverse_chronological_range(&self, from: impl IntoDateTime, to: impl IntoDateTime) -> Filter {
+        time_range_filter(&self.name, from, to, true)
     }
 }
 
@@ -100,7 +119,9 @@ impl<T: StringLiteral> Property<T> {
     }
 
     /// Keys written by [`key::chronological`] or [`key::chronological_unique`] whose instant is in
-    /// `[from, to)`.
+    /// `[from, to)`. The instants are any [`IntoDateTime`]: a [`DateTime`](crate::DateTime), a `chrono::DateTime` (the type of a
+    /// derived struct's field, often) or a `SystemTime`; one outside the service's range is reported by
+    /// [`Filter::render`].
     ///
     /// ```
     /// use table_model::{filter, DateTime};
@@ -113,12 +134,13 @@ impl<T: StringLiteral> Property<T> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn chronological_range(&self, from: DateTime, to: DateTime) -> Filter {
-        self.in_range(key::chronological_range::<RowKey>(from, to))
+    pub fn chronological_range(&self, from: impl IntoDateTime, to: impl IntoDateTime) -> Filter {
+        time_range_filter(&Name(Ok(Cow::Borrowed(self.name()))), from, to, false)
     }
 
     /// Keys written by [`key::reverse_chronological`] or [`key::reverse_chronological_unique`] whose instant is
-    /// in `[from, to)`: newest first, so the bounds flip.
+    /// in `[from, to)`: newest first, so the bounds flip. The instants are any [`IntoDateTime`], as for
+    /// [`chronological_range`](Property::chronological_range).
     ///
     /// ```
     /// use table_model::{filter, DateTime};
@@ -129,11 +151,27 @@ impl<T: StringLiteral> Property<T> {
     ///     filter::ROW_KEY.reverse_chronological_range(from, to).render()?,
     ///     "RowKey ge '2516955552000000000' and RowKey lt '2516982336000000000'"
     /// );
+    ///
+    /// // The same range from chrono instants, as a derived struct's `chrono::DateTime<Utc>` fields hold them.
+    /// let (from, to) = (from.to_chrono(), to.to_chrono());
+    /// assert_eq!(
+    ///     filter::ROW_KEY.reverse_chronological_range(from, to).render()?,
+    ///     "RowKey ge '2516955552000000000' and RowKey lt '2516982336000000000'"
+    /// );
+    ///
+    /// // An instant the service cannot store is an error when the filter is rendered (or the query sent).
+    /// let before_1601 = chrono::DateTime::parse_from_rfc3339("1600-01-01T00:00:00Z")?;
+    /// let err = filter::ROW_KEY.reverse_chronological_range(before_1601, to).render().unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "invalid filter: property `RowKey`: invalid Edm.DateTime: must be from 1601-01-01T00:00:00Z to \
+    ///      9999-12-31T23:59:59.9999999Z, found 1600-01-01T00:00:00+00:00"
+    /// );
     /// # Ok(())
     /// # }
     /// ```
-    pub fn reverse_chronological_range(&self, from: DateTime, to: DateTime) -> Filter {
-        self.in_range(key::reverse_chronological_range::<RowKey>(from, to))
+    pub fn reverse_chronological_range(&self, from: impl IntoDateTime, to: impl IntoDateTime) -> Filter {
+        time_range_filter(&Name(Ok(Cow::Borrowed(self.name()))), from, to, true)
     }
 }
 

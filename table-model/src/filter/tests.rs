@@ -473,8 +473,43 @@ fn time_ranges_use_the_key_helpers() {
     assert_eq!(rendered, format!("RowKey ge '{}' and RowKey lt '{}'", reverse.start, reverse.end));
     // The newest instant of the range is its first key; `to` itself is out.
     let newest = DateTime::from_ticks(to.ticks() - 1).unwrap();
-    assert_eq!(reverse.start, crate::key::reverse_chronological::<RowKey>(newest));
+    assert_eq!(reverse.start, crate::key::reverse_chronological::<RowKey, _>(newest));
     assert_eq!(PARTITION_KEY.in_range("a".."b").comparisons(), 2);
+}
+
+#[test]
+fn time_ranges_take_chrono_and_system_time_instants() {
+    let from: DateTime = "2024-01-01T00:00:00Z".parse().unwrap();
+    let to: DateTime = "2024-01-02T00:00:00Z".parse().unwrap();
+    let (chrono_from, chrono_to) = (from.to_chrono(), to.to_chrono());
+    let system_to = std::time::SystemTime::from(chrono_to);
+    for (by_date_time, by_other) in [
+        (ROW_KEY.chronological_range(from, to), ROW_KEY.chronological_range(chrono_from, chrono_to)),
+        (ROW_KEY.reverse_chronological_range(from, to), ROW_KEY.reverse_chronological_range(chrono_from, system_to)),
+        (
+            Filter::property("RowKey").reverse_chronological_range(from, to),
+            Filter::property("RowKey").reverse_chronological_range(from, chrono_to),
+        ),
+    ] {
+        assert_eq!(by_other.render().unwrap(), by_date_time.render().unwrap());
+    }
+    // An instant the service cannot store: the filter keeps the error, with the same two comparisons, and
+    // rendering it reports the instant.
+    let after_9999 = chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 10000, 1, 1, 0, 0, 0).unwrap();
+    for filter in [
+        ROW_KEY.chronological_range(from, after_9999),
+        ROW_KEY.reverse_chronological_range(after_9999, to),
+        Filter::property("RowKey").chronological_range(after_9999, after_9999),
+    ] {
+        assert_eq!(filter.comparisons(), 2);
+        let err = filter.render().unwrap_err();
+        assert!(matches!(err.kind(), FilterErrorKind::InvalidValue(_)), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "invalid filter: property `RowKey`: invalid Edm.DateTime: must be from 1601-01-01T00:00:00Z to \
+             9999-12-31T23:59:59.9999999Z, found +10000-01-01T00:00:00+00:00"
+        );
+    }
 }
 
 #[cfg(feature = "derive")]

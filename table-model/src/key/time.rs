@@ -13,7 +13,7 @@ use super::sortable::{
 };
 use super::Key;
 use crate::limits::DATETIME_MAX_TICKS;
-use crate::DateTime;
+use crate::{DateTime, IntoDateTime};
 use std::cmp::Reverse;
 use std::ops::Range;
 
@@ -105,8 +105,8 @@ impl SortableKey for Reverse<DateTime> {
 /// # Ok(())
 /// # }
 /// ```
-pub fn chronological<K: Key>(instant: DateTime) -> K {
-    instant.to_key()
+pub fn chronological<K: Key, T: IntoDateTime>(instant: T) -> T::Checked<K> {
+    instant.__map(|instant| instant.to_key())
 }
 
 /// The reverse-chronological key of an instant: `3155378975999999999 - ticks` as 19 digits, so that keys sort
@@ -116,15 +116,15 @@ pub fn chronological<K: Key>(instant: DateTime) -> K {
 /// use table_model::key;
 /// use table_model::{DateTime, PartitionKey};
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let older: PartitionKey = key::reverse_chronological("2024-01-01T00:00:00Z".parse()?);
-/// let newer: PartitionKey = key::reverse_chronological("2024-06-01T00:00:00Z".parse()?);
+/// let older: PartitionKey = key::reverse_chronological("2024-01-01T00:00:00Z".parse::<DateTime>()?);
+/// let newer: PartitionKey = key::reverse_chronological("2024-06-01T00:00:00Z".parse::<DateTime>()?);
 /// assert!(newer < older);
-/// assert_eq!(key::reverse_chronological::<PartitionKey>(DateTime::MAX), "0000000000000000000");
+/// assert_eq!(key::reverse_chronological::<PartitionKey, _>(DateTime::MAX), "0000000000000000000");
 /// # Ok(())
 /// # }
 /// ```
-pub fn reverse_chronological<K: Key>(instant: DateTime) -> K {
-    Reverse(instant).to_key()
+pub fn reverse_chronological<K: Key, T: IntoDateTime>(instant: T) -> T::Checked<K> {
+    instant.__map(|instant| Reverse(instant).to_key())
 }
 
 /// Reads a [`chronological`] key back as its instant.
@@ -226,8 +226,8 @@ fn parse_unique_str(key: &str, format: &'static KeyFormat, reverse: bool) -> Res
 /// assert_eq!(first, "0621355968000000000-0000000000");
 /// assert!(first < second);
 /// ```
-pub fn chronological_unique<K: Key>(instant: DateTime, tie_breaker: u32) -> K {
-    unique_key(instant, tie_breaker, false)
+pub fn chronological_unique<K: Key, T: IntoDateTime>(instant: T, tie_breaker: u32) -> T::Checked<K> {
+    instant.__map(|instant| unique_key(instant, tie_breaker, false))
 }
 
 /// A reverse-chronological key that stays unique for events in the same tick:
@@ -244,8 +244,8 @@ pub fn chronological_unique<K: Key>(instant: DateTime, tie_breaker: u32) -> K {
 /// assert_eq!(first, "2534023007999999999-4294967295");
 /// assert!(second < first);
 /// ```
-pub fn reverse_chronological_unique<K: Key>(instant: DateTime, tie_breaker: u32) -> K {
-    unique_key(instant, tie_breaker, true)
+pub fn reverse_chronological_unique<K: Key, T: IntoDateTime>(instant: T, tie_breaker: u32) -> T::Checked<K> {
+    instant.__map(|instant| unique_key(instant, tie_breaker, true))
 }
 
 /// A tie-breaker for [`chronological_unique`] and [`reverse_chronological_unique`] keys that no other call in
@@ -337,15 +337,15 @@ fn ticks_key<K: Key>(number: u64) -> K {
 /// use table_model::{DateTime, RowKey};
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let (from, to): (DateTime, DateTime) = ("2024-01-01T00:00:00Z".parse()?, "2024-02-01T00:00:00Z".parse()?);
-/// let range = key::chronological_range::<RowKey>(from, to);
+/// let range = key::chronological_range::<RowKey, _>(from, to);
 /// assert!(range.contains(&key::chronological(from)));
-/// assert!(range.contains(&key::chronological_unique("2024-01-31T23:59:59.9999999Z".parse()?, u32::MAX)));
+/// assert!(range.contains(&key::chronological_unique("2024-01-31T23:59:59.9999999Z".parse::<DateTime>()?, u32::MAX)));
 /// assert!(!range.contains(&key::chronological(to)));
 /// # Ok(())
 /// # }
 /// ```
-pub fn chronological_range<K: Key>(from: DateTime, to: DateTime) -> Range<K> {
-    from.to_key()..to.to_key()
+pub fn chronological_range<K: Key, T: IntoDateTime>(from: T, to: T) -> T::Checked<Range<K>> {
+    from.__map2(to, |from, to| from.to_key()..to.to_key())
 }
 
 /// The key bounds of the instants in `[from, to)` for [`reverse_chronological`] and
@@ -361,16 +361,16 @@ pub fn chronological_range<K: Key>(from: DateTime, to: DateTime) -> Range<K> {
 /// use table_model::{DateTime, RowKey};
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let (from, to): (DateTime, DateTime) = ("2024-01-01T00:00:00Z".parse()?, "2024-02-01T00:00:00Z".parse()?);
-/// let range = key::reverse_chronological_range::<RowKey>(from, to);
+/// let range = key::reverse_chronological_range::<RowKey, _>(from, to);
 /// assert!(range.contains(&key::reverse_chronological(from)));
 /// assert!(range.contains(&key::reverse_chronological_unique(from, u32::MAX)));
 /// assert!(!range.contains(&key::reverse_chronological(to)));
-/// assert_eq!(range.start, key::reverse_chronological::<RowKey>(DateTime::from_ticks(to.ticks() - 1)?));
+/// assert_eq!(range.start, key::reverse_chronological::<RowKey, _>(DateTime::from_ticks(to.ticks() - 1)?));
 /// # Ok(())
 /// # }
 /// ```
-pub fn reverse_chronological_range<K: Key>(from: DateTime, to: DateTime) -> Range<K> {
-    ticks_key(encode_ticks(to, true) + 1)..ticks_key(encode_ticks(from, true) + 1)
+pub fn reverse_chronological_range<K: Key, T: IntoDateTime>(from: T, to: T) -> T::Checked<Range<K>> {
+    from.__map2(to, |from, to| ticks_key(encode_ticks(to, true) + 1)..ticks_key(encode_ticks(from, true) + 1))
 }
 
 #[cfg(test)]
@@ -393,15 +393,15 @@ mod tests {
     #[test]
     fn spec_values() {
         // `docs/rules.md` §6.2: DateTime.MaxValue.Ticks, the Unix epoch and 1601-01-01.
-        assert_eq!(chronological::<RowKey>(DateTime::MAX), "3155378975999999999");
-        assert_eq!(chronological::<RowKey>(DateTime::UNIX_EPOCH), "0621355968000000000");
-        assert_eq!(chronological::<RowKey>(DateTime::MIN), "0504911232000000000");
-        assert_eq!(reverse_chronological::<RowKey>(DateTime::MAX), "0000000000000000000");
+        assert_eq!(chronological::<RowKey, _>(DateTime::MAX), "3155378975999999999");
+        assert_eq!(chronological::<RowKey, _>(DateTime::UNIX_EPOCH), "0621355968000000000");
+        assert_eq!(chronological::<RowKey, _>(DateTime::MIN), "0504911232000000000");
+        assert_eq!(reverse_chronological::<RowKey, _>(DateTime::MAX), "0000000000000000000");
         assert_eq!(
-            reverse_chronological::<RowKey>(DateTime::MIN).as_str(),
+            reverse_chronological::<RowKey, _>(DateTime::MIN).as_str(),
             format!("{:019}", 3155378975999999999i64 - 504911232000000000)
         );
-        assert_eq!(reverse_chronological::<RowKey>(DateTime::UNIX_EPOCH), "2534023007999999999");
+        assert_eq!(reverse_chronological::<RowKey, _>(DateTime::UNIX_EPOCH), "2534023007999999999");
         for t in [DateTime::MIN, DateTime::UNIX_EPOCH, DateTime::MAX] {
             let c: PartitionKey = chronological(t);
             let r: PartitionKey = reverse_chronological(t);
@@ -452,10 +452,10 @@ mod tests {
     #[test]
     fn unique_keys() {
         let t = DateTime::UNIX_EPOCH;
-        assert_eq!(chronological_unique::<RowKey>(t, 0), "0621355968000000000-0000000000");
-        assert_eq!(chronological_unique::<RowKey>(t, u32::MAX), "0621355968000000000-4294967295");
-        assert_eq!(reverse_chronological_unique::<RowKey>(t, u32::MAX), "2534023007999999999-0000000000");
-        assert_eq!(reverse_chronological_unique::<RowKey>(DateTime::MAX, 0), "0000000000000000000-4294967295");
+        assert_eq!(chronological_unique::<RowKey, _>(t, 0), "0621355968000000000-0000000000");
+        assert_eq!(chronological_unique::<RowKey, _>(t, u32::MAX), "0621355968000000000-4294967295");
+        assert_eq!(reverse_chronological_unique::<RowKey, _>(t, u32::MAX), "2534023007999999999-0000000000");
+        assert_eq!(reverse_chronological_unique::<RowKey, _>(DateTime::MAX, 0), "0000000000000000000-4294967295");
         for (t, n) in [(DateTime::MIN, 0), (DateTime::MAX, u32::MAX), (t, 12345)] {
             let c: RowKey = chronological_unique(t, n);
             let r: RowKey = reverse_chronological_unique(t, n);
@@ -474,20 +474,48 @@ mod tests {
         let err = parse_chronological_unique(&row("0000000000000000000-0000000000")).unwrap_err();
         assert_eq!(err.kind(), &KeyDecodeErrorKind::OutOfRange);
         // A plain chronological key is not a unique one, and the other way round.
-        assert!(parse_chronological(&chronological_unique::<RowKey>(t, 1)).is_err());
+        assert!(parse_chronological(&chronological_unique::<RowKey, _>(t, 1)).is_err());
     }
 
     #[test]
     fn ranges_at_the_limits() {
-        let r = chronological_range::<RowKey>(DateTime::MIN, DateTime::MAX);
+        let r = chronological_range::<RowKey, _>(DateTime::MIN, DateTime::MAX);
         assert_eq!((r.start.as_str(), r.end.as_str()), ("0504911232000000000", "3155378975999999999"));
-        let r = reverse_chronological_range::<RowKey>(DateTime::MIN, DateTime::MAX);
+        let r = reverse_chronological_range::<RowKey, _>(DateTime::MIN, DateTime::MAX);
         assert_eq!(r.start, "0000000000000000001");
         assert_eq!(r.end.as_str(), format!("{:019}", DATETIME_MAX_TICKS - DATETIME_MIN_TICKS + 1));
         assert!(r.contains(&reverse_chronological(DateTime::MIN)));
         assert!(!r.contains(&reverse_chronological(DateTime::MAX)));
-        let empty = reverse_chronological_range::<RowKey>(at(UNIX_EPOCH_TICKS), at(UNIX_EPOCH_TICKS));
+        let empty = reverse_chronological_range::<RowKey, _>(at(UNIX_EPOCH_TICKS), at(UNIX_EPOCH_TICKS));
         assert!(empty.is_empty());
+    }
+
+    #[test]
+    fn chrono_and_system_time_instants_are_checked() {
+        use std::time::SystemTime;
+        let t = at(638_397_614_451_234_567);
+        let (c, system) = (t.to_chrono(), SystemTime::from(t.to_chrono()));
+        // The same keys from every instant type; a DateTime gives the key, the others a Result.
+        assert_eq!(chronological::<RowKey, _>(c).unwrap(), chronological::<RowKey, _>(t));
+        assert_eq!(reverse_chronological::<RowKey, _>(system).unwrap(), reverse_chronological::<RowKey, _>(t));
+        assert_eq!(chronological_unique::<RowKey, _>(c, 7).unwrap(), chronological_unique::<RowKey, _>(t, 7));
+        assert_eq!(
+            reverse_chronological_unique::<PartitionKey, _>(c, 7).unwrap(),
+            reverse_chronological_unique::<PartitionKey, _>(t, 7)
+        );
+        let later = at(t.ticks() + 1).to_chrono();
+        assert_eq!(chronological_range::<RowKey, _>(c, later).unwrap(), chronological_range(t, at(t.ticks() + 1)));
+        assert_eq!(
+            reverse_chronological_range::<RowKey, _>(c, later).unwrap(),
+            reverse_chronological_range(t, at(t.ticks() + 1))
+        );
+        // Outside the service's range: the typed error, for either end of a range.
+        let early = chrono::DateTime::parse_from_rfc3339("1600-12-31T23:59:59Z").unwrap().to_utc();
+        let err = chronological::<RowKey, _>(early).unwrap_err();
+        assert!(matches!(err.kind(), crate::ValueErrorKind::DateTimeOutOfRange { .. }), "{err}");
+        assert!(reverse_chronological_unique::<RowKey, _>(early, 0).is_err());
+        assert!(chronological_range::<RowKey, _>(c, early).is_err());
+        assert!(reverse_chronological_range::<RowKey, _>(early, c).is_err());
     }
 
     fn instant() -> impl Strategy<Value = DateTime> {
@@ -528,10 +556,10 @@ mod tests {
         #[test]
         fn ranges_hold_exactly_the_instants_in_range(from in instant(), to in instant(), t in instant(), n: u32) {
             let inside = from <= t && t < to;
-            let c = chronological_range::<RowKey>(from, to);
+            let c = chronological_range::<RowKey, _>(from, to);
             prop_assert_eq!(c.contains(&chronological(t)), inside);
             prop_assert_eq!(c.contains(&chronological_unique(t, n)), inside);
-            let r = reverse_chronological_range::<RowKey>(from, to);
+            let r = reverse_chronological_range::<RowKey, _>(from, to);
             prop_assert_eq!(r.contains(&reverse_chronological(t)), inside);
             prop_assert_eq!(r.contains(&reverse_chronological_unique(t, n)), inside);
         }
@@ -541,16 +569,16 @@ mod tests {
             let key = RowKey::new(s.clone());
             if let Ok(key) = key {
                 if let Ok(t) = parse_chronological(&key) {
-                    prop_assert_eq!(chronological::<RowKey>(t), key.clone());
+                    prop_assert_eq!(chronological::<RowKey, _>(t), key.clone());
                 }
                 if let Ok(t) = parse_reverse_chronological(&key) {
-                    prop_assert_eq!(reverse_chronological::<RowKey>(t), key.clone());
+                    prop_assert_eq!(reverse_chronological::<RowKey, _>(t), key.clone());
                 }
                 if let Ok((t, n)) = parse_chronological_unique(&key) {
-                    prop_assert_eq!(chronological_unique::<RowKey>(t, n), key.clone());
+                    prop_assert_eq!(chronological_unique::<RowKey, _>(t, n), key.clone());
                 }
                 if let Ok((t, n)) = parse_reverse_chronological_unique(&key) {
-                    prop_assert_eq!(reverse_chronological_unique::<RowKey>(t, n), key);
+                    prop_assert_eq!(reverse_chronological_unique::<RowKey, _>(t, n), key);
                 }
             }
             let _ = DateTime::from_key_str(&s);

@@ -98,17 +98,17 @@ impl AccessPolicy {
         AccessPolicy { start: None, expiry: None, permissions }
     }
 
-    /// With this start.
+    /// With this start: a `chrono::DateTime<Utc>` or a [`table_model::DateTime`](crate::DateTime).
     #[must_use]
-    pub fn with_start(mut self, start: DateTime<Utc>) -> Self {
-        self.start = Some(start);
+    pub fn with_start(mut self, start: impl Into<DateTime<Utc>>) -> Self {
+        self.start = Some(start.into());
         self
     }
 
-    /// With this expiry.
+    /// With this expiry: a `chrono::DateTime<Utc>` or a [`table_model::DateTime`](crate::DateTime).
     #[must_use]
-    pub fn with_expiry(mut self, expiry: DateTime<Utc>) -> Self {
-        self.expiry = Some(expiry);
+    pub fn with_expiry(mut self, expiry: impl Into<DateTime<Utc>>) -> Self {
+        self.expiry = Some(expiry.into());
         self
     }
 }
@@ -226,6 +226,43 @@ mod tests {
 
     fn time(s: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(s).unwrap().to_utc()
+    }
+
+    #[test]
+    fn times_are_chrono_or_table_model_instants() {
+        let expiry: crate::DateTime = "2026-11-23T00:00:00Z".parse().unwrap();
+        let by_chrono = AccessPolicy::new(TableSasPermissions::READ)
+            .with_start(time("2026-11-22T00:00:00Z"))
+            .with_expiry(time("2026-11-23T00:00:00Z"));
+        let by_date_time = AccessPolicy::new(TableSasPermissions::READ)
+            .with_start(crate::DateTime::parse("2026-11-22T00:00:00Z").unwrap())
+            .with_expiry(expiry);
+        assert_eq!(by_chrono, by_date_time);
+        // The SAS builders take either too.
+        let table = crate::TableName::from_static("Audit");
+        let key = crate::AccountKey::development();
+        let sign = |sas: crate::sas::TableSas| sas.sign("devstoreaccount1", &key).unwrap();
+        let sas = crate::sas::TableSas::new(table).permissions(TableSasPermissions::READ);
+        assert_eq!(
+            sign(sas.clone().start(expiry).expiry(expiry.to_chrono() + chrono::Duration::hours(1))),
+            sign(sas.start(time("2026-11-23T00:00:00Z")).expiry(time("2026-11-23T01:00:00Z")))
+        );
+        assert_eq!(
+            crate::sas::AccountSas::new(
+                crate::sas::AccountSasResourceTypes::OBJECT,
+                crate::sas::AccountSasPermissions::READ,
+                expiry
+            )
+            .sign("devstoreaccount1", &key)
+            .unwrap(),
+            crate::sas::AccountSas::new(
+                crate::sas::AccountSasResourceTypes::OBJECT,
+                crate::sas::AccountSasPermissions::READ,
+                time("2026-11-23T00:00:00Z")
+            )
+            .sign("devstoreaccount1", &key)
+            .unwrap()
+        );
     }
 
     #[test]
