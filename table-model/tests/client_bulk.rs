@@ -236,6 +236,9 @@ async fn invalid_entities_are_reported_not_sent_and_the_rest_is_written() {
     let failure = &report.failures[0];
     assert_eq!((failure.entity.n, &failure.cause), (3, &FailureCause::NotSent));
     assert!(failure.error.to_string().contains("must be at most 32768 UTF-16 code units"), "{}", failure.error);
+    // Refused before sending, it names its table and keys as every error of a table's client does.
+    assert_eq!(failure.error.table().map(|t| t.as_str()), Some(table.table().as_str()));
+    assert_eq!(failure.error.keys(), failure.keys.as_ref().map(|(pk, rk)| (pk, rk)));
     let seen = seen.lock().unwrap();
     assert!(seen.transactions.iter().all(|(_, rks, _)| !rks.contains(&"00000000000000000003".to_owned())));
 }

@@ -456,7 +456,7 @@ impl<'c, E: BulkEntity<M>, M> Writer<'c, E, M> {
 
     fn not_sent(&mut self, entity: E, keys: Option<(PartitionKey, RowKey)>, error: Error) {
         self.progress.failed += 1;
-        let error = Arc::new(error);
+        let error = Arc::new(error.in_table(self.client.table()).for_entity(keys.clone()));
         let cause = FailureCause::NotSent;
         self.report.failures.push(BulkFailure { entity, keys, error, cause, transaction: None });
     }

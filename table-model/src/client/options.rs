@@ -104,10 +104,10 @@ impl TableServiceClientOptions {
 ///
 /// ```no_run
 /// use table_model::client::{RequestOptions, TableServiceClient};
-/// use table_model::{Entity, PartitionKey, RowKey};
+/// use table_model::{Entity, PartitionKey, RowKey, TableName};
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
-/// let orders = service.table_client("Orders".parse()?);
+/// let orders = service.table_client(TableName::new("Orders")?);
 /// let order = Entity::new(PartitionKey::new("eu")?, RowKey::new("42")?);
 /// orders.insert(&order, Some(RequestOptions::default().with_client_request_id("checkout-42"))).await?;
 /// # Ok(())
