@@ -9,8 +9,6 @@
 //! Typed comparisons use the property handles of `#[derive(TableEntity)]` and take values of the property's
 //! type only:
 //!
-//!
-//! Layer: wire.
 #![cfg_attr(feature = "derive", doc = "```")]
 #![cfg_attr(not(feature = "derive"), doc = "```ignore")]
 //! use table_model::filter::{self, Filter};
@@ -68,6 +66,8 @@
 //! assert_eq!(f.render()?, "Count ge 10L and not (Tag eq 'x')");
 //! # Ok::<(), table_model::FilterError>(())
 //! ```
+//!
+//! Layer: wire.
 
 pub(crate) mod error;
 mod literal;
