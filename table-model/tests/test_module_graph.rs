@@ -374,12 +374,13 @@ impl Crate {
     }
 }
 
-/// The word after `//! Layer: ` in a file's header (its first `//!` lines); more than one such line is an
+/// The word after `//! Layer: ` in a file's header (its first `//!` lines, and the inner attributes among them
+/// that make doc lines, such as `#![cfg_attr(feature = "derive", doc = "```")]`); more than one such line is an
 /// error.
 fn layer_line(source: &str) -> Option<String> {
     let mut found = source
         .lines()
-        .take_while(|l| l.starts_with("//!"))
+        .take_while(|l| l.starts_with("//!") || l.starts_with("#!["))
         .filter_map(|l| l.strip_prefix("//! Layer: "))
         .map(|l| l.split(|c: char| !c.is_ascii_alphanumeric()).next().unwrap_or("").to_owned());
     let first = found.next();
