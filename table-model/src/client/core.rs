@@ -118,7 +118,8 @@ impl Core {
         ctx: &Context<'_>,
         read: impl FnOnce(&http::Response<Bytes>) -> Result<R, ResponseError>,
     ) -> Result<R, Error> {
-        let (response, auth) = self.send(request?.map(Bytes::from), ctx).await?;
+        let ctx = ctx.clone().with_value(TryLog::default());
+        let (response, auth) = self.send(request?.map(Bytes::from), &ctx).await?;
         read(&response).map_err(|e| Error::from(e).with_auth(auth))
     }
 
@@ -131,8 +132,7 @@ impl Core {
         ctx: &Context<'_>,
         read: impl FnOnce(&http::Response<Bytes>) -> Result<R, ResponseError>,
     ) -> (Result<R, Error>, bool) {
-        let log = Arc::new(TryLog::default());
-        let ctx = ctx.clone().with_value(log.clone());
+        let ctx = ctx.clone().with_value(TryLog::default());
         let result = match request {
             Ok(request) => match self.send(request.map(Into::into), &ctx).await {
                 Ok((response, auth)) => read(&response).map_err(|e| Error::from(e).with_auth(auth)),
@@ -140,7 +140,8 @@ impl Core {
             },
             Err(e) => Err(e.into()),
         };
-        let retried_after_unknown = log.outcome_was_unknown() && log.tries() > 1;
+        let log = ctx.value::<TryLog>();
+        let retried_after_unknown = log.is_some_and(|log| log.outcome_was_unknown() && log.tries() > 1);
         (result, retried_after_unknown)
     }
 
@@ -148,7 +149,8 @@ impl Core {
     /// layer to read, and for a `403` under Shared Key what the client knows of its likely causes.
     ///
     /// A request that gets no answer is an error naming the request, the cause, and how many tries took how
-    /// long.
+    /// long: the tries are counted in the [`TryLog`] that `ctx` carries (put there by the caller, once per call:
+    /// the log itself, not an `Arc` of it, so the call pays for one allocation).
     async fn send(
         &self,
         request: http::Request<Bytes>,
@@ -156,15 +158,6 @@ impl Core {
     ) -> Result<(http::Response<Bytes>, Option<AuthNote>), Error> {
         let started = Instant::now();
         let mut request = self.to_core_request(request, ctx)?;
-        // The tries are counted in the call's log (`call_tracked` brings its own).
-        let (log, with_log) = match ctx.value::<Arc<TryLog>>() {
-            Some(log) => (log.clone(), None),
-            None => {
-                let log = Arc::new(TryLog::default());
-                (log.clone(), Some(ctx.clone().with_value(log)))
-            }
-        };
-        let ctx = with_log.as_ref().unwrap_or(ctx);
         // `stream`, not `send`: `send` has the transport buffer the body and then copies it once more; the body
         // was read into one buffer already, by the client's transport or by `ReadBodyPolicy`.
         let options = PipelineStreamOptions { skip_checks: true, ..Default::default() };
@@ -177,7 +170,8 @@ impl Core {
             }),
         };
         let response = result.map_err(|e| {
-            let attempt = Attempt::new(&request, log.tries(), started.elapsed());
+            let tries = ctx.value::<TryLog>().map_or(1, TryLog::tries);
+            let attempt = Attempt::new(&request, tries, started.elapsed());
             Error::from(Unreachable::take(e)).with_attempt(attempt)
         })?;
         let (status, headers, body) = response.deconstruct();

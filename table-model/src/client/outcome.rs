@@ -70,7 +70,7 @@ pub(crate) struct TryPolicy {
 #[async_trait]
 impl Policy for TryPolicy {
     async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
-        let log = ctx.value::<Arc<TryLog>>();
+        let log = ctx.value::<TryLog>();
         if let Some(log) = log {
             log.tries.fetch_add(1, Ordering::Relaxed);
         }
