@@ -5,7 +5,7 @@ use super::error::Error;
 use super::options::QueryOptions;
 use super::table::TableClient;
 use crate::entity::Entity;
-use crate::filter::{Filter, KeyBound, KeyRange, PARTITION_KEY};
+use crate::filter::{Filter, KeyPosition, KeyRange, PARTITION_KEY};
 use crate::key::PartitionKey;
 use crate::limits::QUERY_MAX_TOP;
 use crate::query::Query;
@@ -53,8 +53,8 @@ impl TableClient {
     ///    partition is cut by RowKey.
     /// 2. Otherwise, one probe per partition after those (`PartitionKey gt '<last>'`, `$top=1`) with the rest
     ///    of the budget; the cuts are then spread evenly over the pages read and the partitions found, as
-    ///    if each weighed the same. When the budget runs out first, the last range is open and takes in the
-    ///    rest of the table.
+    ///    if each weighed the same. A partition found this way is not cut by RowKey. When the budget runs
+    ///    out first, the last range is open and takes in the rest of the table.
     ///
     /// Fewer than `n` ranges come back when there are fewer entities or places to cut; an empty table is one
     /// range, [`KeyRange::all`].
@@ -108,8 +108,8 @@ impl TableClient {
         let dense_budget = options.max_requests.div_ceil(2);
         let mut pages =
             self.query::<Entity>(&keys_only(filter.cloned(), QUERY_MAX_TOP), Some(query_options()))?.into_pages();
-        let mut keys: Vec<KeyBound> = Vec::new();
-        let mut page_starts: Vec<KeyBound> = Vec::new();
+        let mut keys: Vec<KeyPosition> = Vec::new();
+        let mut page_starts: Vec<KeyPosition> = Vec::new();
         let mut read_to_end = false;
         while requests < dense_budget {
             requests += 1;
@@ -118,7 +118,7 @@ impl TableClient {
                 break;
             };
             let first = keys.len();
-            keys.extend(page.entities.iter().map(|e| KeyBound::new(e.partition_key().clone(), e.row_key().clone())));
+            keys.extend(page.entities.iter().map(|e| KeyPosition::new(e.partition_key().clone(), e.row_key().clone())));
             if first > 0 && keys.len() > first {
                 page_starts.push(keys[first].clone());
             }
@@ -129,7 +129,7 @@ impl TableClient {
         }
         if read_to_end {
             let total = keys.len();
-            let cuts: Vec<KeyBound> = match total {
+            let cuts: Vec<KeyPosition> = match total {
                 0 => Vec::new(),
                 _ => (1..n.get()).map(|i| keys[i * total / n.get()].clone()).collect(),
             };
@@ -137,7 +137,7 @@ impl TableClient {
         }
 
         // 2. Sparse: one probe per partition after the keys read, each the first key above the last partition.
-        let mut partitions: Vec<KeyBound> = Vec::new();
+        let mut partitions: Vec<KeyPosition> = Vec::new();
         let mut last: Option<PartitionKey> = keys.last().map(|k| k.partition_key.clone());
         'walk: while requests < options.max_requests {
             let above = last.as_ref().map(|pk| PARTITION_KEY.gt(pk.as_str()));
@@ -153,7 +153,7 @@ impl TableClient {
                     Some(page) => {
                         if let Some(entity) = page.entities.into_iter().next() {
                             let pk = entity.partition_key().clone();
-                            partitions.push(KeyBound::partition(pk.clone()));
+                            partitions.push(KeyPosition::partition(pk.clone()));
                             last = Some(pk);
                             break;
                         }
@@ -168,7 +168,7 @@ impl TableClient {
 
         // The places to cut, each taken to weigh the same: the starts of the pages read after the first, and
         // the starts of the partitions found after them. `c` places make `c + 1` parts; cut `n` ways among them.
-        let places: Vec<KeyBound> = page_starts.into_iter().chain(partitions).collect();
+        let places: Vec<KeyPosition> = page_starts.into_iter().chain(partitions).collect();
         let parts = places.len() + 1;
         let cuts = (1..n.get()).filter_map(|i| (i * parts / n.get()).checked_sub(1).map(|j| places[j].clone()));
         self.checked(KeyRange::all().split(cuts.collect::<Vec<_>>()), filter)
@@ -183,5 +183,52 @@ impl TableClient {
             }
         }
         Ok(plan)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::table::tests::{client, Answer};
+
+    /// A page of query results: the entities' keys, and the continuation's NextPartitionKey if any.
+    fn page(keys: &[(&str, &str)], next: Option<&str>) -> Answer {
+        let entities: Vec<String> =
+            keys.iter().map(|(pk, rk)| format!(r#"{{"PartitionKey":"{pk}","RowKey":"{rk}"}}"#)).collect();
+        let mut headers = vec![("content-type", "application/json;odata=minimalmetadata".to_owned())];
+        headers.extend(next.map(|pk| ("x-ms-continuation-nextpartitionkey", pk.to_owned())));
+        Answer::Status(200, headers, format!(r#"{{"value":[{}]}}"#, entities.join(",")))
+    }
+
+    /// Empty pages that continue are followed, in the dense read and in a probe, and each counts against the
+    /// budget: the plan stops after exactly `max_requests` requests (the script has no answer for another).
+    #[tokio::test]
+    async fn empty_pages_are_followed_and_counted() {
+        let (table, transport) = client(vec![
+            // 1 to 3: the dense read, half of a budget of 6; the second page is empty but continues.
+            page(&[("a", "1")], Some("a")),
+            page(&[], Some("b")),
+            page(&[("b", "1")], Some("b")),
+            // 4 and 5: the probe above `b` crosses a partition boundary before it finds `c`.
+            page(&[], Some("c")),
+            page(&[("c", "1")], Some("c")),
+            // 6: the probe above `c` gets an empty page; the budget is spent.
+            page(&[], Some("d")),
+        ]);
+        let options = PlanOptions { max_requests: 6, ..Default::default() };
+        let plan = table.plan_ranges(NonZeroUsize::new(3).unwrap(), None, Some(options)).await.unwrap();
+        let shown: Vec<String> = plan.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["[.., 'b'/'1')", "['b'/'1', 'c'/'')", "['c'/'', ..)"]);
+
+        let queries: Vec<String> =
+            transport.urls.lock().unwrap().iter().map(|u| u.query().unwrap().to_owned()).collect();
+        assert_eq!(queries.len(), 6);
+        for q in &queries[..3] {
+            assert!(q.contains("$select=PartitionKey%2CRowKey") && q.contains("$top=1000"), "{q}");
+        }
+        for (q, above) in [(&queries[3], "b"), (&queries[4], "b"), (&queries[5], "c")] {
+            assert!(q.contains(&format!("$filter=PartitionKey%20gt%20%27{above}%27")) && q.contains("$top=1&"), "{q}");
+        }
+        assert!(queries[4].contains("NextPartitionKey=c"), "{}", queries[4]);
     }
 }

@@ -9,50 +9,50 @@ use std::fmt;
 
 /// A position in the key space: the place of the key `(partition_key, row_key)` in the service's order
 /// (PartitionKey, then RowKey, each by UTF-16 code unit; `docs/rules.md` §2.3), whether or not an entity has
-/// that key. A bound with the empty RowKey is the start of its partition, since `""` is the least RowKey.
+/// that key. A position with the empty RowKey is the start of its partition, since `""` is the least RowKey.
 ///
 /// ```
-/// use table_model::filter::KeyBound;
+/// use table_model::filter::KeyPosition;
 /// use table_model::{PartitionKey, RowKey};
 /// # fn main() -> Result<(), table_model::KeyError> {
-/// let start_of_eu = KeyBound::partition(PartitionKey::new("eu")?);
+/// let start_of_eu = KeyPosition::partition(PartitionKey::new("eu")?);
 /// assert_eq!(start_of_eu.row_key, "");
-/// let inside_eu = KeyBound::new(PartitionKey::new("eu")?, RowKey::new("m")?);
+/// let inside_eu = KeyPosition::new(PartitionKey::new("eu")?, RowKey::new("m")?);
 /// assert!(start_of_eu < inside_eu);
 /// # Ok(())
 /// # }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct KeyBound {
+pub struct KeyPosition {
     /// The PartitionKey of the position.
     pub partition_key: PartitionKey,
     /// The RowKey of the position; `""` for the start of the partition.
     pub row_key: RowKey,
 }
 
-impl KeyBound {
+impl KeyPosition {
     /// The position of the key `(partition_key, row_key)`.
     ///
     /// ```
-    /// use table_model::filter::KeyBound;
+    /// use table_model::filter::KeyPosition;
     /// use table_model::{PartitionKey, RowKey};
-    /// let bound = KeyBound::new(PartitionKey::from_static("eu"), RowKey::from_static("42"));
-    /// assert_eq!(bound.to_string(), "'eu'/'42'");
+    /// let position = KeyPosition::new(PartitionKey::from_static("eu"), RowKey::from_static("42"));
+    /// assert_eq!(position.to_string(), "'eu'/'42'");
     /// ```
     pub fn new(partition_key: PartitionKey, row_key: RowKey) -> Self {
-        KeyBound { partition_key, row_key }
+        KeyPosition { partition_key, row_key }
     }
 
     /// The start of a partition: its key with the empty RowKey, below every entity of the partition.
     ///
     /// ```
-    /// use table_model::filter::KeyBound;
+    /// use table_model::filter::KeyPosition;
     /// use table_model::PartitionKey;
-    /// assert_eq!(KeyBound::partition(PartitionKey::from_static("eu")).to_string(), "'eu'/''");
+    /// assert_eq!(KeyPosition::partition(PartitionKey::from_static("eu")).to_string(), "'eu'/''");
     /// ```
     pub fn partition(partition_key: PartitionKey) -> Self {
-        KeyBound { partition_key, row_key: RowKey::default() }
+        KeyPosition { partition_key, row_key: RowKey::default() }
     }
 
     /// Where the key `(pk, rk)` stands against this position, in the service's order.
@@ -61,7 +61,7 @@ impl KeyBound {
     }
 }
 
-impl fmt::Display for KeyBound {
+impl fmt::Display for KeyPosition {
     /// `'pk'/'rk'`, each key escaped as Rust's `escape_debug` does (a key never holds `/`, `docs/rules.md`
     /// §2.1).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -80,10 +80,10 @@ impl fmt::Display for KeyBound {
 /// reading one back checks its keys and that it is not empty.
 ///
 /// ```
-/// use table_model::filter::{KeyBound, KeyRange};
+/// use table_model::filter::{KeyPosition, KeyRange};
 /// use table_model::PartitionKey;
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let at = |pk: &str| KeyBound::partition(PartitionKey::new(pk).unwrap());
+/// let at = |pk: &str| KeyPosition::partition(PartitionKey::new(pk).unwrap());
 /// let parts = KeyRange::all().split([at("m"), at("f")]);
 /// assert_eq!(parts.iter().map(|r| r.to_string()).collect::<Vec<_>>(), [
 ///     "[.., 'f'/'')",
@@ -99,16 +99,16 @@ impl fmt::Display for KeyBound {
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(try_from = "RawKeyRange"))]
 pub struct KeyRange {
-    start: Option<KeyBound>,
-    end: Option<KeyBound>,
+    start: Option<KeyPosition>,
+    end: Option<KeyPosition>,
 }
 
 /// A range as it is read, before it is checked.
 #[cfg(feature = "serde")]
 #[derive(serde::Deserialize)]
 struct RawKeyRange {
-    start: Option<KeyBound>,
-    end: Option<KeyBound>,
+    start: Option<KeyPosition>,
+    end: Option<KeyPosition>,
 }
 
 #[cfg(feature = "serde")]
@@ -138,16 +138,16 @@ impl KeyRange {
     /// [`KeyRangeErrorKind::Empty`] when `start` is not below `end`: such a range holds no key.
     ///
     /// ```
-    /// use table_model::filter::{KeyBound, KeyRange};
+    /// use table_model::filter::{KeyPosition, KeyRange};
     /// use table_model::PartitionKey;
-    /// let at = |pk: &'static str| Some(KeyBound::partition(PartitionKey::from_static(pk)));
+    /// let at = |pk: &'static str| Some(KeyPosition::partition(PartitionKey::from_static(pk)));
     /// assert!(KeyRange::new(at("a"), at("b")).is_ok());
     /// assert_eq!(
     ///     KeyRange::new(at("b"), at("a")).unwrap_err().to_string(),
     ///     "invalid key range ['b'/'', 'a'/''): the start must be below the end"
     /// );
     /// ```
-    pub fn new(start: Option<KeyBound>, end: Option<KeyBound>) -> Result<Self, KeyRangeError> {
+    pub fn new(start: Option<KeyPosition>, end: Option<KeyPosition>) -> Result<Self, KeyRangeError> {
         if let (Some(s), Some(e)) = (&start, &end) {
             if s >= e {
                 return Err(KeyRangeError(KeyRangeErrorKind::Empty { start: s.clone(), end: e.clone() }));
@@ -157,29 +157,29 @@ impl KeyRange {
     }
 
     /// The inclusive lower bound; `None` when the range starts at the first key.
-    pub fn start(&self) -> Option<&KeyBound> {
+    pub fn start(&self) -> Option<&KeyPosition> {
         self.start.as_ref()
     }
 
     /// The exclusive upper bound; `None` when the range runs to the last key.
-    pub fn end(&self) -> Option<&KeyBound> {
+    pub fn end(&self) -> Option<&KeyPosition> {
         self.end.as_ref()
     }
 
     /// Whether the key `(pk, rk)` is in the range, in the service's order.
     ///
     /// ```
-    /// use table_model::filter::{KeyBound, KeyRange};
+    /// use table_model::filter::{KeyPosition, KeyRange};
     /// use table_model::{PartitionKey, RowKey};
     /// let hot = PartitionKey::from_static("hot");
     /// let range = KeyRange::new(
-    ///     Some(KeyBound::new(hot.clone(), RowKey::from_static("b"))),
-    ///     Some(KeyBound::new(hot, RowKey::from_static("d"))),
+    ///     Some(KeyPosition::new(hot.clone(), RowKey::from_static("b"))),
+    ///     Some(KeyPosition::new(hot, RowKey::from_static("d"))),
     /// ).unwrap();
     /// assert!(range.contains("hot", "b") && range.contains("hot", "cz"));
     /// assert!(!range.contains("hot", "a") && !range.contains("hot", "d") && !range.contains("hou", "c"));
     /// // By UTF-16 code unit: U+FF61 sorts above the surrogate pair of U+1F600.
-    /// let open = KeyRange::new(Some(KeyBound::partition(PartitionKey::from_static("\u{1F600}"))), None).unwrap();
+    /// let open = KeyRange::new(Some(KeyPosition::partition(PartitionKey::from_static("\u{1F600}"))), None).unwrap();
     /// assert!(open.contains("\u{FF61}", ""));
     /// ```
     pub fn contains(&self, pk: &str, rk: &str) -> bool {
@@ -193,10 +193,10 @@ impl KeyRange {
     /// `PartitionKey eq 'p' and RowKey ge 'b' and RowKey lt 'd'`.
     ///
     /// ```
-    /// use table_model::filter::{KeyBound, KeyRange};
+    /// use table_model::filter::{KeyPosition, KeyRange};
     /// use table_model::{PartitionKey, RowKey};
     /// let bound = |pk: &'static str, rk: &'static str| {
-    ///     Some(KeyBound::new(PartitionKey::from_static(pk), RowKey::from_static(rk)))
+    ///     Some(KeyPosition::new(PartitionKey::from_static(pk), RowKey::from_static(rk)))
     /// };
     /// let range = KeyRange::new(bound("a", "k"), bound("c", "")).unwrap();
     /// assert_eq!(
@@ -242,9 +242,9 @@ impl KeyRange {
     /// missing. The range takes at most 6 of the 15 comparisons a filter may hold (`docs/rules.md` §7.1).
     ///
     /// ```
-    /// use table_model::filter::{Filter, KeyBound, KeyRange};
+    /// use table_model::filter::{Filter, KeyPosition, KeyRange};
     /// use table_model::PartitionKey;
-    /// let range = KeyRange::new(Some(KeyBound::partition(PartitionKey::from_static("m"))), None).unwrap();
+    /// let range = KeyRange::new(Some(KeyPosition::partition(PartitionKey::from_static("m"))), None).unwrap();
     /// let f = range.filter_with(Some(Filter::property("Age").ge(18))).unwrap();
     /// assert_eq!(f.render()?, "PartitionKey ge 'm' and Age ge 18");
     /// assert_eq!(KeyRange::all().filter_with(None), None);
@@ -259,10 +259,10 @@ impl KeyRange {
     /// duplicates and those that are not strictly inside the range are dropped, so no part is empty.
     ///
     /// ```
-    /// use table_model::filter::{KeyBound, KeyRange};
+    /// use table_model::filter::{KeyPosition, KeyRange};
     /// use table_model::{PartitionKey, RowKey};
-    /// let hot = |rk: &'static str| KeyBound::new(PartitionKey::from_static("hot"), RowKey::from_static(rk));
-    /// let partition = KeyRange::new(Some(hot("")), Some(KeyBound::partition(PartitionKey::from_static("hou"))))
+    /// let hot = |rk: &'static str| KeyPosition::new(PartitionKey::from_static("hot"), RowKey::from_static(rk));
+    /// let partition = KeyRange::new(Some(hot("")), Some(KeyPosition::partition(PartitionKey::from_static("hou"))))
     ///     .unwrap();
     /// let parts = partition.split([hot("m"), hot("c"), hot("m"), hot("")]);
     /// assert_eq!(parts.iter().map(|r| r.to_string()).collect::<Vec<_>>(), [
@@ -271,14 +271,14 @@ impl KeyRange {
     ///     "['hot'/'m', 'hou'/'')",
     /// ]);
     /// ```
-    pub fn split(&self, boundaries: impl IntoIterator<Item = KeyBound>) -> Vec<KeyRange> {
-        let mut cuts: Vec<KeyBound> = boundaries
+    pub fn split(&self, boundaries: impl IntoIterator<Item = KeyPosition>) -> Vec<KeyRange> {
+        let mut cuts: Vec<KeyPosition> = boundaries
             .into_iter()
             .filter(|b| self.start.as_ref().is_none_or(|s| s < b) && self.end.as_ref().is_none_or(|e| b < e))
             .collect();
         cuts.sort();
         cuts.dedup();
-        let starts: Vec<Option<KeyBound>> =
+        let starts: Vec<Option<KeyPosition>> =
             std::iter::once(self.start.clone()).chain(cuts.iter().cloned().map(Some)).collect();
         let ends = cuts.into_iter().map(Some).chain(std::iter::once(self.end.clone()));
         starts.into_iter().zip(ends).map(|(start, end)| KeyRange { start, end }).collect()
@@ -286,7 +286,7 @@ impl KeyRange {
 }
 
 impl fmt::Display for KeyRange {
-    /// `[start, end)` with each bound as [`KeyBound`]'s `Display`, and `..` for an open side:
+    /// `[start, end)` with each bound as [`KeyPosition`]'s `Display`, and `..` for an open side:
     /// `['a'/'', ..)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("[")?;
@@ -319,10 +319,10 @@ impl fmt::Display for KeyRange {
 /// when a range does not start where the one before it ends.
 ///
 /// ```
-/// use table_model::filter::{shard, KeyBound, KeyRange};
+/// use table_model::filter::{shard, KeyPosition, KeyRange};
 /// use table_model::PartitionKey;
 /// # fn main() -> Result<(), table_model::filter::KeyRangeError> {
-/// let at = |pk: &'static str| KeyBound::partition(PartitionKey::from_static(pk));
+/// let at = |pk: &'static str| KeyPosition::partition(PartitionKey::from_static(pk));
 /// let plan = KeyRange::all().split([at("b"), at("c"), at("d")]);
 /// assert_eq!(shard(&plan, 0, 2)?, [plan[0].clone(), plan[2].clone()]);
 /// assert_eq!(shard(&plan, 1, 2)?, [plan[1].clone(), plan[3].clone()]);
@@ -347,9 +347,9 @@ pub enum KeyRangeErrorKind {
     /// The start is not below the end: the range would hold no key.
     Empty {
         /// The start given.
-        start: KeyBound,
+        start: KeyPosition,
         /// The end given.
-        end: KeyBound,
+        end: KeyPosition,
     },
     /// A share `k` of `n` workers with `k` not below `n` (or `n` = 0).
     Shard {
@@ -412,8 +412,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn bound(pk: &str, rk: &str) -> KeyBound {
-        KeyBound::new(PartitionKey::new(pk).unwrap(), RowKey::new(rk).unwrap())
+    fn bound(pk: &str, rk: &str) -> KeyPosition {
+        KeyPosition::new(PartitionKey::new(pk).unwrap(), RowKey::new(rk).unwrap())
     }
 
     /// Characters near the edges of UTF-16 order that keys may hold (`docs/rules.md` §2.1), plus any other.
@@ -507,7 +507,7 @@ mod tests {
     #[test]
     fn filter_forms() {
         let render = |r: &KeyRange| r.filter().map(|f| f.render().unwrap());
-        let range = |s: Option<KeyBound>, e: Option<KeyBound>| KeyRange::new(s, e).unwrap();
+        let range = |s: Option<KeyPosition>, e: Option<KeyPosition>| KeyRange::new(s, e).unwrap();
         assert_eq!(render(&range(Some(bound("a", "")), None)).unwrap(), "PartitionKey ge 'a'");
         assert_eq!(render(&range(None, Some(bound("a", "")))).unwrap(), "PartitionKey lt 'a'");
         assert_eq!(
