@@ -70,6 +70,7 @@
 //! Layer: wire.
 
 pub(crate) mod error;
+mod key_range;
 mod literal;
 mod range;
 
@@ -88,6 +89,7 @@ use std::ops::{BitAnd, BitOr, Not};
 use table_model_rules::limits::SYSTEM_PROPERTIES;
 use uuid::Uuid;
 
+pub use key_range::{shard, KeyPosition, KeyRange, KeyRangeError, KeyRangeErrorKind};
 use literal::write_literal;
 pub use range::prefix_upper_bound;
 

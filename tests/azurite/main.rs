@@ -14,6 +14,7 @@ mod non_ascii;
 mod operations;
 mod paging;
 mod queries;
+mod ranges;
 mod readme;
 mod sas;
 mod script;

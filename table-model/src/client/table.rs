@@ -677,7 +677,7 @@ pub(crate) fn precondition(asked: Option<IfMatch>, entity: &impl WriteEntity) ->
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::client::{TableServiceClient, TableServiceClientOptions};
     use crate::connection::AccountKey;
@@ -714,16 +714,17 @@ mod tests {
     }
 
     /// What the fake transport does with one try: lose it (no answer), or answer.
-    enum Answer {
+    pub(in crate::client) enum Answer {
         Lost,
         Status(u16, Vec<(&'static str, String)>, String),
     }
 
-    /// A transport that answers each try from a script, and records each try's method.
+    /// A transport that answers each try from a script, and records each try's method and URL.
     #[derive(Default)]
-    struct Scripted {
+    pub(in crate::client) struct Scripted {
         answers: Mutex<VecDeque<Answer>>,
-        methods: Mutex<Vec<String>>,
+        pub(in crate::client) methods: Mutex<Vec<String>>,
+        pub(in crate::client) urls: Mutex<Vec<azure_core::http::Url>>,
     }
 
     impl std::fmt::Debug for Scripted {
@@ -736,6 +737,7 @@ mod tests {
     impl Policy for Scripted {
         async fn send(&self, _: &Context, request: &mut Request, _: &[Arc<dyn Policy>]) -> PolicyResult {
             self.methods.lock().unwrap().push(request.method().to_string());
+            self.urls.lock().unwrap().push(request.url().clone());
             match self.answers.lock().unwrap().pop_front().expect("an answer for each try") {
                 Answer::Lost => Err(azure_core::Error::with_message(CoreErrorKind::Io, "connection reset")),
                 Answer::Status(status, headers, body) => {
@@ -749,7 +751,7 @@ mod tests {
         }
     }
 
-    fn client(script: Vec<Answer>) -> (TableClient, Arc<Scripted>) {
+    pub(in crate::client) fn client(script: Vec<Answer>) -> (TableClient, Arc<Scripted>) {
         let transport = Arc::new(Scripted { answers: Mutex::new(script.into()), ..Default::default() });
         let options = TableServiceClientOptions::scripted(transport.clone());
         let service =

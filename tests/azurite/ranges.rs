@@ -1,0 +1,188 @@
+//! Planning a parallel scan against Azurite (`docs/rules.md` §10.1): the ranges of `plan_ranges`, scanned one
+//! by one, give every entity exactly once, with and without a user's filter, in a bounded number of requests.
+
+use crate::support::azurite;
+use futures::{StreamExt as _, TryStreamExt as _};
+use std::num::NonZeroUsize;
+use table_model::client::{PlanOptions, TableClient};
+use table_model::filter::{shard, Filter, KeyRange};
+use table_model::{AccountKey, Entity, PartitionKey, Query, RowKey};
+
+/// The entities of the test table: 60 partitions of 20 entities, and one hot partition of 2,000 that sorts
+/// first; `Value` is the entity's number in its partition.
+const PARTITIONS: usize = 60;
+const PER_PARTITION: usize = 20;
+const HOT: usize = 2000;
+
+async fn fill(table: &TableClient) -> usize {
+    let mut batches = Vec::new();
+    let partitions = (0..PARTITIONS).map(|p| (format!("p{p:02}"), PER_PARTITION));
+    for (pk, count) in std::iter::once(("hot".to_owned(), HOT)).chain(partitions) {
+        for chunk in (0..count).collect::<Vec<_>>().chunks(100) {
+            let mut batch = table.batch(PartitionKey::new(pk.as_str()).unwrap());
+            for &i in chunk {
+                let entity =
+                    Entity::new(PartitionKey::new(pk.as_str()).unwrap(), RowKey::new(format!("{i:05}")).unwrap())
+                        .with("Value".parse().unwrap(), i as i32)
+                        .unwrap();
+                batch.insert(&entity).unwrap();
+            }
+            batches.push(batch);
+        }
+    }
+    let sent: Vec<usize> = futures::stream::iter(batches.iter().map(|b| table.submit_transaction(b, None)))
+        .buffer_unordered(8)
+        .map_ok(|outcome| outcome.etags.len())
+        .try_collect()
+        .await
+        .unwrap();
+    sent.iter().sum()
+}
+
+fn keys(entities: &[Entity]) -> Vec<(String, String)> {
+    entities.iter().map(|e| (e.partition_key().to_string(), e.row_key().to_string())).collect()
+}
+
+async fn scan(table: &TableClient, filter: Option<Filter>) -> Vec<Entity> {
+    let query = filter.map_or_else(Query::new, |f| Query::new().filter(f));
+    table.query::<Entity>(&query, None).unwrap().try_collect().await.unwrap()
+}
+
+/// Scans each range with the user's filter and checks that each entity is in its range; returns the keys of
+/// every scan together, sorted, and the size of each scan.
+async fn scan_ranges(
+    table: &TableClient,
+    ranges: &[KeyRange],
+    filter: Option<&Filter>,
+) -> (Vec<(String, String)>, Vec<usize>) {
+    let mut all = Vec::new();
+    let mut sizes = Vec::new();
+    for range in ranges {
+        let part = scan(table, range.filter_with(filter.cloned())).await;
+        for e in &part {
+            assert!(
+                range.contains(e.partition_key(), e.row_key()),
+                "{}/{} is outside {range}",
+                e.partition_key(),
+                e.row_key()
+            );
+        }
+        sizes.push(part.len());
+        all.extend(keys(&part));
+    }
+    all.sort();
+    (all, sizes)
+}
+
+/// The ranges tile the key space: from the first key to the last, each starting where the one before ends.
+fn assert_tiles(ranges: &[KeyRange]) {
+    assert_eq!(ranges.first().unwrap().start(), None);
+    assert_eq!(ranges.last().unwrap().end(), None);
+    assert!(shard(ranges, 0, 1).is_ok(), "not contiguous: {ranges:?}");
+}
+
+fn n(n: usize) -> NonZeroUsize {
+    NonZeroUsize::new(n).unwrap()
+}
+
+#[tokio::test]
+async fn ranges_scanned_one_by_one_give_each_entity_once() {
+    let azurite = azurite!();
+    let guard = azurite.table("Ranges").await;
+    let total = fill(&guard).await;
+    assert_eq!(total, HOT + PARTITIONS * PER_PARTITION);
+    let (service, recorder) = azurite.client_with(AccountKey::development());
+    let table = service.table_client(guard.table().clone());
+    let mut full = keys(&scan(&table, None).await);
+    full.sort();
+    assert_eq!(full.len(), total);
+
+    for parts in [1, 2, 4, 7] {
+        let before = recorder.sent().len();
+        let ranges = table.plan_ranges(n(parts), None, None).await.unwrap();
+        // The table is read to its end in 4 pages of keys (within the default budget of 32): exact quantiles.
+        assert_eq!(recorder.sent().len() - before, 4, "requests for n = {parts}");
+        assert_eq!(ranges.len(), parts);
+        assert_tiles(&ranges);
+        let (union, sizes) = scan_ranges(&table, &ranges, None).await;
+        assert_eq!(union, full, "n = {parts}");
+        for size in &sizes {
+            assert!(size.abs_diff(total / parts) <= 1, "n = {parts}: sizes {sizes:?}");
+        }
+        if parts > 1 {
+            // The hot partition is cut by RowKey.
+            let cut_in_hot =
+                ranges.iter().filter_map(KeyRange::end).any(|b| b.partition_key == "hot" && !b.row_key.is_empty());
+            assert!(cut_in_hot, "{ranges:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_small_budget_bounds_the_requests_and_still_tiles() {
+    let azurite = azurite!();
+    let guard = azurite.table("RangesBudget").await;
+    fill(&guard).await;
+    let (service, recorder) = azurite.client_with(AccountKey::development());
+    let table = service.table_client(guard.table().clone());
+    let mut full = keys(&scan(&table, None).await);
+    full.sort();
+
+    for budget in [0, 1, 4, 7] {
+        for parts in [1, 2, 4, 7] {
+            let before = recorder.sent().len();
+            let options = PlanOptions { max_requests: budget, ..Default::default() };
+            let ranges = table.plan_ranges(n(parts), None, Some(options)).await.unwrap();
+            // The table is read to its end in 4 pages: a budget of 7 or more sends 4.
+            assert_eq!(recorder.sent().len() - before, budget.min(4), "budget {budget}, n = {parts}");
+            assert!(ranges.len() <= parts);
+            assert_tiles(&ranges);
+            let (union, _) = scan_ranges(&table, &ranges, None).await;
+            assert_eq!(union, full, "budget {budget}, n = {parts}: {ranges:?}");
+        }
+    }
+    // With 4 requests: 2 pages of keys (the hot partition), then 2 probes finding p00 and p01; the last range
+    // takes in the rest of the table.
+    let options = PlanOptions { max_requests: 4, ..Default::default() };
+    let ranges = table.plan_ranges(n(4), None, Some(options)).await.unwrap();
+    let shown: Vec<String> = ranges.iter().map(ToString::to_string).collect();
+    assert_eq!(shown, ["[.., 'hot'/'01000')", "['hot'/'01000', 'p00'/'')", "['p00'/'', 'p01'/'')", "['p01'/'', ..)"]);
+}
+
+#[tokio::test]
+async fn a_user_filter_is_planned_and_scanned_with_each_range() {
+    let azurite = azurite!();
+    let guard = azurite.table("RangesFilter").await;
+    fill(&guard).await;
+    let table: &TableClient = &guard;
+    let user = Filter::property("Value").lt(15) & Filter::property("Value").ne(3);
+    let mut full = keys(&scan(table, Some(user.clone())).await);
+    full.sort();
+    assert_eq!(full.len(), 14 * (PARTITIONS + 1));
+    for parts in [1, 2, 4, 7] {
+        let ranges = table.plan_ranges(n(parts), Some(&user), None).await.unwrap();
+        assert_tiles(&ranges);
+        let (union, sizes) = scan_ranges(table, &ranges, Some(&user)).await;
+        assert_eq!(union, full, "n = {parts}");
+        for size in &sizes {
+            assert!(size.abs_diff(full.len() / parts) <= 1, "n = {parts}: sizes {sizes:?}");
+        }
+    }
+    // A filter that leaves no room for a range's comparisons is refused before any range is scanned.
+    let crowded = Filter::all((0..12).map(|i| Filter::property("Value").ne(100 + i))).unwrap();
+    let err = table.plan_ranges(n(7), Some(&crowded), None).await.unwrap_err();
+    assert!(err.to_string().contains("at most 15 comparisons are allowed, found 18"), "{err}");
+}
+
+#[tokio::test]
+async fn an_empty_table_is_one_range() {
+    let azurite = azurite!();
+    let guard = azurite.table("RangesEmpty").await;
+    let (service, recorder) = azurite.client_with(AccountKey::development());
+    let table = service.table_client(guard.table().clone());
+    for parts in [1, 7] {
+        let before = recorder.sent().len();
+        assert_eq!(table.plan_ranges(n(parts), None, None).await.unwrap(), [KeyRange::all()]);
+        assert_eq!(recorder.sent().len() - before, 1);
+    }
+}
