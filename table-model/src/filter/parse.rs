@@ -449,6 +449,11 @@ mod tests {
             assert_eq!(p(text).render().unwrap(), canonical, "{text}");
             assert_eq!(p(canonical), p(text), "{text}");
         }
+        // A property may be named like a keyword; what render writes for it parses back.
+        for word in ["and", "or", "not", "eq", "le", "true", "false", "null", "datetime", "guid", "X", "binary"] {
+            let f = Filter::property(word).eq(1) & !(Filter::property(word).ne("x") | Filter::property(word).lt(true));
+            assert_eq!(p(&f.render().unwrap()), f, "{word}");
+        }
         let f: Filter = "RowKey lt 'm'".parse().unwrap();
         assert_eq!(f, crate::filter::ROW_KEY.lt("m"));
     }
