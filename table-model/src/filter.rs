@@ -4,7 +4,8 @@
 //! A [`Filter`] is a tree of comparisons joined by `and`, `or` and `not`. It is rendered once, by
 //! [`Filter::render`], which is where every rule is checked: at most 15 comparisons, valid property names,
 //! literals that have a filter form. Nothing in a value can leave its literal: strings are quoted with every
-//! `'` doubled, and every other literal is made of characters that cannot end it.
+//! `'` doubled, and every other literal is made of characters that cannot end it. [`Filter::parse`] reads
+//! `$filter` text into the same tree, checking the same rules, and names the position of a mistake.
 //!
 //! Typed comparisons use the property handles of `#[derive(TableEntity)]` and take values of the property's
 //! type only:

@@ -176,11 +176,11 @@ pub enum FilterParseErrorKind {
 /// use table_model::filter::Filter;
 /// use table_model::FilterParseErrorKind;
 /// let err = Filter::parse("Größe gt 5 and Größe == 9").unwrap_err();
-/// assert_eq!((err.position(), err.column()), (23, 21));
+/// assert_eq!((err.position(), err.column()), (25, 21));
 /// assert!(matches!(err.kind(), FilterParseErrorKind::Expected { .. }));
 /// assert_eq!(
 ///     err.to_string(),
-///     "invalid filter at position 23 (character 21): expected a comparison operator (eq, ne, gt, ge, lt, le), \
+///     "invalid filter at position 25 (character 21): expected a comparison operator (eq, ne, gt, ge, lt, le), \
 ///      found \"==\""
 /// );
 /// ```
