@@ -1,5 +1,6 @@
 //! `$filter` literals: any string compared with a property renders as one OData string literal that reads
-//! back as the string (`docs/rules.md` §7.2).
+//! back as the string (`docs/rules.md` §7.2); and `$filter` text: whatever parses renders, and reads back
+//! (`docs/rules.md` §7.1).
 
 use crate::text;
 use table_model::filter::{prefix_upper_bound, Filter};
@@ -26,6 +27,25 @@ pub fn filter_literal(data: &[u8]) {
         }
         None => assert_eq!(rest, "", "{range}"),
     }
+}
+
+/// The bytes as `$filter` text for [`Filter::parse`]: an error points inside the text, and a filter that
+/// parses renders (its rules were checked by the parser) to canonical text that parses back to the same
+/// filter and renders to itself.
+pub fn filter_parse(data: &[u8]) {
+    let text = text(data);
+    let filter = match Filter::parse(&text) {
+        Ok(filter) => filter,
+        Err(err) => {
+            assert!(text.is_char_boundary(err.position()), "{err}: {text:?}");
+            assert_eq!(err.column(), text[..err.position()].chars().count(), "{err}: {text:?}");
+            return;
+        }
+    };
+    let rendered = filter.render().unwrap_or_else(|err| panic!("{err}: {text:?}"));
+    let again = Filter::parse(&rendered).unwrap_or_else(|err| panic!("{err}: {text:?} rendered {rendered:?}"));
+    assert_eq!(again, filter, "{text:?} rendered {rendered:?}");
+    assert_eq!(again.render().as_deref(), Ok(rendered.as_str()), "{text:?}");
 }
 
 /// Reads one OData string literal at the start of `text`: `'`, then characters where `''` stands for `'`,

@@ -20,7 +20,8 @@
 //! - a connection string that parses gives an endpoint that re-parses to itself, and requests built on it;
 //! - a SAS token, a `DateTime`, a continuation token and every key helper's key display and re-parse to the
 //!   same value;
-//! - a filter literal built from any string reads back as that string.
+//! - a filter literal built from any string reads back as that string;
+//! - `$filter` text that parses renders, and the rendered text parses back to the same filter.
 
 #![deny(missing_docs, missing_debug_implementations)]
 
@@ -31,7 +32,7 @@ mod responses;
 mod values;
 
 pub use connection::{connection_string, endpoint, sas_token};
-pub use filter::{filter_literal, read_string_literal};
+pub use filter::{filter_literal, filter_parse, read_string_literal};
 pub use json::{entity_json, query_json, typed_entity_json, typed_query_json};
 pub use responses::{
     access_policies, batch_response, error_response, service_properties, service_stats, table_listing,
@@ -63,6 +64,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("composite_key", composite_key),
     ("continuation", continuation),
     ("filter_literal", filter_literal),
+    ("filter_parse", filter_parse),
 ];
 
 /// The fuzzer's bytes as text: parsers of text take `&str`, and a lossy conversion lets every input reach them.

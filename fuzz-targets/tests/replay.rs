@@ -165,6 +165,14 @@ const TOKENS: &[&str] = &[
     "\u{FFFF}",
     "\u{10FFFF}",
     "é",
+    " and ",
+    " or ",
+    "not (",
+    " eq ",
+    "datetime'",
+    "guid'",
+    "X'",
+    "42L",
 ];
 
 /// A few edits of an input: byte changes, insertions of tokens or random bytes, deletions and copies.
@@ -263,6 +271,7 @@ fuzz_proptests!(
     composite_key,
     continuation,
     filter_literal,
+    filter_parse,
 );
 
 #[test]

@@ -22,6 +22,9 @@ pub const BATCH_MAX_OPERATIONS: usize = 100;
 pub const BATCH_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Maximum number of discrete comparisons in one `$filter` (`docs/rules.md` §7.1).
 pub const FILTER_MAX_COMPARISONS: usize = 15;
+/// Maximum number of nested parentheses and `not` operators that `$filter` text may hold, our decision: twice
+/// what 15 comparisons can need, and a bound on the parser's recursion (`docs/rules.md` §7.1).
+pub const FILTER_MAX_NESTING: usize = 64;
 /// The largest `timeout` URI parameter the service honours, in seconds (`docs/rules.md` §12).
 pub const SERVER_TIMEOUT_MAX_SECONDS: u64 = 30;
 /// How far a Shared Key request's `x-ms-date` may be from the service's clock, in seconds: 15 minutes

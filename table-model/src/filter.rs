@@ -4,7 +4,8 @@
 //! A [`Filter`] is a tree of comparisons joined by `and`, `or` and `not`. It is rendered once, by
 //! [`Filter::render`], which is where every rule is checked: at most 15 comparisons, valid property names,
 //! literals that have a filter form. Nothing in a value can leave its literal: strings are quoted with every
-//! `'` doubled, and every other literal is made of characters that cannot end it.
+//! `'` doubled, and every other literal is made of characters that cannot end it. [`Filter::parse`] reads
+//! `$filter` text into the same tree, checking the same rules, and names the position of a mistake.
 //!
 //! Typed comparisons use the property handles of `#[derive(TableEntity)]` and take values of the property's
 //! type only:
@@ -72,6 +73,7 @@
 pub(crate) mod error;
 mod key_range;
 mod literal;
+mod parse;
 mod range;
 
 use crate::edm::datetime::DateTime;
@@ -82,7 +84,8 @@ use crate::limits::FILTER_MAX_COMPARISONS;
 use crate::name::error::PropertyNameError;
 use crate::property::Property;
 use crate::table_entity::TableEnum;
-use error::{FilterError, FilterErrorKind};
+pub use error::Expected;
+use error::{FilterError, FilterErrorKind, FilterParseError};
 use std::borrow::Cow;
 use std::fmt;
 use std::ops::{BitAnd, BitOr, Not};
@@ -191,18 +194,45 @@ impl Filter {
     /// ```
     pub fn property(name: impl Into<Cow<'static, str>>) -> FilterProperty {
         let name = name.into();
-        let checked = if SYSTEM_PROPERTIES.contains(&&*name) {
-            Ok(name)
-        } else {
-            match table_model_rules::property_name::check(&name) {
-                Ok(()) => Ok(name),
-                Err(error) => {
-                    let error = PropertyNameError::new(error, &*name);
-                    Err(FilterError::new(FilterErrorKind::InvalidProperty { name: name.into_owned(), error }))
-                }
-            }
+        let checked = match check_name(&name) {
+            Ok(()) => Ok(name),
+            Err(error) => Err(FilterError::new(FilterErrorKind::InvalidProperty { name: name.into_owned(), error })),
         };
         FilterProperty { name: Name(checked) }
+    }
+
+    /// Reads `$filter` text, as the service reads it, into the filter that [`Filter::render`] writes back in
+    /// its canonical form (`docs/rules.md` §7.1 and §7.2).
+    ///
+    /// Every literal keeps its exact type: `5` is an Int32, `5L` an Int64, `5.0` and `5e0` Doubles. Chains of
+    /// one operator are flattened and a double `not` cancels out, as when the filter is built in code, so
+    /// `Filter::parse(&f.render()?)` is `f` for every filter that renders, and parsing then rendering gives the
+    /// canonical form of the text. The rules of [`Filter::render`] are checked here already: property names,
+    /// literal forms and limits, and at most 15 comparisons.
+    ///
+    /// ```
+    /// use table_model::filter::Filter;
+    /// let f = Filter::parse("PartitionKey eq 'eu' and (Price gt 100.0 or not (Customer eq 'O''Brien'))")?;
+    /// assert_eq!(f, Filter::property("PartitionKey").eq("eu")
+    ///     & (Filter::property("Price").gt(100.0) | !Filter::property("Customer").eq("O'Brien")));
+    /// assert_eq!(Filter::parse("((A eq 1) and B eq 2L)")?.render()?, "A eq 1 and B eq 2L");
+    ///
+    /// let err = Filter::parse("PartitionKey eq 'eu' and Price == 100").unwrap_err();
+    /// assert_eq!(err.position(), 31);
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "invalid filter at position 31: expected a comparison operator (eq, ne, gt, ge, lt, le), found \"==\""
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`FilterParseError`], with the byte position of the problem: text that is empty or not in the grammar,
+    /// an invalid property name, a literal that is malformed or breaks its type's limit, an integer beyond
+    /// Int32 without the `L` of an Int64, a 16th comparison, or more than
+    /// [`FILTER_MAX_NESTING`](crate::limits::FILTER_MAX_NESTING) nested parentheses and `not`s.
+    pub fn parse(text: &str) -> Result<Filter, FilterParseError> {
+        parse::parse(text)
     }
 
     /// Both filters: `self and other`.
@@ -268,6 +298,23 @@ impl Filter {
     fn compare(property: Name, op: ComparisonOperator, value: Result<EdmValue, ValueError>) -> Filter {
         Filter { node: Node::Compare { property, op, value } }
     }
+}
+
+impl std::str::FromStr for Filter {
+    type Err = FilterParseError;
+
+    /// [`Filter::parse`].
+    fn from_str(text: &str) -> Result<Filter, FilterParseError> {
+        Filter::parse(text)
+    }
+}
+
+/// Checks the name of a filtered property: a valid property name or one of the system properties.
+fn check_name(name: &str) -> Result<(), PropertyNameError> {
+    if SYSTEM_PROPERTIES.contains(&name) {
+        return Ok(());
+    }
+    table_model_rules::property_name::check(name).map_err(|error| PropertyNameError::new(error, name))
 }
 
 /// Joins two nodes, flattening chains of the same operator so that `a and b and c` needs no parentheses.

@@ -230,7 +230,7 @@ pub use entity::error::{EntityError, EntityErrorKind};
 pub use entity::{ETag, Entity};
 #[cfg(feature = "http")]
 pub use error_code::ErrorCode;
-pub use filter::error::{FilterError, FilterErrorKind};
+pub use filter::error::{FilterError, FilterErrorKind, FilterParseError, FilterParseErrorKind};
 pub use json::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
 pub use json::{decode_entity, decode_query, encode_entity, MetadataLevel, TypeHints};
 pub use key::error::{KeyDecodeError, KeyDecodeErrorKind, KeyError, KeyErrorKind, KeyKind};

@@ -435,6 +435,45 @@ proptest! {
         }
     }
 
+    /// `Filter::parse` reads every filter that renders back to exactly that filter, and its text is canonical:
+    /// rendering the parsed filter gives the same text.
+    #[test]
+    fn parse_reads_back_every_rendered_filter(e in expr()) {
+        let filter = e.to_filter();
+        if let Ok(text) = filter.render() {
+            let parsed = Filter::parse(&text).map_err(|err| TestCaseError::fail(format!("{err}: {text}")))?;
+            prop_assert_eq!(&parsed, &filter, "{}", text);
+            prop_assert_eq!(parsed.render().unwrap(), text);
+        }
+    }
+
+    /// Any text, and any text made of the filter's own tokens, parses or gets an error inside the text; what
+    /// parses renders, and the rendered text parses back to the same filter.
+    #[test]
+    fn parse_never_panics_and_what_it_reads_renders(text in prop_oneof![
+        ".{0,40}",
+        prop::collection::vec(
+            prop_oneof![
+                Just("A"), Just("PartitionKey"), Just(" "), Just("eq"), Just("lt"), Just("and"), Just("or"),
+                Just("not"), Just("("), Just(")"), Just("'"), Just("''"), Just("-"), Just("1"), Just("L"), Just("."),
+                Just("e"), Just("true"), Just("X'"), Just("guid'"), Just("datetime'"), Just("2024-01-01T00:00:00Z"),
+                Just("ab"), Just("é"),
+            ],
+            0..24,
+        ).prop_map(|parts| parts.concat()),
+    ]) {
+        match Filter::parse(&text) {
+            Ok(filter) => {
+                let rendered = filter.render().map_err(|err| TestCaseError::fail(format!("{err}: {text}")))?;
+                prop_assert_eq!(Filter::parse(&rendered).ok(), Some(filter), "{} -> {}", text, rendered);
+            }
+            Err(err) => {
+                prop_assert!(err.position() <= text.len() && text.is_char_boundary(err.position()), "{}", text);
+                prop_assert_eq!(err.column(), text[..err.position()].chars().count());
+            }
+        }
+    }
+
     /// A hostile string compared with a typed property is one literal holding exactly that string.
     #[test]
     fn hostile_strings_stay_literals(s in hostile_string()) {
