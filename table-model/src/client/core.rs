@@ -4,7 +4,7 @@
 use super::credential::{AuthNote, SharedKeyPolicy, TableCredential};
 use super::error::{Attempt, Error};
 use super::options::TableServiceClientOptions;
-use super::outcome::{TryLog, TryPolicy, Unreachable};
+use super::outcome::{TryLog, TryPolicy, Unreachable, TRY_LOG};
 use super::transport::{find_header, known, ReqwestTransport};
 use crate::auth::{SharedKeyScheme, X_MS_DATE};
 use crate::connection::{Credential, Endpoint, ServiceKind};
@@ -118,9 +118,13 @@ impl Core {
         ctx: &Context<'_>,
         read: impl FnOnce(&http::Response<Bytes>) -> Result<R, ResponseError>,
     ) -> Result<R, Error> {
-        let ctx = ctx.clone().with_value(TryLog::default());
-        let (response, auth) = self.send(request?.map(Bytes::from), &ctx).await?;
-        read(&response).map_err(|e| Error::from(e).with_auth(auth))
+        let request = request?.map(Bytes::from);
+        TRY_LOG
+            .scope(TryLog::default(), async move {
+                let (response, auth) = self.send(request, ctx).await?;
+                read(&response).map_err(|e| Error::from(e).with_auth(auth))
+            })
+            .await
     }
 
     /// As [`call`](Self::call), and whether some try ended with its outcome unknown: a write that was retried
@@ -132,25 +136,27 @@ impl Core {
         ctx: &Context<'_>,
         read: impl FnOnce(&http::Response<Bytes>) -> Result<R, ResponseError>,
     ) -> (Result<R, Error>, bool) {
-        let ctx = ctx.clone().with_value(TryLog::default());
-        let result = match request {
-            Ok(request) => match self.send(request.map(Into::into), &ctx).await {
-                Ok((response, auth)) => read(&response).map_err(|e| Error::from(e).with_auth(auth)),
-                Err(e) => Err(e),
-            },
-            Err(e) => Err(e.into()),
-        };
-        let log = ctx.value::<TryLog>();
-        let retried_after_unknown = log.is_some_and(|log| log.outcome_was_unknown() && log.tries() > 1);
-        (result, retried_after_unknown)
+        TRY_LOG
+            .scope(TryLog::default(), async move {
+                let result = match request {
+                    Ok(request) => match self.send(request.map(Into::into), ctx).await {
+                        Ok((response, auth)) => read(&response).map_err(|e| Error::from(e).with_auth(auth)),
+                        Err(e) => Err(e),
+                    },
+                    Err(e) => Err(e.into()),
+                };
+                let retried_after_unknown =
+                    TRY_LOG.try_with(|log| log.outcome_was_unknown() && log.tries() > 1).unwrap_or(false);
+                (result, retried_after_unknown)
+            })
+            .await
     }
 
     /// Sends a request built by [`TableService`] and returns the answer whatever its status, for the response
     /// layer to read, and for a `403` under Shared Key what the client knows of its likely causes.
     ///
     /// A request that gets no answer is an error naming the request, the cause, and how many tries took how
-    /// long: the tries are counted in the [`TryLog`] that `ctx` carries (put there by the caller, once per call:
-    /// the log itself, not an `Arc` of it, so the call pays for one allocation).
+    /// long: the tries are counted in the call's [`TRY_LOG`], which the caller sets.
     async fn send(
         &self,
         request: http::Request<Bytes>,
@@ -170,7 +176,7 @@ impl Core {
             }),
         };
         let response = result.map_err(|e| {
-            let tries = ctx.value::<TryLog>().map_or(1, TryLog::tries);
+            let tries = TRY_LOG.try_with(TryLog::tries).unwrap_or(1);
             let attempt = Attempt::new(&request, tries, started.elapsed());
             Error::from(Unreachable::take(e)).with_attempt(attempt)
         })?;

@@ -41,7 +41,14 @@ use std::time::Duration;
 /// seconds under the default back-off, and no more, for nothing listening there is the usual cause.
 pub const UNREACHABLE_TRIES: u32 = 3;
 
-/// What the tries of one call saw, shared through the call's `Context` with [`TryPolicy`].
+tokio::task_local! {
+    /// What the tries of the call under way saw: the client sets it around each call (`Core::call`), and
+    /// [`TryPolicy`], which runs in the same task, records each try in it. A task-local costs no allocation,
+    /// where a value in the call's `Context` cost a map and two boxes on every call.
+    pub(crate) static TRY_LOG: TryLog;
+}
+
+/// What the tries of one call saw, shared through [`TRY_LOG`] with [`TryPolicy`].
 #[derive(Debug, Default)]
 pub(crate) struct TryLog {
     tries: AtomicU32,
@@ -70,10 +77,8 @@ pub(crate) struct TryPolicy {
 #[async_trait]
 impl Policy for TryPolicy {
     async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
-        let log = ctx.value::<TryLog>();
-        if let Some(log) = log {
-            log.tries.fetch_add(1, Ordering::Relaxed);
-        }
+        // Outside a call's scope (a pipeline used directly), nothing is recorded.
+        let _ = TRY_LOG.try_with(|log| log.tries.fetch_add(1, Ordering::Relaxed));
         let result = match self.try_timeout {
             None => next[0].send(ctx, request, &next[1..]).await,
             Some(limit) => match tokio::time::timeout(limit, next[0].send(ctx, request, &next[1..])).await {
@@ -90,8 +95,8 @@ impl Policy for TryPolicy {
             Err(e) => matches!(e.kind(), CoreErrorKind::Io),
             Ok(response) => matches!(u16::from(response.status()), 500 | 502 | 504),
         };
-        if let (true, Some(log)) = (unknown, log) {
-            log.unknown.store(true, Ordering::Relaxed);
+        if unknown {
+            let _ = TRY_LOG.try_with(|log| log.unknown.store(true, Ordering::Relaxed));
         }
         match result {
             // A connection that could not be made, for a cause a retry soon will not change. The retry policy
@@ -99,7 +104,7 @@ impl Policy for TryPolicy {
             // the client takes it out again (`Unreachable::take`).
             Err(e)
                 if matches!(e.kind(), CoreErrorKind::Connection)
-                    && log.is_some_and(|log| log.tries() >= UNREACHABLE_TRIES)
+                    && TRY_LOG.try_with(|log| log.tries() >= UNREACHABLE_TRIES).unwrap_or(false)
                     && Failure::of(&e).is_unreachable() =>
             {
                 Err(azure_core::Error::new(CoreErrorKind::Other, Unreachable(e)))
