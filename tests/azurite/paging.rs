@@ -2,7 +2,7 @@
 //! resuming from a token that was printed and parsed back, and tampered tokens.
 
 use crate::support::azurite;
-use futures::{StreamExt as _, TryStreamExt as _};
+use futures::TryStreamExt as _;
 use table_model::client::{QueryOptions, TableClient};
 use table_model::response::{Continuation, ContinuationErrorKind, QueryPage, TableContinuation};
 use table_model::{Entity, PartitionKey, Query, TableEntity};
@@ -35,13 +35,7 @@ async fn fill(table: &TableClient, partitions: usize, per_partition: usize) -> V
             batches.push(batch);
         }
     }
-    let sent: Vec<usize> = futures::stream::iter(batches.iter().map(|b| table.submit_transaction(b, None)))
-        .buffer_unordered(8)
-        .map_ok(|outcome| outcome.etags.len())
-        .try_collect()
-        .await
-        .unwrap();
-    assert_eq!(sent.iter().sum::<usize>(), keys.len());
+    assert_eq!(crate::support::submit_all(table, &batches).await, keys.len());
     keys.sort();
     keys
 }

@@ -2,7 +2,7 @@
 //! by one, give every entity exactly once, with and without a user's filter, in a bounded number of requests.
 
 use crate::support::azurite;
-use futures::{StreamExt as _, TryStreamExt as _};
+use futures::TryStreamExt as _;
 use std::num::NonZeroUsize;
 use table_model::client::{PlanOptions, TableClient};
 use table_model::filter::{shard, Filter, KeyRange};
@@ -30,13 +30,7 @@ async fn fill(table: &TableClient) -> usize {
             batches.push(batch);
         }
     }
-    let sent: Vec<usize> = futures::stream::iter(batches.iter().map(|b| table.submit_transaction(b, None)))
-        .buffer_unordered(8)
-        .map_ok(|outcome| outcome.etags.len())
-        .try_collect()
-        .await
-        .unwrap();
-    sent.iter().sum()
+    crate::support::submit_all(table, &batches).await
 }
 
 fn keys(entities: &[Entity]) -> Vec<(String, String)> {

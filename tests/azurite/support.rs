@@ -149,6 +149,18 @@ impl Drop for Table {
 }
 
 /// Every entity of a table, through the client's paging, in key order.
+/// Sends the transactions, eight at a time, and returns how many entities they wrote (every one must succeed).
+pub async fn submit_all(table: &TableClient, batches: &[table_model::Batch]) -> usize {
+    use futures::StreamExt as _;
+    let sent: Vec<usize> = futures::stream::iter(batches.iter().map(|b| table.submit_transaction(b, None)))
+        .buffer_unordered(8)
+        .map_ok(|outcome| outcome.etags.len())
+        .try_collect()
+        .await
+        .unwrap();
+    sent.iter().sum()
+}
+
 pub async fn all_entities(table: &TableClient) -> Vec<Entity> {
     table.query::<Entity>(&table_model::Query::new(), None).unwrap().try_collect().await.unwrap()
 }
