@@ -62,7 +62,7 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
     let service = endpoint::connect(&source)?;
     let stdout = std::io::stdout();
     let format = output::Format::choose(cli.json, stdout.is_terminal());
-    let ctx = Context { service, format };
+    let ctx = Context { service, format, json: cli.json };
     let mut out = std::io::BufWriter::new(stdout.lock());
     let outcome = match &cli.command {
         Command::Tables => commands::tables::run(&ctx, &mut out).await,

@@ -8,7 +8,6 @@ use crate::cli::ExportArgs;
 use crate::error::{CliError, Outcome};
 use crate::jsonl;
 use crate::manifest::{Hashing, Keys, Manifest, ManifestFile, FORMAT};
-use crate::output::Format;
 use crate::progress::Progress;
 use futures::TryStreamExt as _;
 use std::fs::OpenOptions;
@@ -142,7 +141,7 @@ pub async fn run(ctx: &Context, args: &ExportArgs, out: &mut impl Write) -> Resu
     }
     let target = data_path.as_ref().map_or_else(|| "stdout".to_owned(), |p| format!("`{}`", p.display()));
     eprintln!("tablectl: exported {count} entities ({bytes} bytes) of {} to {target}", args.table);
-    if ctx.format == Format::Json && data_path.is_some() {
+    if ctx.json && data_path.is_some() {
         let summary = serde_json::json!({
             "table": args.table.as_str(),
             "entities": count,

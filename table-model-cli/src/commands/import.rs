@@ -14,7 +14,6 @@ use crate::cli::{ImportArgs, ImportMode};
 use crate::error::{client_outcome, CliError, Outcome};
 use crate::jsonl;
 use crate::manifest::{self, Manifest};
-use crate::output::Format;
 use crate::progress::Progress;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -343,7 +342,7 @@ pub async fn run(ctx: &Context, args: &ImportArgs, out: &mut impl Write) -> Resu
         n => format!("; {n} rejected, see `{}`", rejects.path.display()),
     };
     eprintln!("tablectl: imported {written} entities into {}{rejected}", args.table);
-    if ctx.format == Format::Json {
+    if ctx.json {
         let summary = serde_json::json!({
             "table": args.table.as_str(),
             "imported": written,

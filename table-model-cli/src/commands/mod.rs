@@ -19,6 +19,9 @@ pub struct Context {
     pub service: TableServiceClient,
     /// How results are written on stdout.
     pub format: Format,
+    /// Whether `--json` was given: `export` and `import` then write their summary on stdout as JSON (else only
+    /// on stderr, as text).
+    pub json: bool,
 }
 
 /// Parses `--filter` with [`Filter::parse`], so a mistake is an error with its position before any request.
