@@ -35,6 +35,11 @@ pub enum Command {
     Export(ExportArgs),
     /// Import JSON lines from a file, an export directory or stdin into a table
     Import(ImportArgs),
+    /// Print the completion script of a shell (`tablectl completions bash > /etc/bash_completion.d/tablectl`)
+    Completions {
+        /// The shell
+        shell: clap_complete::Shell,
+    },
 }
 
 /// `tablectl count`.
@@ -102,8 +107,10 @@ pub struct ImportArgs {
 /// How `import` writes each entity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ImportMode {
-    /// Insert; an entity whose keys exist is rejected (with its transaction, see docs/tablectl.md)
+    /// Insert; an entity whose keys exist is rejected (alone: the others of its transaction are written)
     Insert,
+    /// Insert; an entity whose keys exist is skipped, and the stored one kept
+    InsertOrSkip,
     /// Insert, or merge its properties into the existing entity
     Merge,
     /// Insert, or replace the existing entity

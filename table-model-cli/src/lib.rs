@@ -58,6 +58,10 @@ pub fn run(cli: Cli, connection_string_var: Option<String>) -> Outcome {
 }
 
 async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Outcome, CliError> {
+    if let Command::Completions { shell } = &cli.command {
+        let mut out = std::io::stdout().lock();
+        return commands::completions::run(*shell, &mut out);
+    }
     let source = endpoint::resolve(&cli.endpoint, connection_string_var)?;
     let service = endpoint::connect(&source)?;
     let stdout = std::io::stdout();
@@ -70,6 +74,7 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
         Command::Query(args) => commands::query::run(&ctx, args, &mut out).await,
         Command::Export(args) => commands::export::run(&ctx, args, &mut out).await,
         Command::Import(args) => commands::import::run(&ctx, args, &mut out).await,
+        Command::Completions { .. } => unreachable!("answered before connecting"),
     }?;
     out.flush().map_err(CliError::stdout)?;
     Ok(outcome)

@@ -271,7 +271,7 @@ async fn bad_lines_are_rejected_with_their_line_numbers_and_nothing_else_is_lost
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         summary,
-        serde_json::json!({"table": name.as_str(), "imported": 3, "rejected": 3, "rejects": "bad.jsonl"})
+        serde_json::json!({"table": name.as_str(), "imported": 3, "skipped": 0, "rejected": 3, "rejects": "bad.jsonl"})
     );
     assert!(text(&out.stderr).contains("3 rejected, see `bad.jsonl`"), "{}", text(&out.stderr));
 
@@ -315,9 +315,22 @@ async fn an_existing_entity_is_rejected_alone_not_with_its_transaction() {
     assert_eq!(stored.len(), 5);
     assert!(stored[1].get::<bool>("Old").unwrap(), "the existing entity is kept");
 
-    // --mode merge writes over it.
+    // --mode insert-or-skip keeps the stored entities and counts them as skipped, not rejected.
+    let args = ["import", "in.jsonl", name.as_str(), "--mode", "insert-or-skip", "--reject", "skip.jsonl", "--json"];
+    let out = tablectl(&azurite.connection_string, &dir, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((&summary["imported"], &summary["skipped"], &summary["rejected"]), (&0.into(), &5.into(), &0.into()));
+    assert!(!dir.join("skip.jsonl").exists());
+
+    // --mode merge writes over them, and a property the line lacks stays.
     let out = tablectl(&azurite.connection_string, &dir, &["import", "in.jsonl", name.as_str(), "--mode", "merge"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(all(&table).await[1].get::<bool>("Old").unwrap());
+    // --mode replace drops it.
+    let out = tablectl(&azurite.connection_string, &dir, &["import", "in.jsonl", name.as_str(), "--mode", "replace"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(all(&table).await[1].value("Old").is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -384,6 +397,17 @@ fn usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).starts_with("tablectl: no endpoint: "), "{}", text(&out.stderr));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn completions_need_no_endpoint() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tablectl"))
+        .args(["completions", "bash"])
+        .env_remove("AZURE_STORAGE_CONNECTION_STRING")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("insert-or-skip"), "the modes complete too");
 }
 
 #[test]

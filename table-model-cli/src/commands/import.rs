@@ -1,4 +1,4 @@
-//! `tablectl import FILE|DIR|- TABLE [--mode insert|merge|replace] [--reject FILE]`: JSON lines
+//! `tablectl import FILE|DIR|- TABLE [--mode insert|insert-or-skip|merge|replace] [--reject FILE]`: JSON lines
 //! ([`crate::jsonl`]) into a table, streamed through the client's bulk writer (transactions per PartitionKey,
 //! bounded memory).
 //!
@@ -23,7 +23,7 @@ use table_model::client::{
     BulkFailure, BulkOperation, BulkOptions, BulkReport, Error as ClientError, ErrorKind, FailureCause, TableClient,
 };
 use table_model::{
-    ETag, EncodeError, EncodedEntity, Entity, EntityError, KeyKind, PartitionKey, RequestErrorKind, RowKey,
+    ETag, EncodeError, EncodedEntity, Entity, EntityError, ErrorCode, KeyKind, PartitionKey, RequestErrorKind, RowKey,
     RuleSetErrorKind, UpdateMode, WriteEntity,
 };
 
@@ -284,7 +284,7 @@ pub async fn run(ctx: &Context, args: &ImportArgs, out: &mut impl Write) -> Resu
         None => Progress::entities("import"),
     };
     let operation = match args.mode {
-        ImportMode::Insert => BulkOperation::Insert,
+        ImportMode::Insert | ImportMode::InsertOrSkip => BulkOperation::Insert,
         ImportMode::Merge => BulkOperation::Upsert(UpdateMode::Merge),
         ImportMode::Replace => BulkOperation::Upsert(UpdateMode::Replace),
     };
@@ -305,7 +305,13 @@ pub async fn run(ctx: &Context, args: &ImportArgs, out: &mut impl Write) -> Resu
     progress.finish();
 
     let mut outcome = Outcome::Done;
+    let mut skipped = 0_u64;
     for failure in failed {
+        let exists = failure.error.error_code() == Some(ErrorCode::EntityAlreadyExists);
+        if args.mode == ImportMode::InsertOrSkip && exists {
+            skipped += 1;
+            continue;
+        }
         if client_outcome(&failure.error) == Outcome::Unreachable {
             outcome = Outcome::Unreachable;
         }
@@ -337,15 +343,20 @@ pub async fn run(ctx: &Context, args: &ImportArgs, out: &mut impl Write) -> Resu
         outcome = Outcome::Partial;
     }
 
+    let skipped_text = match skipped {
+        0 => String::new(),
+        n => format!("; {n} skipped (their keys exist)"),
+    };
     let rejected = match rejects.count {
         0 => String::new(),
         n => format!("; {n} rejected, see `{}`", rejects.path.display()),
     };
-    eprintln!("tablectl: imported {written} entities into {}{rejected}", args.table);
+    eprintln!("tablectl: imported {written} entities into {}{skipped_text}{rejected}", args.table);
     if ctx.json {
         let summary = serde_json::json!({
             "table": args.table.as_str(),
             "imported": written,
+            "skipped": skipped,
             "rejected": rejects.count,
             "rejects": (rejects.count > 0).then(|| rejects.path.display().to_string()),
         });

@@ -1,5 +1,6 @@
 //! The commands, one module each; what they share: the [`Context`] of a run and the reading of `--filter`.
 
+pub mod completions;
 pub mod count;
 pub mod export;
 pub mod import;
