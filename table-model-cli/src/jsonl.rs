@@ -103,6 +103,40 @@ mod tests {
     }
 
     #[test]
+    fn every_edm_type_reads_back_bit_for_bit() {
+        use table_model::{EdmBinary, EdmValue};
+        let values = [
+            EdmValue::Double(-0.0),
+            EdmValue::Double(f64::NAN),
+            EdmValue::Double(f64::INFINITY),
+            EdmValue::Double(f64::NEG_INFINITY),
+            EdmValue::Double(f64::from_bits(1)),
+            EdmValue::Double(f64::MAX),
+            EdmValue::Double(0.1),
+            EdmValue::Int64(i64::MIN),
+            EdmValue::Int64(i64::MAX),
+            EdmValue::Int32(i32::MIN),
+            EdmValue::DateTime("1601-01-01T00:00:00.0000000Z".parse().unwrap()),
+            EdmValue::DateTime("9999-12-31T23:59:59.9999999Z".parse().unwrap()),
+            EdmValue::Binary(EdmBinary::new((0..65_536).map(|i| (i % 251) as u8).collect::<Vec<_>>()).unwrap()),
+            EdmValue::Guid("5b5e3a84-3c4c-4f6e-9b8a-0c1d2e3f4a5b".parse().unwrap()),
+            EdmValue::Boolean(false),
+            EdmValue::String(table_model::EdmString::new("").unwrap()),
+            EdmValue::String(table_model::EdmString::new("é 世界 🎉 \"\n\u{7f}").unwrap()),
+        ];
+        let mut entity = Entity::new(PartitionKey::new("ünï").unwrap(), RowKey::new("日本").unwrap());
+        for (i, value) in values.iter().enumerate() {
+            entity.insert(format!("P{i}").parse().unwrap(), value.clone()).unwrap();
+        }
+        let mut line = Vec::new();
+        write_entity(&entity, &mut line).unwrap();
+        assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1, "one line");
+        let back = read_entity(&line).unwrap();
+        assert_eq!(back, entity);
+        assert!(back.get::<f64>("P0").unwrap().is_sign_negative(), "-0.0 keeps its sign");
+    }
+
+    #[test]
     fn crlf_is_a_line_end() {
         let entity = read_entity(b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}\r\n").unwrap();
         assert_eq!(entity.row_key().as_str(), "r");

@@ -176,6 +176,14 @@ async fn export_then_import_gives_back_every_entity_bit_for_bit() {
     assert!(written.is_complete(), "{:?}", written.failures);
     let original = all(&source_table).await;
     assert_eq!(original.len(), 252);
+    // What Azurite gives back is what was written, bit for bit, but for -0.0: Azurite (JavaScript, whose JSON
+    // writes -0 as 0) stores it as 0.0. The jsonl format keeps -0.0 (the unit tests of `jsonl`).
+    let mut written = boundary_entities();
+    written.sort_by(|a, b| (a.partition_key(), a.row_key()).cmp(&(b.partition_key(), b.row_key())));
+    let edge = written.iter().position(|e| e.partition_key().as_str() == "edge").unwrap();
+    assert_eq!(original[edge].get::<f64>("NegZero").unwrap(), 0.0);
+    written[edge].insert("NegZero".parse().unwrap(), original[edge].get::<f64>("NegZero").unwrap()).unwrap();
+    assert_same(&written, &original);
 
     let export_dir = format!("{}/", dir.join("backup").display());
     let out = tablectl(&azurite.connection_string, &dir, &["export", source.as_str(), "-o", &export_dir]);
@@ -198,8 +206,12 @@ async fn export_then_import_gives_back_every_entity_bit_for_bit() {
     assert!(text(&out.stderr).contains("imported 252 entities"), "{}", text(&out.stderr));
     assert!(!dir.join(format!("{target}.rejects.jsonl")).exists(), "no reject file without rejects");
 
+    // The file holds what the service gave, bit for bit, and the copy what the file holds.
+    let exported: Vec<Entity> =
+        data.split_inclusive(|&b| b == b'\n').map(|line| table_model_cli::jsonl::read_entity(line).unwrap()).collect();
+    assert_same(&original, &exported);
     let copied = all(&azurite.service.table_client(target.clone())).await;
-    assert_same(&original, &copied);
+    assert_same(&exported, &copied);
     assert!(copied[0].timestamp() != original[0].timestamp() || copied[0].etag() != original[0].etag());
     let _ = std::fs::remove_dir_all(&dir);
 }
