@@ -120,6 +120,18 @@ pub fn table(entities: &[Entity]) -> String {
     out
 }
 
+/// An entity's keys, for messages: ``PartitionKey `p`, RowKey `r` ``.
+///
+/// ```
+/// use table_model::{Entity, PartitionKey, RowKey};
+/// let entity = Entity::new(PartitionKey::new("eu")?, RowKey::new("ada")?);
+/// assert_eq!(table_model_cli::output::keys(&entity), "PartitionKey `eu`, RowKey `ada`");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn keys(entity: &Entity) -> String {
+    format!("PartitionKey `{}`, RowKey `{}`", entity.partition_key(), entity.row_key())
+}
+
 /// The text cut to [`MAX_CELL`] characters.
 fn cut(text: &str) -> String {
     match text.char_indices().nth(MAX_CELL - 1) {

@@ -365,13 +365,19 @@ async fn a_changed_export_is_refused_before_anything_is_sent() {
         assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
         assert!(text(&out.stderr).contains("does not match the manifest: SHA-256"), "{}", text(&out.stderr));
     }
-    let exists = azurite.service.table_client(target).query::<Entity>(&Query::new(), None).unwrap().try_next().await;
+    let exists =
+        azurite.service.table_client(target.clone()).query::<Entity>(&Query::new(), None).unwrap().try_next().await;
     assert!(exists.unwrap_err().is_not_found(), "the target table was never created");
 
     // Exporting again into the same directory is refused without --force.
     let out = tablectl(&azurite.connection_string, &dir, &["export", source.as_str(), "-o", "backup"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("already holds an export; give --force"), "{}", text(&out.stderr));
+    // With --force it is replaced, and the new manifest matches the new file.
+    let out = tablectl(&azurite.connection_string, &dir, &["export", source.as_str(), "-o", "backup", "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = tablectl(&azurite.connection_string, &dir, &["import", "backup", target.as_str()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -81,11 +81,15 @@ pub async fn run(ctx: &Context, args: &ExportArgs, out: &mut impl Write) -> Resu
         Destination::Dir(dir) => {
             std::fs::create_dir_all(dir).map_err(|e| CliError::io("create", dir, e))?;
             let manifest = dir.join(crate::manifest::FILE_NAME);
-            if manifest.exists() && !args.force {
-                return Err(CliError::invalid(format!(
-                    "`{}` already holds an export; give --force to replace it",
-                    dir.display()
-                )));
+            if manifest.exists() {
+                if !args.force {
+                    return Err(CliError::invalid(format!(
+                        "`{}` already holds an export; give --force to replace it",
+                        dir.display()
+                    )));
+                }
+                // The old manifest goes first: an export that fails midway leaves no manifest, as documented.
+                std::fs::remove_file(&manifest).map_err(|e| CliError::io("remove", &manifest, e))?;
             }
             Some(dir.join(&file_name))
         }
@@ -109,7 +113,7 @@ pub async fn run(ctx: &Context, args: &ExportArgs, out: &mut impl Write) -> Resu
     while let Some(entity) = entities.try_next().await? {
         line.clear();
         jsonl::write_entity(&entity, &mut line)
-            .map_err(|e| CliError::failed(format!("cannot write entity {}: {e}", super::query::keys(&entity))))?;
+            .map_err(|e| CliError::failed(format!("cannot write entity {}: {e}", crate::output::keys(&entity))))?;
         sink.write_all(&line).map_err(write_error)?;
         let keys = Keys { partition_key: entity.partition_key().to_string(), row_key: entity.row_key().to_string() };
         if first.is_none() {

@@ -45,7 +45,7 @@ pub async fn run(ctx: &Context, args: &QueryArgs, out: &mut impl Write) -> Resul
             Format::Json => {
                 line.clear();
                 jsonl::write_entity(&entity, &mut line)
-                    .map_err(|e| CliError::failed(format!("cannot write entity {}: {e}", keys(&entity))))?;
+                    .map_err(|e| CliError::failed(format!("cannot write entity {}: {e}", output::keys(&entity))))?;
                 out.write_all(&line).map_err(CliError::stdout)?;
             }
         }
@@ -54,9 +54,4 @@ pub async fn run(ctx: &Context, args: &QueryArgs, out: &mut impl Write) -> Resul
         out.write_all(output::table(&block).as_bytes()).map_err(CliError::stdout)?;
     }
     Ok(Outcome::Done)
-}
-
-/// An entity's keys, for messages: ``PartitionKey `p`, RowKey `r` ``.
-pub(crate) fn keys(entity: &Entity) -> String {
-    format!("PartitionKey `{}`, RowKey `{}`", entity.partition_key(), entity.row_key())
 }
