@@ -381,6 +381,34 @@ async fn a_changed_export_is_refused_before_anything_is_sent() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[tokio::test]
+async fn import_reads_stdin() {
+    let azurite = azurite!();
+    let dir = temp_dir("stdin");
+    let name = unique_table("In");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tablectl"))
+        .args(["import", "-", name.as_str(), "--reject", "r.jsonl"])
+        .env("AZURE_STORAGE_CONNECTION_STRING", &azurite.connection_string)
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for i in 0..250 {
+        writeln!(stdin, "{{\"PartitionKey\":\"p{}\",\"RowKey\":\"{i:03}\"}}", i % 2).unwrap();
+    }
+    writeln!(stdin, "[1]").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(all(&azurite.service.table_client(name)).await.len(), 250);
+    let reject: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("r.jsonl")).unwrap()).unwrap();
+    assert_eq!((&reject["source"], &reject["line"], &reject["text"]), (&"-".into(), &251.into(), &"[1]".into()));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_bad_filter_exits_2_with_its_position_before_any_request() {
     let dir = temp_dir("filter");

@@ -133,29 +133,49 @@ struct Open {
     index: usize,
     path: PathBuf,
     source: Arc<str>,
-    reader: Box<dyn BufRead>,
+    reader: Box<dyn BufRead + Send>,
     line: u64,
 }
 
 /// Reads the inputs line by line into entities; a line that does not read goes to the reject file. Stops at the
 /// first read or write error, which it keeps.
-struct Reader<'a> {
+struct Reader {
     files: std::iter::Enumerate<std::vec::IntoIter<PathBuf>>,
     open: Option<Open>,
     buf: Vec<u8>,
     bytes: u64,
-    rejects: &'a mut Rejects,
+    rejects: Rejects,
     error: Option<CliError>,
-    progress: &'a Progress,
+    progress: Progress,
 }
 
-impl Reader<'_> {
+/// Entities read but not yet taken by the bulk writer.
+const READ_AHEAD: usize = 1000;
+
+impl Reader {
+    /// Reads on a thread of its own (a blocking read, of stdin above all, never holds up the transactions in
+    /// flight), sending the entities into a channel of [`READ_AHEAD`]; the thread gives back the reject file
+    /// and the error that stopped it, if any.
+    fn spawn(self) -> (tokio::sync::mpsc::Receiver<Line>, std::thread::JoinHandle<(Rejects, Option<CliError>)>) {
+        let (sender, receiver) = tokio::sync::mpsc::channel(READ_AHEAD);
+        let mut reader = self;
+        let thread = std::thread::spawn(move || {
+            while let Some(line) = reader.next_line() {
+                if sender.blocking_send(line).is_err() {
+                    break;
+                }
+            }
+            (reader.rejects, reader.error)
+        });
+        (receiver, thread)
+    }
+
     fn next_line(&mut self) -> Option<Line> {
         while self.error.is_none() {
             let Some(open) = &mut self.open else {
                 let (index, path) = self.files.next()?;
-                let (source, reader): (Arc<str>, Box<dyn BufRead>) = if path.as_os_str() == "-" {
-                    ("-".into(), Box::new(std::io::stdin().lock()))
+                let (source, reader): (Arc<str>, Box<dyn BufRead + Send>) = if path.as_os_str() == "-" {
+                    ("-".into(), Box::new(BufReader::with_capacity(256 * 1024, std::io::stdin())))
                 } else {
                     match File::open(&path) {
                         Ok(file) => {
@@ -278,7 +298,7 @@ pub async fn run(ctx: &Context, args: &ImportArgs, out: &mut impl Write) -> Resu
     table.create_table_if_not_exists(None).await?;
 
     let path = args.reject.clone().unwrap_or_else(|| PathBuf::from(format!("{}.rejects.jsonl", args.table)));
-    let mut rejects = Rejects { path, file: None, count: 0 };
+    let rejects = Rejects { path, file: None, count: 0 };
     let progress = match total {
         Some(total) => Progress::bytes("import", total),
         None => Progress::entities("import"),
@@ -289,19 +309,25 @@ pub async fn run(ctx: &Context, args: &ImportArgs, out: &mut impl Write) -> Resu
         ImportMode::Replace => BulkOperation::Upsert(UpdateMode::Replace),
     };
 
-    let mut reader = Reader {
+    let reader = Reader {
         files: files.into_iter().enumerate(),
         open: None,
         buf: Vec::new(),
         bytes: 0,
-        rejects: &mut rejects,
+        rejects,
         error: None,
-        progress: &progress,
+        progress: progress.clone(),
     };
-    let lines = futures::stream::iter(std::iter::from_fn(|| reader.next_line()));
+    let (receiver, thread) = reader.spawn();
+    let lines =
+        futures::stream::unfold(
+            receiver,
+            |mut receiver| async move { receiver.recv().await.map(|line| (line, receiver)) },
+        );
     let (written, failed) = write_all(&table, operation, lines, &progress).await;
-    let read_error = reader.error.take();
-    drop(reader);
+    // The bulk writer reads its input to the end, so the thread has ended or is about to.
+    let (mut rejects, read_error) =
+        thread.join().map_err(|_| CliError::failed("the thread reading the input panicked"))?;
     progress.finish();
 
     let mut outcome = Outcome::Done;
