@@ -1,0 +1,126 @@
+//! How a run ends: the [`Outcome`] a script reads from the exit status, and the [`CliError`] that ends a run
+//! early with a message for stderr.
+
+use std::fmt;
+use table_model::client::{Error as ClientError, ErrorKind};
+
+/// The outcome of a run, as its exit status (`docs/tablectl.md`, "Exit codes").
+///
+/// ```
+/// use table_model_cli::error::Outcome;
+/// assert_eq!(Outcome::Done.code(), 0);
+/// assert_eq!(Outcome::Partial.code(), 1);
+/// assert_eq!(Outcome::InvalidInput.code(), 2);
+/// assert_eq!(Outcome::Unreachable.code(), 3);
+/// assert_eq!(Outcome::Failed.code(), 4);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// Everything asked for was done.
+    Done,
+    /// Done, except for some entities, each listed in the reject report.
+    Partial,
+    /// The command line or the input is wrong (clap's usage errors have this status too); nothing was changed.
+    InvalidInput,
+    /// The endpoint cannot be reached, or refuses the credential (401, 403).
+    Unreachable,
+    /// Anything else: the service refused a request, a file could not be written.
+    Failed,
+}
+
+impl Outcome {
+    /// The exit status.
+    pub const fn code(self) -> u8 {
+        match self {
+            Outcome::Done => 0,
+            Outcome::Partial => 1,
+            Outcome::InvalidInput => 2,
+            Outcome::Unreachable => 3,
+            Outcome::Failed => 4,
+        }
+    }
+}
+
+impl From<Outcome> for std::process::ExitCode {
+    fn from(outcome: Outcome) -> Self {
+        std::process::ExitCode::from(outcome.code())
+    }
+}
+
+/// An error that ends a run: its message (printed on stderr as `tablectl: <message>`, unless it is empty) and its
+/// [`Outcome`].
+///
+/// ```
+/// use table_model_cli::error::{CliError, Outcome};
+/// let err = CliError::invalid("no table named `x`");
+/// assert_eq!(err.outcome(), Outcome::InvalidInput);
+/// assert_eq!(err.to_string(), "no table named `x`");
+/// ```
+#[derive(Debug)]
+pub struct CliError {
+    outcome: Outcome,
+    message: String,
+}
+
+impl CliError {
+    /// An error with the given outcome.
+    pub fn new(outcome: Outcome, message: impl Into<String>) -> Self {
+        CliError { outcome, message: message.into() }
+    }
+
+    /// Invalid input: [`Outcome::InvalidInput`].
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(Outcome::InvalidInput, message)
+    }
+
+    /// Any other failure: [`Outcome::Failed`].
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::new(Outcome::Failed, message)
+    }
+
+    /// A file that could not be read or written, naming it.
+    pub fn io(action: &str, path: &std::path::Path, error: std::io::Error) -> Self {
+        Self::failed(format!("cannot {action} `{}`: {error}", path.display()))
+    }
+
+    /// An error writing to stdout: a closed pipe (`tablectl query T | head`) ends the run quietly as
+    /// [`Outcome::Done`]; any other error is [`Outcome::Failed`].
+    pub fn stdout(error: std::io::Error) -> Self {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            Self::new(Outcome::Done, String::new())
+        } else {
+            Self::failed(format!("cannot write to stdout: {error}"))
+        }
+    }
+
+    /// The outcome the run ends with.
+    pub fn outcome(&self) -> Outcome {
+        self.outcome
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CliError {}
+
+/// The outcome of a client error: no answer or a refused credential is [`Outcome::Unreachable`]; input the
+/// library refused before sending (a request over a limit, a connection string) is [`Outcome::InvalidInput`];
+/// anything else [`Outcome::Failed`].
+pub fn client_outcome(error: &ClientError) -> Outcome {
+    match error.kind() {
+        ErrorKind::Transport(_) => Outcome::Unreachable,
+        ErrorKind::Service(e) if matches!(e.status(), 401 | 403) => Outcome::Unreachable,
+        ErrorKind::Request(_) | ErrorKind::Connection(_) => Outcome::InvalidInput,
+        _ => Outcome::Failed,
+    }
+}
+
+impl From<ClientError> for CliError {
+    fn from(error: ClientError) -> Self {
+        CliError::new(client_outcome(&error), error.to_string())
+    }
+}

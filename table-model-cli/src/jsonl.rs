@@ -1,0 +1,144 @@
+//! The `jsonl` format of exports, imports and piped query output: one entity per line, in the service's own JSON
+//! (the wire format of `table_model::json`: `Prop@odata.type` annotations where JSON cannot show the type, Int64
+//! as a string, DateTime with 7 fraction digits, Doubles that read back bit for bit with `NaN`, `Infinity`,
+//! `-Infinity` and `-0.0`, Binary in base64), followed by the service's `Timestamp` and `odata.etag` when the
+//! entity was read from the service. An import ignores those two: the service sets them on write.
+
+use serde::Deserialize;
+use table_model::{decode_entity, encode_entity, DecodeError, EncodeError, Entity};
+
+/// Appends an entity's line, with its `\n`, to `out`.
+///
+/// ```
+/// use table_model::{Entity, PartitionKey, RowKey};
+/// let entity = Entity::new(PartitionKey::new("p")?, RowKey::new("r")?).with("N".parse()?, 5_i64)?;
+/// let mut line = Vec::new();
+/// table_model_cli::jsonl::write_entity(&entity, &mut line)?;
+/// assert_eq!(line, b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\",\"N@odata.type\":\"Edm.Int64\",\"N\":\"5\"}\n");
+/// assert_eq!(table_model_cli::jsonl::read_entity(&line)?, entity);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`EncodeError`] when the entity's JSON would be over the service's 1 MiB.
+pub fn write_entity(entity: &Entity, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    let body = encode_entity(entity)?;
+    let bytes = body.as_bytes();
+    // The body is one JSON object; the server's members go before its closing brace.
+    out.extend_from_slice(&bytes[..bytes.len() - 1]);
+    if let Some(timestamp) = entity.timestamp() {
+        out.extend_from_slice(b",\"Timestamp@odata.type\":\"Edm.DateTime\",\"Timestamp\":\"");
+        out.extend_from_slice(timestamp.to_string().as_bytes());
+        out.push(b'"');
+    }
+    if let Some(etag) = entity.etag() {
+        out.extend_from_slice(b",\"odata.etag\":");
+        serde_json::to_writer(&mut *out, etag.as_str()).expect("writing to a Vec cannot fail");
+    }
+    out.extend_from_slice(b"}\n");
+    Ok(())
+}
+
+/// Reads one line (with or without its line ending) into an entity, with Storage's rules (`docs/rules.md` §1 to
+/// §8); its `Timestamp` and `odata.etag`, if any, are kept as the entity's server metadata.
+///
+/// # Errors
+/// [`DecodeError`]: invalid JSON, or a broken rule, naming the property.
+pub fn read_entity(line: &[u8]) -> Result<Entity, DecodeError> {
+    decode_entity(trim_line_end(line), None)
+}
+
+/// The line without its `\n` or `\r\n`.
+pub fn trim_line_end(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// The keys of a line as written, whether or not they are valid, for the report of a line that does not decode:
+/// `None` for a key that is missing or not a JSON string (or for both, when the line is not a JSON object).
+///
+/// ```
+/// use table_model_cli::jsonl::raw_keys;
+/// assert_eq!(raw_keys(br#"{"PartitionKey":"a#b","RowKey":7}"#), (Some("a#b".to_owned()), None));
+/// assert_eq!(raw_keys(b"{not json"), (None, None));
+/// ```
+pub fn raw_keys(line: &[u8]) -> (Option<String>, Option<String>) {
+    #[derive(Deserialize)]
+    struct Keys {
+        #[serde(rename = "PartitionKey", default)]
+        partition_key: Option<serde_json::Value>,
+        #[serde(rename = "RowKey", default)]
+        row_key: Option<serde_json::Value>,
+    }
+    let string = |v: Option<serde_json::Value>| match v {
+        Some(serde_json::Value::String(s)) => Some(s),
+        _ => None,
+    };
+    match serde_json::from_slice::<Keys>(trim_line_end(line)) {
+        Ok(keys) => (string(keys.partition_key), string(keys.row_key)),
+        Err(_) => (None, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use table_model::{DateTime, ETag, PartitionKey, RowKey};
+
+    #[test]
+    fn server_metadata_is_written_and_read_back() {
+        let mut entity = Entity::new(PartitionKey::new("p").unwrap(), RowKey::new("r").unwrap());
+        let at: DateTime = "2024-01-02T03:04:05.1234567Z".parse().unwrap();
+        entity.set_server_metadata(Some(at), Some(ETag::new("W/\"datetime'2024'\"")));
+        let mut line = Vec::new();
+        write_entity(&entity, &mut line).unwrap();
+        assert_eq!(
+            String::from_utf8(line.clone()).unwrap(),
+            "{\"PartitionKey\":\"p\",\"RowKey\":\"r\",\"Timestamp@odata.type\":\"Edm.DateTime\",\
+             \"Timestamp\":\"2024-01-02T03:04:05.1234567Z\",\"odata.etag\":\"W/\\\"datetime'2024'\\\"\"}\n"
+        );
+        let back = read_entity(&line).unwrap();
+        assert_eq!(back.timestamp(), Some(at));
+        assert_eq!(back.etag().map(ETag::as_str), Some("W/\"datetime'2024'\""));
+    }
+
+    #[test]
+    fn every_edm_type_reads_back_bit_for_bit() {
+        use table_model::{EdmBinary, EdmValue};
+        let values = [
+            EdmValue::Double(-0.0),
+            EdmValue::Double(f64::NAN),
+            EdmValue::Double(f64::INFINITY),
+            EdmValue::Double(f64::NEG_INFINITY),
+            EdmValue::Double(f64::from_bits(1)),
+            EdmValue::Double(f64::MAX),
+            EdmValue::Double(0.1),
+            EdmValue::Int64(i64::MIN),
+            EdmValue::Int64(i64::MAX),
+            EdmValue::Int32(i32::MIN),
+            EdmValue::DateTime("1601-01-01T00:00:00.0000000Z".parse().unwrap()),
+            EdmValue::DateTime("9999-12-31T23:59:59.9999999Z".parse().unwrap()),
+            EdmValue::Binary(EdmBinary::new((0..65_536).map(|i| (i % 251) as u8).collect::<Vec<_>>()).unwrap()),
+            EdmValue::Guid("5b5e3a84-3c4c-4f6e-9b8a-0c1d2e3f4a5b".parse().unwrap()),
+            EdmValue::Boolean(false),
+            EdmValue::String(table_model::EdmString::new("").unwrap()),
+            EdmValue::String(table_model::EdmString::new("é 世界 🎉 \"\n\u{7f}").unwrap()),
+        ];
+        let mut entity = Entity::new(PartitionKey::new("ünï").unwrap(), RowKey::new("日本").unwrap());
+        for (i, value) in values.iter().enumerate() {
+            entity.insert(format!("P{i}").parse().unwrap(), value.clone()).unwrap();
+        }
+        let mut line = Vec::new();
+        write_entity(&entity, &mut line).unwrap();
+        assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1, "one line");
+        let back = read_entity(&line).unwrap();
+        assert_eq!(back, entity);
+        assert!(back.get::<f64>("P0").unwrap().is_sign_negative(), "-0.0 keeps its sign");
+    }
+
+    #[test]
+    fn crlf_is_a_line_end() {
+        let entity = read_entity(b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}\r\n").unwrap();
+        assert_eq!(entity.row_key().as_str(), "r");
+    }
+}

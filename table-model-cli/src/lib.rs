@@ -1,0 +1,81 @@
+//! `tablectl`, the command-line tool of [`table_model`]: list, count, query, export and import tables of Azure
+//! Table Storage, Cosmos DB for Table and Azurite. Every piece of logic lives here, one concept per module; the
+//! binary (`src/main.rs`) only calls [`main`]. See `docs/tablectl.md` for the commands, endpoints, exit codes and
+//! the export format.
+//!
+//! Data goes to stdout, progress and diagnostics to stderr, and the exit status tells the [`Outcome`] apart.
+//!
+//! ```
+//! use clap::Parser as _;
+//! use table_model_cli::cli::{Cli, Command};
+//! let cli = Cli::try_parse_from(["tablectl", "count", "People", "--filter", "Age ge 18"])?;
+//! assert!(matches!(cli.command, Command::Count(_)));
+//! # Ok::<(), clap::Error>(())
+//! ```
+
+pub mod cli;
+pub mod commands;
+pub mod endpoint;
+pub mod error;
+pub mod jsonl;
+pub mod manifest;
+pub mod output;
+pub mod progress;
+
+use clap::Parser as _;
+use cli::{Cli, Command};
+use commands::Context;
+use error::{CliError, Outcome};
+use std::io::{IsTerminal as _, Write as _};
+
+/// The tool and its version, as the manifest records it: `tablectl 0.1.0`.
+pub const TOOL: &str = concat!("tablectl ", env!("CARGO_PKG_VERSION"));
+
+/// Runs `tablectl` with the process's arguments and environment: what the binary does. A usage error, `--help`
+/// and `--version` end the process as clap does (status 2 for an error, 0 otherwise).
+pub fn main() -> std::process::ExitCode {
+    let cli = Cli::try_parse().unwrap_or_else(|e| e.exit());
+    run(cli, std::env::var(endpoint::CONNECTION_STRING_VAR).ok()).into()
+}
+
+/// Runs a parsed command line, given the value of [`endpoint::CONNECTION_STRING_VAR`]; an error is printed on
+/// stderr as `tablectl: <message>`.
+pub fn run(cli: Cli, connection_string_var: Option<String>) -> Outcome {
+    let result = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::failed(format!("cannot start the async runtime: {e}")))
+        .and_then(|runtime| runtime.block_on(execute(&cli, connection_string_var)));
+    match result {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            if !e.to_string().is_empty() {
+                eprintln!("tablectl: {e}");
+            }
+            e.outcome()
+        }
+    }
+}
+
+async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Outcome, CliError> {
+    if let Command::Completions { shell } = &cli.command {
+        let mut out = std::io::stdout().lock();
+        return commands::completions::run(*shell, &mut out);
+    }
+    let source = endpoint::resolve(&cli.endpoint, connection_string_var)?;
+    let service = endpoint::connect(&source)?;
+    let stdout = std::io::stdout();
+    let format = output::Format::choose(cli.json, stdout.is_terminal());
+    let ctx = Context { service, format, json: cli.json };
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let outcome = match &cli.command {
+        Command::Tables => commands::tables::run(&ctx, &mut out).await,
+        Command::Count(args) => commands::count::run(&ctx, args, &mut out).await,
+        Command::Query(args) => commands::query::run(&ctx, args, &mut out).await,
+        Command::Export(args) => commands::export::run(&ctx, args, &mut out).await,
+        Command::Import(args) => commands::import::run(&ctx, args, &mut out).await,
+        Command::Completions { .. } => unreachable!("answered before connecting"),
+    }?;
+    out.flush().map_err(CliError::stdout)?;
+    Ok(outcome)
+}
