@@ -80,6 +80,10 @@ fn quoted(s: &str) -> String {
     }
 }
 
+/// What separates tokens: spaces and tabs, and line breaks, so that a filter written over several lines (in a
+/// script, or pasted into `tablectl --filter`) reads as it does on one.
+const SPACE: [char; 4] = [' ', '\t', '\r', '\n'];
+
 impl<'a> Parser<'a> {
     fn rest(&self) -> &'a str {
         &self.text[self.at..]
@@ -87,7 +91,7 @@ impl<'a> Parser<'a> {
 
     fn skip_spaces(&mut self) {
         let rest = self.rest();
-        self.at += rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        self.at += rest.len() - rest.trim_start_matches(SPACE).len();
     }
 
     fn error(&self, kind: FilterParseErrorKind, position: usize) -> FilterParseError {
@@ -102,7 +106,7 @@ impl<'a> Parser<'a> {
             let len = match first {
                 '(' | ')' => 1,
                 c if is_word_char(c) => word_len(rest),
-                _ => rest.find([' ', '\t', '(', ')']).unwrap_or(rest.len()),
+                _ => rest.find(|c| SPACE.contains(&c) || c == '(' || c == ')').unwrap_or(rest.len()),
             };
             quoted(&rest[..len])
         });
@@ -334,7 +338,7 @@ impl<'a> Parser<'a> {
         }
         // A literal ends at a space, a parenthesis or the end: `5x`, `1.5.2` and `7L'` are one malformed literal.
         let after = &self.text[end..];
-        let junk = after.find([' ', '\t', '(', ')']).unwrap_or(after.len());
+        let junk = after.find(|c| SPACE.contains(&c) || c == '(' || c == ')').unwrap_or(after.len());
         let malformed = |edm_type| {
             let text = quoted(&self.text[start..end + junk]);
             self.error(FilterParseErrorKind::MalformedLiteral { edm_type, text }, start)
@@ -431,6 +435,10 @@ mod tests {
         for (text, canonical) in [
             ("A eq 1", "A eq 1"),
             ("  A\teq  1  ", "A eq 1"),
+            (
+                "PartitionKey eq 'eu'\r\n  and (Price gt 10.0\n    or Tag eq 'x')\n",
+                "PartitionKey eq 'eu' and (Price gt 10.0 or Tag eq 'x')",
+            ),
             ("A ne 1 and B gt 2 or C ge 3", "(A ne 1 and B gt 2) or C ge 3"),
             ("A lt 1 or B le 2 and C eq 3", "A lt 1 or (B le 2 and C eq 3)"),
             ("(A eq 1 or B eq 2) and C eq 3", "(A eq 1 or B eq 2) and C eq 3"),
