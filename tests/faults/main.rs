@@ -489,6 +489,20 @@ async fn every_operation_survives(url: String, fault: Fault) {
     assert_eq!(read, expected, "{fault:?}: paging lost or repeated entities");
     assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each of pages 2 to 5");
 
+    // A scan plan: its keys-only probes meet the fault, and the planned ranges still cover every entity once.
+    let proxy = scripted(vec![fault]).await;
+    let two = std::num::NonZeroUsize::new(2).expect("not zero");
+    let plan = through(&proxy, url).table_client(name.clone()).plan_ranges(two, None, None).await.unwrap();
+    assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: plan_ranges met the fault");
+    let mut scanned = Vec::new();
+    for range in &plan {
+        let query = range.filter().map_or_else(Query::new, |f| Query::new().filter(f));
+        let part: Vec<Entity> = table.query(&query, None).unwrap().try_collect().await.unwrap();
+        scanned.extend(part.iter().map(keys));
+    }
+    scanned.sort();
+    assert_eq!(scanned, expected, "{fault:?}: the ranges of {plan:?} lost or repeated entities");
+
     // Listing tables, filtered to this one.
     let proxy = scripted(vec![fault]).await;
     let only = Query::new().filter(table_model::filter::Filter::property("TableName").eq(name.as_str()));
