@@ -75,6 +75,19 @@ impl Default for TableServiceClientOptions {
 
 #[cfg(test)]
 impl TableServiceClientOptions {
+    /// The options of the client unit tests that count what is sent: every request goes to `transport`, once.
+    pub(crate) fn unretried(transport: std::sync::Arc<dyn azure_core::http::policies::Policy>) -> Self {
+        use azure_core::http::{RetryOptions, Transport};
+        TableServiceClientOptions {
+            client_options: ClientOptions {
+                transport: Some(Transport::with_policy(transport)),
+                retry: RetryOptions::none(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
     /// The options of the client unit tests: every request goes to `transport`, and a retry waits 1 ms (2 at
     /// most).
     pub(crate) fn scripted(transport: std::sync::Arc<dyn azure_core::http::policies::Policy>) -> Self {

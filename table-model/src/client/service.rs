@@ -348,7 +348,7 @@ mod tests {
     use crate::AccountKey;
     use async_trait::async_trait;
     use azure_core::http::policies::{Policy, PolicyResult};
-    use azure_core::http::{ClientOptions, Context, Request, RetryOptions, Transport};
+    use azure_core::http::{Context, Request};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
@@ -381,14 +381,7 @@ mod tests {
     #[tokio::test]
     async fn a_cosmos_client_refuses_what_cosmos_does_not_serve_and_sends_nothing() {
         let transport = Arc::new(Counting::default());
-        let options = TableServiceClientOptions {
-            client_options: ClientOptions {
-                transport: Some(Transport::with_policy(transport.clone())),
-                retry: RetryOptions::none(),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
+        let options = TableServiceClientOptions::unretried(transport.clone());
         let client = TableServiceClient::new(
             "https://acme.table.cosmos.azure.com:443/",
             AccountKey::development(),
@@ -456,14 +449,7 @@ mod tests {
         }
 
         let transport = Arc::new(Recording::default());
-        let options = TableServiceClientOptions {
-            client_options: ClientOptions {
-                transport: Some(Transport::with_policy(transport.clone())),
-                retry: RetryOptions::none(),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
+        let options = TableServiceClientOptions::unretried(transport.clone());
         let client = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", Some(options)).unwrap();
         assert_eq!(client.table_for::<Order>().table(), "Orders");
         assert!(client.create_table_if_not_exists_for::<Order>(None).await.is_err());
