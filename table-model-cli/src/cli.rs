@@ -35,6 +35,8 @@ pub enum Command {
     Export(ExportArgs),
     /// Import JSON lines from a file, an export directory or stdin into a table
     Import(ImportArgs),
+    /// Show the properties of a table or file: their EDM types, how many entities carry each, and type conflicts
+    Schema(SchemaArgs),
     /// Print the completion script of a shell (`tablectl completions bash > /etc/bash_completion.d/tablectl`)
     Completions {
         /// The shell
@@ -102,6 +104,21 @@ pub struct ImportArgs {
     /// Where to write the entities that are not imported [default: TABLE.rejects.jsonl, written only if any]
     #[arg(long, value_name = "FILE")]
     pub reject: Option<PathBuf>,
+}
+
+/// `tablectl schema`.
+#[derive(clap::Args, Debug)]
+pub struct SchemaArgs {
+    /// A table, or a file (JSON lines or Parquet): a value with a `.` or a `/` is a file (`./people` for one
+    /// without either)
+    #[arg(value_name = "TABLE|FILE")]
+    pub source: String,
+    /// Read at most this many entities
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub sample: u64,
+    /// Print a `#[derive(TableEntity)]` struct that reads these entities, instead of the properties
+    #[arg(long)]
+    pub rust: bool,
 }
 
 /// How `import` writes each entity.

@@ -21,6 +21,7 @@ pub mod jsonl;
 pub mod manifest;
 pub mod output;
 pub mod progress;
+pub mod rust_struct;
 
 use clap::Parser as _;
 use cli::{Cli, Command};
@@ -62,6 +63,15 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
         let mut out = std::io::stdout().lock();
         return commands::completions::run(*shell, &mut out);
     }
+    if let Command::Schema(args) = &cli.command {
+        if let commands::schema::Source::File(path) = commands::schema::Source::of(&args.source)? {
+            let format = output::Format::choose(cli.json, std::io::stdout().is_terminal());
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let outcome = commands::schema::run_file(&path, args, format, &mut out)?;
+            out.flush().map_err(CliError::stdout)?;
+            return Ok(outcome);
+        }
+    }
     let source = endpoint::resolve(&cli.endpoint, connection_string_var)?;
     let service = endpoint::connect(&source)?;
     let stdout = std::io::stdout();
@@ -74,6 +84,7 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
         Command::Query(args) => commands::query::run(&ctx, args, &mut out).await,
         Command::Export(args) => commands::export::run(&ctx, args, &mut out).await,
         Command::Import(args) => commands::import::run(&ctx, args, &mut out).await,
+        Command::Schema(args) => commands::schema::run(&ctx, args, &mut out).await,
         Command::Completions { .. } => unreachable!("answered before connecting"),
     }?;
     out.flush().map_err(CliError::stdout)?;

@@ -5,6 +5,7 @@ pub mod count;
 pub mod export;
 pub mod import;
 pub mod query;
+pub mod schema;
 pub mod tables;
 
 use crate::error::CliError;
