@@ -488,19 +488,23 @@ impl<'a> Rows<'a> {
         if pk.is_null(row) || rk.is_null(row) {
             return Err(Error::row("PartitionKey and RowKey must not be null"));
         }
-        let partition_key = PartitionKey::new(pk.value(row)).map_err(|e| Error::row(e.to_string()))?;
-        let row_key = RowKey::new(rk.value(row)).map_err(|e| Error::row(e.to_string()))?;
+        let (pk, rk) = (pk.value(row), rk.value(row));
+        self.read(row, pk, rk).map_err(|e| e.with_keys(pk, rk))
+    }
+
+    fn read(&self, row: usize, pk: &str, rk: &str) -> Result<Entity, Error> {
+        let partition_key = PartitionKey::new(pk).map_err(|e| Error::row(e.to_string()))?;
+        let row_key = RowKey::new(rk).map_err(|e| Error::row(e.to_string()))?;
         let mut entity = Entity::new(partition_key, row_key);
         if let Some((i, kind)) = self.schema.timestamp {
-            if let Some(EdmValue::DateTime(dt)) =
-                value(self.batch.column(i), kind, row).map_err(|e| in_property(TIMESTAMP, e))?
-            {
+            let value = value(self.batch.column(i), kind, row).map_err(|e| in_property(TIMESTAMP, e))?;
+            if let Some(EdmValue::DateTime(dt)) = value {
                 entity.set_server_metadata(Some(dt), None);
             }
         }
         for (i, name, kind) in &self.schema.properties {
             if let Some(value) = value(self.batch.column(*i), *kind, row).map_err(|e| in_property(name, e))? {
-                entity.insert(name.clone(), value).map_err(|e| Error::row(e.to_string()))?;
+                entity.insert(name.clone(), value).map_err(|e| Error::row(e.to_string()).in_property(name))?;
             }
         }
         if let Some(json) = self.overflow.filter(|o| o.is_valid(row)).map(|o| o.value(row)) {
@@ -511,7 +515,7 @@ impl<'a> Rows<'a> {
 }
 
 fn in_property(name: &str, message: String) -> Error {
-    Error::row(format!("property `{name}`: {message}"))
+    Error::row(format!("property `{name}`: {message}")).in_property(name)
 }
 
 fn string_column(batch: &RecordBatch, i: usize) -> Result<&StringArray, Error> {

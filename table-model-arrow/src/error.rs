@@ -15,6 +15,8 @@ use std::fmt;
 pub struct Error {
     kind: ErrorKind,
     row: Option<u64>,
+    keys: Option<Box<(String, String)>>,
+    property: Option<String>,
 }
 
 /// The kinds of [`Error`].
@@ -38,7 +40,7 @@ pub enum ErrorKind {
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind) -> Self {
-        Error { kind, row: None }
+        Error { kind, row: None, keys: None, property: None }
     }
 
     pub(crate) fn schema(message: impl Into<String>) -> Self {
@@ -53,6 +55,28 @@ impl Error {
     pub(crate) fn at_row(mut self, row: u64) -> Self {
         self.row.get_or_insert(row);
         self
+    }
+
+    /// Sets the keys of the row, as written (whether or not they are valid).
+    pub(crate) fn with_keys(mut self, partition_key: &str, row_key: &str) -> Self {
+        self.keys = Some(Box::new((partition_key.to_owned(), row_key.to_owned())));
+        self
+    }
+
+    /// Sets the property the error is about.
+    pub(crate) fn in_property(mut self, property: &str) -> Self {
+        self.property = Some(property.to_owned());
+        self
+    }
+
+    /// The PartitionKey and RowKey of the row, as written, when the error is about a row whose keys are strings.
+    pub fn keys(&self) -> Option<(&str, &str)> {
+        self.keys.as_deref().map(|(p, r)| (p.as_str(), r.as_str()))
+    }
+
+    /// The property the error is about, if one is.
+    pub fn property(&self) -> Option<&str> {
+        self.property.as_deref()
     }
 
     /// What went wrong.

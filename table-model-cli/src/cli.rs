@@ -2,6 +2,7 @@
 //! operation.
 
 use crate::endpoint::EndpointArgs;
+use crate::format::{Compression, FileFormat};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use table_model::TableName;
@@ -35,8 +36,12 @@ pub enum Command {
     Export(ExportArgs),
     /// Import JSON lines from a file, an export directory or stdin into a table
     Import(ImportArgs),
-    /// Show the properties of a table or file: their EDM types, how many entities carry each, and type conflicts
-    Schema(SchemaArgs),
+    /// Copy a table's entities into another table, on the same endpoint or another
+    Copy(crate::commands::copy::CopyArgs),
+    /// Report every entity of a file or table that a service would refuse; sends nothing
+    Validate(crate::commands::validate::ValidateArgs),
+    /// Show the properties of a table or file: their EDM types, how many entities carry each, conflicts
+    Schema(crate::commands::schema::SchemaArgs),
     /// Print the completion script of a shell (`tablectl completions bash > /etc/bash_completion.d/tablectl`)
     Completions {
         /// The shell
@@ -85,6 +90,16 @@ pub struct ExportArgs {
     /// The properties to export, comma-separated (the keys always come)
     #[arg(long, value_delimiter = ',')]
     pub select: Vec<String>,
+    /// The file format
+    #[arg(long, value_enum, default_value_t = FileFormat::Jsonl)]
+    pub format: FileFormat,
+    /// Compress `jsonl` and `csv` files
+    #[arg(long, value_enum, default_value_t = Compression::None)]
+    pub compress: Compression,
+    /// The columns of `--format parquet`: a schema file, as `tablectl schema TABLE --json` prints it [default:
+    /// inferred from the first 1000 entities]
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<PathBuf>,
     /// Replace files that already exist
     #[arg(long)]
     pub force: bool,
@@ -104,21 +119,13 @@ pub struct ImportArgs {
     /// Where to write the entities that are not imported [default: TABLE.rejects.jsonl, written only if any]
     #[arg(long, value_name = "FILE")]
     pub reject: Option<PathBuf>,
-}
-
-/// `tablectl schema`.
-#[derive(clap::Args, Debug)]
-pub struct SchemaArgs {
-    /// A table, or a file (JSON lines or Parquet): a value with a `.` or a `/` is a file (`./people` for one
-    /// without either)
-    #[arg(value_name = "TABLE|FILE")]
-    pub source: String,
-    /// Read at most this many entities
-    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
-    pub sample: u64,
-    /// Print a `#[derive(TableEntity)]` struct that reads these entities, instead of the properties
-    #[arg(long)]
-    pub rust: bool,
+    /// The input's format [default: told by each file's name (`.jsonl`, `.csv.gz`, `.parquet`...); `jsonl` for
+    /// stdin]
+    #[arg(long, value_enum)]
+    pub format: Option<FileFormat>,
+    /// The input's compression, with `--format` [default: told by the file name; none for stdin]
+    #[arg(long, value_enum, requires = "format")]
+    pub compress: Option<Compression>,
 }
 
 /// How `import` writes each entity.

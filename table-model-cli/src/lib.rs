@@ -17,10 +17,11 @@ pub mod cli;
 pub mod commands;
 pub mod endpoint;
 pub mod error;
-pub mod jsonl;
+pub mod format;
 pub mod manifest;
 pub mod output;
 pub mod progress;
+pub mod rejects;
 pub mod rust_struct;
 
 use clap::Parser as _;
@@ -84,6 +85,8 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
         Command::Query(args) => commands::query::run(&ctx, args, &mut out).await,
         Command::Export(args) => commands::export::run(&ctx, args, &mut out).await,
         Command::Import(args) => commands::import::run(&ctx, args, &mut out).await,
+        Command::Copy(args) => commands::copy::run(&ctx, args, &mut out).await,
+        Command::Validate(args) => commands::validate::run(&ctx, args, &mut out).await,
         Command::Schema(args) => commands::schema::run(&ctx, args, &mut out).await,
         Command::Completions { .. } => unreachable!("answered before connecting"),
     }?;

@@ -3,168 +3,15 @@
 //! the Azurite tests are skipped with a notice, unless `CI` is set, where they fail; the tests that need no
 //! service always run.
 
+mod support;
+
 use futures::TryStreamExt as _;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use table_model::client::{BulkOperation, TableClient, TableServiceClient};
-use table_model::{
-    AccountKey, DateTime, EdmBinary, Entity, PartitionKey, Query, RowKey, TableName, DEVELOPMENT_ACCOUNT_KEY,
-};
-
-const ENDPOINT_VAR: &str = "TABLE_MODEL_AZURITE_ENDPOINT";
-
-/// The Azurite of `TABLE_MODEL_AZURITE_ENDPOINT`: its connection string and a client.
-struct Azurite {
-    connection_string: String,
-    service: TableServiceClient,
-}
-
-fn azurite() -> Option<Azurite> {
-    let Ok(url) = std::env::var(ENDPOINT_VAR) else {
-        if std::env::var_os("CI").is_some() {
-            panic!("{ENDPOINT_VAR} is not set but CI is: start Azurite with `scripts/azurite.sh start`");
-        }
-        static NOTICE: std::sync::Once = std::sync::Once::new();
-        NOTICE.call_once(|| {
-            let _ = writeln!(
-                std::io::stderr(),
-                "note: the tablectl Azurite tests are skipped: {ENDPOINT_VAR} is not set; \
-                 run them with `scripts/azurite.sh run cargo test -p table-model-cli`"
-            );
-        });
-        return None;
-    };
-    let connection_string = format!(
-        "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={DEVELOPMENT_ACCOUNT_KEY};\
-         TableEndpoint={url};"
-    );
-    let service = TableServiceClient::new(&url, AccountKey::development(), None).expect("the Azurite endpoint");
-    Some(Azurite { connection_string, service })
-}
-
-macro_rules! azurite {
-    () => {
-        match azurite() {
-            Some(a) => a,
-            None => return,
-        }
-    };
-}
-
-/// A table name no other test (or run) uses.
-fn unique_table(tag: &str) -> TableName {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    TableName::new(format!("Ctl{tag}{}x{n}", std::process::id())).unwrap()
-}
-
-/// An empty directory of the test's own.
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tablectl-test-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// The binary with the connection string in its environment, in `dir`, stdin closed.
-fn tablectl(connection_string: &str, dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tablectl"))
-        .args(args)
-        .env("AZURE_STORAGE_CONNECTION_STRING", connection_string)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("tablectl runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).unwrap()
-}
-
-fn keys(p: &str, r: &str) -> (PartitionKey, RowKey) {
-    (PartitionKey::new(p).unwrap(), RowKey::new(r).unwrap())
-}
-
-/// Every entity of a table, in key order.
-async fn all(table: &TableClient) -> Vec<Entity> {
-    table.query::<Entity>(&Query::new(), None).unwrap().try_collect().await.unwrap()
-}
-
-/// Entities with every EDM type at its boundaries, and enough of them for several transactions.
-fn boundary_entities() -> Vec<Entity> {
-    let (p, r) = keys("edge", "values");
-    let edge = Entity::new(p, r)
-        .with("NaN".parse().unwrap(), f64::NAN)
-        .unwrap()
-        .with("NegZero".parse().unwrap(), -0.0_f64)
-        .unwrap()
-        .with("Inf".parse().unwrap(), f64::INFINITY)
-        .unwrap()
-        .with("NegInf".parse().unwrap(), f64::NEG_INFINITY)
-        .unwrap()
-        .with("Subnormal".parse().unwrap(), f64::from_bits(1))
-        .unwrap()
-        .with("Tenth".parse().unwrap(), 0.1_f64)
-        .unwrap()
-        .with("Int64Min".parse().unwrap(), i64::MIN)
-        .unwrap()
-        .with("Int64Max".parse().unwrap(), i64::MAX)
-        .unwrap()
-        .with("Int32Min".parse().unwrap(), i32::MIN)
-        .unwrap()
-        .with("Int32Max".parse().unwrap(), i32::MAX)
-        .unwrap()
-        .with("First".parse().unwrap(), "1601-01-01T00:00:00.0000000Z".parse::<DateTime>().unwrap())
-        .unwrap()
-        .with("Last".parse().unwrap(), "9999-12-31T23:59:59.9999999Z".parse::<DateTime>().unwrap())
-        .unwrap()
-        .with(
-            "Binary".parse().unwrap(),
-            EdmBinary::new((0..65_536).map(|i| (i % 251) as u8).collect::<Vec<_>>()).unwrap(),
-        )
-        .unwrap()
-        .with("EmptyBinary".parse().unwrap(), EdmBinary::new(Vec::new()).unwrap())
-        .unwrap()
-        .with("Guid".parse().unwrap(), uuid_value())
-        .unwrap()
-        .with("Yes".parse().unwrap(), true)
-        .unwrap()
-        .with("Text".parse().unwrap(), "héllo 世界 🎉 \"quoted\"\n\ttab")
-        .unwrap()
-        .with("Empty".parse().unwrap(), "")
-        .unwrap();
-    let (p, r) = keys("ünïcode 日本", "ключ 🎉");
-    let unicode = Entity::new(p, r).with("Only".parse().unwrap(), "").unwrap();
-    let mut entities = vec![edge, unicode];
-    for i in 0..250 {
-        let (p, r) = keys(&format!("bulk-{}", i % 3), &format!("{i:04}"));
-        entities.push(Entity::new(p, r).with("N".parse().unwrap(), i64::from(i)).unwrap());
-    }
-    entities
-}
-
-fn uuid_value() -> table_model::EdmValue {
-    table_model::EdmValue::Guid("5b5e3a84-3c4c-4f6e-9b8a-0c1d2e3f4a5b".parse().unwrap())
-}
-
-/// Two tables hold the same entities, property by property (Doubles compared by their bits).
-fn assert_same(expected: &[Entity], got: &[Entity]) {
-    assert_eq!(expected.len(), got.len(), "entity count");
-    for (e, g) in expected.iter().zip(got) {
-        assert_eq!((e.partition_key(), e.row_key()), (g.partition_key(), g.row_key()));
-        let e_props: Vec<_> = e.iter().collect();
-        let mut g_props: Vec<_> = g.iter().collect();
-        assert_eq!(e_props.len(), g_props.len(), "properties of {}/{}", e.partition_key(), e.row_key());
-        for (name, value) in e_props {
-            let i = g_props.iter().position(|(n, _)| *n == name).unwrap_or_else(|| panic!("{name} lost"));
-            let (_, got) = g_props.remove(i);
-            assert_eq!(value, got, "{name} of {}/{}", e.partition_key(), e.row_key());
-        }
-    }
-}
+use support::*;
+use table_model::client::BulkOperation;
+use table_model::{Entity, Query, DEVELOPMENT_ACCOUNT_KEY};
 
 #[tokio::test]
 async fn export_then_import_gives_back_every_entity_bit_for_bit() {
@@ -207,8 +54,10 @@ async fn export_then_import_gives_back_every_entity_bit_for_bit() {
     assert!(!dir.join(format!("{target}.rejects.jsonl")).exists(), "no reject file without rejects");
 
     // The file holds what the service gave, bit for bit, and the copy what the file holds.
-    let exported: Vec<Entity> =
-        data.split_inclusive(|&b| b == b'\n').map(|line| table_model_cli::jsonl::read_entity(line).unwrap()).collect();
+    let exported: Vec<Entity> = data
+        .split_inclusive(|&b| b == b'\n')
+        .map(|line| table_model_cli::format::jsonl::read_entity(line).unwrap())
+        .collect();
     assert_same(&original, &exported);
     let copied = all(&azurite.service.table_client(target.clone())).await;
     assert_same(&exported, &copied);
@@ -230,7 +79,7 @@ async fn export_to_stdout_is_the_data_alone_and_query_pipes_json_lines() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let lines: Vec<&[u8]> = out.stdout.split_inclusive(|&b| b == b'\n').collect();
     assert_eq!(lines.len(), 12);
-    let read: Vec<Entity> = lines.iter().map(|l| table_model_cli::jsonl::read_entity(l).unwrap()).collect();
+    let read: Vec<Entity> = lines.iter().map(|l| table_model_cli::format::jsonl::read_entity(l).unwrap()).collect();
     assert_same(&all(&table).await, &read);
     assert_eq!(
         text(&out.stderr).trim_end(),
@@ -245,7 +94,7 @@ async fn export_to_stdout_is_the_data_alone_and_query_pipes_json_lines() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let rows: Vec<Entity> =
-        text(&out.stdout).lines().map(|l| table_model_cli::jsonl::read_entity(l.as_bytes()).unwrap()).collect();
+        text(&out.stdout).lines().map(|l| table_model_cli::format::jsonl::read_entity(l.as_bytes()).unwrap()).collect();
     assert_eq!(rows.len(), 3);
     assert!(rows.iter().all(|e| e.partition_key().as_str() == "bulk-1" && e.len() == 1 && e.value("N").is_some()));
     assert_eq!(text(&out.stderr), "");
@@ -473,101 +322,5 @@ fn nothing_listening_exits_3_fast() {
     assert!(start.elapsed() < Duration::from_secs(20), "took {:?}", start.elapsed());
     assert!(text(&out.stderr).starts_with("tablectl: "), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "");
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-// `tablectl schema` and its `--rust` struct.
-
-/// The struct `tablectl schema tests/fixtures/mixed.jsonl --rust` prints (checked below), compiled here.
-mod mixed_entity {
-    include!("fixtures/mixed_entity.rs");
-}
-
-const MIXED_FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mixed.jsonl");
-const MIXED_GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mixed_entity.rs");
-
-fn mixed_fixture() -> Vec<Entity> {
-    let data = std::fs::read(MIXED_FIXTURE).unwrap();
-    data.split_inclusive(|&b| b == b'\n').map(|line| table_model_cli::jsonl::read_entity(line).unwrap()).collect()
-}
-
-#[test]
-fn schema_rust_of_the_mixed_fixture_is_the_checked_in_struct() {
-    let dir = temp_dir("golden");
-    let out = tablectl("", &dir, &["schema", MIXED_FIXTURE, "--rust"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(
-        text(&out.stdout),
-        std::fs::read_to_string(MIXED_GOLDEN).unwrap(),
-        "regenerate with `cargo run -p table-model-cli -- schema tests/fixtures/mixed.jsonl --rust > \
-         tests/fixtures/mixed_entity.rs` (from table-model-cli/) and review the difference"
-    );
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn schema_of_a_file_lists_types_counts_and_conflicts_without_an_endpoint() {
-    let dir = temp_dir("schema-file");
-    let out = tablectl("", &dir, &["schema", MIXED_FIXTURE, "--sample", "2"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(json["entities"], 2);
-    let mixed = json["properties"].as_array().unwrap().iter().find(|p| p["name"] == "Mixed").unwrap();
-    assert_eq!(
-        mixed,
-        &serde_json::json!({"name": "Mixed", "count": 2, "column": "Int32",
-            "types": [{"type": "Edm.Int32", "count": 1}, {"type": "Edm.String", "count": 1}]})
-    );
-    let joined = json["properties"].as_array().unwrap().iter().find(|p| p["name"] == "Joined").unwrap();
-    assert_eq!(joined["column"], "Ticks", "1601 and 9999 fit no nanosecond timestamp");
-
-    // A line that is not an entity: its line number; a value that is neither a file nor a table.
-    std::fs::write(dir.join("bad.jsonl"), "{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}\n{\"PartitionKey\":\"p\"}\n")
-        .unwrap();
-    let out = tablectl("", &dir, &["schema", "bad.jsonl"]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).starts_with("tablectl: `bad.jsonl` line 2: "), "{}", text(&out.stderr));
-    let out = tablectl("", &dir, &["schema", "missing.parquet"]);
-    assert!(text(&out.stderr).starts_with("tablectl: cannot open `missing.parquet`: "), "{}", text(&out.stderr));
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[tokio::test]
-async fn the_schema_rust_struct_reads_the_table_it_was_made_from() {
-    let azurite = azurite!();
-    let dir = temp_dir("schema-rust");
-    let name = unique_table("Mixed");
-    let table = azurite.service.create_table(&name, None).await.unwrap();
-    let mut fixture = mixed_fixture();
-    let report = table.bulk_write(BulkOperation::Insert, fixture.clone(), None).await;
-    assert!(report.is_complete(), "{:?}", report.failures);
-
-    // Read back with the generated struct: every property, an absent one as `None`, the conflict as EdmValue.
-    let read: Vec<mixed_entity::Mixed> =
-        table.query::<mixed_entity::Mixed>(&Query::new(), None).unwrap().try_collect().await.unwrap();
-    assert_eq!(read.len(), 3);
-    assert_eq!(read[1].avatar, None);
-    assert_eq!(read[2].note.as_deref(), Some("only here"));
-    assert_eq!(read[1].mixed, table_model::EdmValue::try_from("two").unwrap());
-    assert_eq!(read[0].joined, "1601-01-01T00:00:00.0000000Z".parse::<DateTime>().unwrap());
-    // Azurite stores -0.0 as 0.0 (docs/rules.md §5.7).
-    fixture[1].insert("Score".parse().unwrap(), 0.0_f64).unwrap();
-    let entities: Vec<Entity> = read.iter().map(|m| table_model::TableEntity::to_entity(m).unwrap()).collect();
-    assert_same(&fixture, &entities);
-
-    // From the table, the same struct with the table's name and its Timestamp.
-    let out = tablectl(&azurite.connection_string, &dir, &["schema", name.as_str(), "--rust"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let code = text(&out.stdout);
-    assert!(code.contains(&format!("#[table(name = \"{name}\")]\npub struct {name} {{\n")), "{code}");
-    assert!(code.contains("    #[table(timestamp)]\n    pub timestamp: Option<table_model::DateTime>,\n"), "{code}");
-    let golden = std::fs::read_to_string(MIXED_GOLDEN).unwrap();
-    let fields =
-        |code: &str| code.lines().skip_while(|l| !l.contains("rename = \"FirstName\"")).collect::<Vec<_>>().join("\n");
-    assert_eq!(fields(&code), fields(&golden));
-    let out = tablectl(&azurite.connection_string, &dir, &["schema", name.as_str(), "--json", "--sample", "2"]);
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(json["entities"], 2);
-    assert_eq!(json["properties"][2]["name"], "Timestamp");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -5,16 +5,30 @@
 //! `--rust`, a `#[derive(TableEntity)]` struct that reads these entities ([`crate::rust_struct`]).
 
 use super::Context;
-use crate::cli::SchemaArgs;
 use crate::error::{CliError, Outcome};
+use crate::format::{self, Compression, FileFormat};
 use crate::output::Format;
 use crate::progress::Progress;
 use futures::{StreamExt as _, TryStreamExt as _};
-use std::io::{BufRead as _, Read as _, Write};
+use std::io::{Read as _, Write};
 use std::path::{Path, PathBuf};
 use table_model::{Entity, Query, TableName};
 use table_model_arrow::infer::Inference;
-use table_model_arrow::parquet::{ParquetEntityReader, ReaderOptions};
+
+/// `tablectl schema`.
+#[derive(clap::Args, Debug)]
+pub struct SchemaArgs {
+    /// A table, or a file (JSON lines or Parquet): a value with a `.` or a `/` is a file (`./people` for one
+    /// without either)
+    #[arg(value_name = "TABLE|FILE")]
+    pub source: String,
+    /// Read at most this many entities
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub sample: u64,
+    /// Print a `#[derive(TableEntity)]` struct that reads these entities, instead of the properties
+    #[arg(long)]
+    pub rust: bool,
+}
 
 /// Where the entities come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,7 +90,7 @@ pub async fn run(ctx: &Context, args: &SchemaArgs, out: &mut impl Write) -> Resu
     write(&inference, args, table.as_str(), Some(table.as_str()), ctx.format, out)
 }
 
-/// The schema of a file's first `--sample` entities: Parquet (by its magic bytes) or JSON lines.
+/// The schema of a file's first `--sample` entities (see [`infer_file`]).
 ///
 /// # Errors
 /// A file that cannot be read or holds a line or row that is not an entity (with its line or row), or stdout
@@ -87,39 +101,30 @@ pub fn run_file(path: &Path, args: &SchemaArgs, format: Format, out: &mut impl W
     write(&inference, args, &name, None, format, out)
 }
 
-/// What the first `sample` entities of a file say.
+/// What the first `sample` entities of a file say: a file in any format `import` reads, told by its name
+/// ([`FileFormat::of_path`]), else Parquet when it starts with Parquet's magic bytes, else JSON lines.
 ///
 /// # Errors
 /// As [`run_file`].
 pub fn infer_file(path: &Path, sample: u64) -> Result<Inference, CliError> {
-    let mut file = std::fs::File::open(path).map_err(|e| CliError::io("open", path, e))?;
-    let mut magic = [0_u8; 4];
-    let is_parquet = file.read_exact(&mut magic).is_ok() && &magic == b"PAR1";
-    let file = std::fs::File::open(path).map_err(|e| CliError::io("open", path, e))?;
+    let format = match FileFormat::of_path(path) {
+        Some(format) => format,
+        None => {
+            let mut magic = [0_u8; 4];
+            let mut file = std::fs::File::open(path).map_err(|e| CliError::io("open", path, e))?;
+            let is_parquet = file.read_exact(&mut magic).is_ok() && &magic == b"PAR1";
+            (if is_parquet { FileFormat::Parquet } else { FileFormat::Jsonl }, Compression::None)
+        }
+    };
+    let mut reader = format::open_reader(path, Some(format))?;
     let mut inference = Inference::new();
-    if is_parquet {
-        let reader = ParquetEntityReader::new(file, ReaderOptions::default())
-            .map_err(|e| CliError::invalid(format!("cannot read `{}`: {e}", path.display())))?;
-        for entity in reader.take(usize::try_from(sample).unwrap_or(usize::MAX)) {
-            let entity = entity.map_err(|e| CliError::invalid(format!("`{}`: {e}", path.display())))?;
-            inference.observe(&entity);
-        }
-        return Ok(inference);
-    }
-    let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
-    let mut line = Vec::new();
-    let mut number = 0_u64;
     while inference.entities() < sample {
-        line.clear();
-        if reader.read_until(b'\n', &mut line).map_err(|e| CliError::io("read", path, e))? == 0 {
+        let Some(record) = reader.next_record()? else {
             break;
-        }
-        number += 1;
-        if crate::jsonl::trim_line_end(&line).iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let entity = crate::jsonl::read_entity(&line)
-            .map_err(|e| CliError::invalid(format!("`{}` line {number}: {e}", path.display())))?;
+        };
+        let entity = record.entity.map_err(|rejected| {
+            CliError::invalid(format!("`{}` line {}: {}", path.display(), record.position.line, rejected.rule))
+        })?;
         inference.observe(&entity);
     }
     Ok(inference)
