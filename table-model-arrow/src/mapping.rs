@@ -1,4 +1,4 @@
-//! The EDM types of the Table service and their Arrow columns, both ways, never silently lossy.
+//! The EDM types of the Table service and their Arrow columns, both ways, never silently lossy (`docs/rules.md` §3.4).
 //!
 //! | EDM type | Arrow column | kept exactly |
 //! |---|---|---|
