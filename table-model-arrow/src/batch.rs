@@ -264,11 +264,9 @@ pub struct BatchBuilder {
 }
 
 impl BatchBuilder {
-    /// An empty batch of this schema.
-    ///
-    /// # Panics
-    /// Never for a schema of [`Inference::to_schema`](crate::infer::Inference::to_schema); a schema without an
-    /// overflow column has nowhere to put what does not fit, so [`push`](BatchBuilder::push) refuses it.
+    /// An empty batch of this schema. A schema of [`Inference::to_schema`](crate::infer::Inference::to_schema)
+    /// has the overflow column; without one, what does not fit its column has nowhere to go, and
+    /// [`push`](BatchBuilder::push) refuses such an entity.
     pub fn new(schema: Arc<EntitySchema>) -> Self {
         BatchBuilder {
             partition_key: StringBuilder::new(),

@@ -406,3 +406,54 @@ proptest! {
         prop_assert_eq!(input.iter().map(canonical).collect::<Vec<_>>(), file.iter().map(canonical).collect::<Vec<_>>());
     }
 }
+
+#[test]
+fn a_parquet_row_that_is_not_an_entity_is_an_error_with_its_row_keys_and_property_and_reading_goes_on() {
+    use arrow_array::{Int32Array, RecordBatch, StringArray};
+    let schema = schema_of(&[entity("p", "r").with("N".parse().unwrap(), 1).unwrap()]);
+    let arrow = schema.arrow().clone();
+    let too_long = "x".repeat(40_000);
+    let batch = RecordBatch::try_new(
+        arrow.clone(),
+        vec![
+            Arc::new(StringArray::from(vec!["p", "p", "p", "p"])),
+            Arc::new(StringArray::from(vec!["1", "bad/key", "3", "4"])),
+            Arc::new(Int32Array::from(vec![Some(1), Some(2), None, Some(4)])),
+            Arc::new(StringArray::from(vec![None, None, Some(format!(r#"{{"Long":"{too_long}"}}"#)), None])),
+        ],
+    )
+    .unwrap();
+    let mut file = Vec::new();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut file, arrow, None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+
+    let read: Vec<_> = ParquetEntityReader::new(bytes::Bytes::from(file), ReaderOptions::default()).unwrap().collect();
+    assert_eq!(read.len(), 4, "a bad row does not stop the reading");
+    assert_eq!(read[0].as_ref().unwrap().get::<i32>("N").unwrap(), 1);
+    let bad_key = read[1].as_ref().unwrap_err();
+    assert_eq!((bad_key.row_number(), bad_key.keys(), bad_key.property()), (Some(1), Some(("p", "bad/key")), None));
+    let too_long = read[2].as_ref().unwrap_err();
+    assert_eq!((too_long.row_number(), too_long.keys()), (Some(2), Some(("p", "3"))));
+    assert!(too_long.to_string().starts_with("row 2: invalid @overflow column: "), "{too_long}");
+    assert_eq!(read[3].as_ref().unwrap().row_key().as_str(), "4");
+}
+
+#[test]
+fn a_value_over_its_limit_is_an_error_naming_its_property() {
+    use arrow_array::{RecordBatch, StringArray};
+    let schema = schema_of(&[entity("p", "r").with("S".parse().unwrap(), "s").unwrap()]);
+    let batch = RecordBatch::try_new(
+        schema.arrow().clone(),
+        vec![
+            Arc::new(StringArray::from(vec!["p"])),
+            Arc::new(StringArray::from(vec!["r"])),
+            Arc::new(StringArray::from(vec!["é".repeat(32_769)])),
+            Arc::new(StringArray::from(vec![None::<&str>])),
+        ],
+    )
+    .unwrap();
+    let err = entities(&batch, &schema).unwrap_err();
+    assert_eq!((err.row_number(), err.keys(), err.property()), (Some(0), Some(("p", "r")), Some("S")));
+    assert!(err.to_string().starts_with("row 0: property `S`: "), "{err}");
+}

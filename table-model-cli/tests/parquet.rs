@@ -124,3 +124,48 @@ fn a_file_that_is_not_parquet_is_an_error_naming_it() {
     assert!(stderr.starts_with("tablectl: cannot read `bad.parquet`: invalid parquet: "), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn a_parquet_row_that_is_not_an_entity_is_rejected_with_its_row_and_the_others_are_imported() {
+    use arrow_array::{Int32Array, RecordBatch, StringArray};
+    use std::sync::Arc;
+    let azurite = azurite!();
+    let dir = temp_dir("parquet-rejects");
+    let target = unique_table("PqRej");
+
+    // A file as table-model-arrow writes it (its schema, with the overflow column), with a RowKey the service
+    // refuses on row 2 and a String over 32,768 UTF-16 units in the overflow of row 4.
+    let mut inference = table_model_arrow::infer::Inference::new();
+    let (p, r) = keys("p", "r");
+    inference.observe(&Entity::new(p, r).with("N".parse().unwrap(), 1).unwrap());
+    let schema = Arc::new(inference.to_schema().unwrap());
+    let long = format!(r#"{{"Long":"{}"}}"#, "x".repeat(32_769));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(StringArray::from(vec!["p", "p", "p", "p"])),
+            Arc::new(StringArray::from(vec!["1", "bad/key", "3", "4"])),
+            Arc::new(Int32Array::from(vec![1, 2, 3, 4])),
+            Arc::new(StringArray::from(vec![None, None, None, Some(long.as_str())])),
+        ],
+    )
+    .unwrap();
+    let file = std::fs::File::create(dir.join("in.parquet")).unwrap();
+    let mut writer = parquet::arrow::ArrowWriter::try_new(file, schema, None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+
+    let out = tablectl(&azurite.connection_string, &dir, &["import", "in.parquet", target.as_str()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stored = all(&azurite.service.table_client(target.clone())).await;
+    let stored: Vec<&str> = stored.iter().map(|e| e.row_key().as_str()).collect();
+    assert_eq!(stored, ["1", "3"]);
+    let rejects = text(&std::fs::read(dir.join(format!("{target}.rejects.jsonl"))).unwrap());
+    let rejects: Vec<serde_json::Value> = rejects.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(rejects.len(), 2, "{rejects:?}");
+    assert_eq!((&rejects[0]["line"], &rejects[0]["row_key"]), (&serde_json::json!(2), &serde_json::json!("bad/key")));
+    assert!(rejects[0]["rule"].as_str().unwrap().starts_with("invalid row key \"bad/key\""), "{rejects:?}");
+    assert_eq!((&rejects[1]["line"], &rejects[1]["row_key"]), (&serde_json::json!(4), &serde_json::json!("4")));
+    assert!(rejects[1]["rule"].as_str().unwrap().starts_with("invalid @overflow column: "), "{rejects:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
