@@ -295,4 +295,31 @@ mod tests {
         let entity = read_entity(b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}\r\n").unwrap();
         assert_eq!(entity.row_key().as_str(), "r");
     }
+
+    #[test]
+    fn hostile_lines_are_rejected_with_their_line_and_reading_goes_on() {
+        let mut input = b"{\"PartitionKey\":\"p\",\"RowKey\":\"1\"}\n".to_vec();
+        input.extend_from_slice(&vec![b'x'; 10 << 20]); // 2: 10 MB
+        input.extend_from_slice(b"\n{\"PartitionKey\":\"p\",\"RowKey\":\"\xff\"}\n"); // 3: not UTF-8
+        input.extend_from_slice(b"{\"PartitionKey\":\"p\",\"RowKey\":\"4\"}\n");
+        input.extend_from_slice(b"{\"PartitionKey\":\"p\",\"Ro"); // 5: cut short
+        let mut reader = JsonlReader::new("in.jsonl", Box::new(std::io::Cursor::new(input)));
+        let mut records = Vec::new();
+        while let Some(record) = reader.next_record().unwrap() {
+            records.push((record.position.line, record.entity));
+        }
+        let lines: Vec<u64> = records.iter().map(|(line, _)| *line).collect();
+        assert_eq!(lines, [1, 2, 3, 4, 5]);
+        assert!(records[0].1.is_ok() && records[3].1.is_ok());
+        let rejected = |i: usize| records[i].1.as_ref().unwrap_err();
+        assert_eq!(
+            rejected(1).rule,
+            "the line has 10485761 bytes, over the 8388608 a line may have (an entity is at most 1 MiB); its first \
+             1024 bytes are shown"
+        );
+        assert_eq!(rejected(1).text, "x".repeat(1024));
+        assert_eq!(rejected(2).rule, "invalid JSON at line 1 column 31: invalid unicode code point");
+        assert!(rejected(4).rule.starts_with("invalid JSON"), "{}", rejected(4).rule);
+        assert_eq!(reader.bytes_read(), (10 << 20) + 1 + 3 * 34 + 23);
+    }
 }
