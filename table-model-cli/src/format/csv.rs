@@ -1,4 +1,4 @@
-//! The `csv` format: Azure Storage Explorer's typed CSV, both ways (`docs/tablectl.md`, "The csv format").
+//! The `csv` format: Azure Storage Explorer's typed CSV, both ways (`docs/tablectl.md`, "Formats", "csv").
 //!
 //! The header is `PartitionKey,RowKey,Timestamp`, then for each property its column and, right after it, a
 //! `<Prop>@type` column; each row types each of its own values there (`Edm.Int64`, ...), so a column may hold
