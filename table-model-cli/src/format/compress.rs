@@ -63,37 +63,46 @@ impl<'a> Output<'a> {
         Output { compression, state: State::Idle(Hashing::new(sink)), ended_any: false }
     }
 
-    fn hashing(&self) -> &Hashing<Sink<'a>> {
+    /// The counting and hashing layer; `None` only after a member or frame failed to end.
+    fn hashing(&self) -> Option<&Hashing<Sink<'a>>> {
         match &self.state {
-            State::Idle(h) => h,
-            State::Gzip(e) => e.get_ref(),
-            State::Zstd(e) => e.get_ref(),
-            State::Poisoned => unreachable!("an Output is never used after a failed member end"),
+            State::Idle(h) => Some(h),
+            State::Gzip(e) => Some(e.get_ref()),
+            State::Zstd(e) => Some(e.get_ref()),
+            State::Poisoned => None,
         }
     }
 
     /// Bytes that reached the file so far (a compressor holds back what it has not compressed yet).
     pub fn bytes(&self) -> u64 {
-        self.hashing().bytes
-    }
-
-    /// The sink, to name it in errors.
-    fn sink(&self) -> &Sink<'a> {
-        self.hashing().get_ref()
+        self.hashing().map_or(0, |h| h.bytes)
     }
 
     /// An error writing into the sink, naming it.
     pub fn error(&self, error: io::Error) -> CliError {
-        self.sink().error("write", error)
+        match self.hashing() {
+            Some(h) => h.get_ref().error("write", error),
+            None => CliError::failed(format!("cannot write the compressed file: {error}")),
+        }
     }
 
-    /// Ends the member or frame in progress, if any.
+    /// Ends the member or frame in progress, if any. Ending is tried in place first, so that a failure (a full
+    /// disk) leaves the writer as it was.
     fn end_stream(&mut self) -> io::Result<()> {
+        if let State::Gzip(e) = &mut self.state {
+            e.try_finish()?;
+        }
         let hashing = match std::mem::replace(&mut self.state, State::Poisoned) {
             State::Idle(h) => h,
             State::Gzip(e) => e.finish()?,
-            State::Zstd(e) => e.finish()?,
-            State::Poisoned => unreachable!("an Output is never used after a failed member end"),
+            State::Zstd(e) => match e.try_finish() {
+                Ok(h) => h,
+                Err((e, error)) => {
+                    self.state = State::Zstd(e);
+                    return Err(error);
+                }
+            },
+            State::Poisoned => return Err(io::Error::other("the file failed to be written before")),
         };
         if self.compression != Compression::None {
             self.ended_any = true;
@@ -105,7 +114,9 @@ impl<'a> Output<'a> {
     fn sync(&mut self) -> io::Result<()> {
         match &mut self.state {
             State::Idle(h) => h.get_mut().sync(),
-            _ => unreachable!("synced between members only"),
+            State::Gzip(e) => e.get_mut().get_mut().sync(),
+            State::Zstd(e) => e.get_mut().get_mut().sync(),
+            State::Poisoned => Err(io::Error::other("the file failed to be written before")),
         }
     }
 
@@ -129,15 +140,22 @@ impl<'a> Output<'a> {
             self.start().map_err(|e| self.error(e))?;
         }
         self.checkpoint()?;
-        Ok((self.bytes(), self.hashing().hex()))
+        let sha256 = self.hashing().map(Hashing::hex).unwrap_or_default();
+        Ok((self.bytes(), sha256))
     }
 
     /// Starts a member or frame when compressing and none is in progress.
     fn start(&mut self) -> io::Result<()> {
-        if self.compression == Compression::None || !matches!(self.state, State::Idle(_)) {
+        if self.compression == Compression::None {
             return Ok(());
         }
-        let State::Idle(hashing) = std::mem::replace(&mut self.state, State::Poisoned) else { unreachable!() };
+        let hashing = match std::mem::replace(&mut self.state, State::Poisoned) {
+            State::Idle(hashing) => hashing,
+            started => {
+                self.state = started;
+                return Ok(());
+            }
+        };
         self.state = match self.compression {
             Compression::Gzip => State::Gzip(flate2::write::GzEncoder::new(hashing, flate2::Compression::default())),
             Compression::Zstd => State::Zstd(zstd::stream::write::Encoder::new(hashing, ZSTD_LEVEL)?),
