@@ -87,8 +87,8 @@ fn customer(row: usize) -> Customer {
 /// The recorded page: minimal metadata, each entity with its `odata.etag` and `Timestamp`.
 fn page_body(port: u16) -> Bytes {
     let escaped_etag = ETAG.replace('"', "\\\"");
-    let mut page = format!(r#"{{"odata.metadata":"http://127.0.0.1:{port}/{ACCOUNT}/$metadata#Customers","value":["#)
-        .into_bytes();
+    let mut page =
+        format!(r#"{{"odata.metadata":"http://127.0.0.1:{port}/{ACCOUNT}/$metadata#Customers","value":["#).into_bytes();
     for row in 0..PAGE {
         if row > 0 {
             page.push(b',');
