@@ -322,4 +322,42 @@ mod tests {
         assert!(rejected(4).rule.starts_with("invalid JSON"), "{}", rejected(4).rule);
         assert_eq!(reader.bytes_read(), (10 << 20) + 1 + 3 * 34 + 23);
     }
+
+    /// An export killed after a checkpoint and resumed from it: the file has each entity once, in each
+    /// compression.
+    #[test]
+    fn a_compressed_file_resumed_at_a_checkpoint_has_each_entity_once() {
+        use crate::format::{open_reader, Compression, EntityWriter as _};
+        let entity = |i: u32| Entity::new(PartitionKey::new("p").unwrap(), RowKey::new(format!("{i:03}")).unwrap());
+        for compression in [Compression::None, Compression::Gzip, Compression::Zstd] {
+            let dir =
+                std::env::temp_dir().join(format!("tablectl-jsonl-resume-{compression:?}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join(format!("t.jsonl{}", compression.suffix()));
+            let mut writer = JsonlWriter::with_compression(Sink::create(&path, false).unwrap(), compression);
+            for i in 0..100 {
+                writer.write(&entity(i)).unwrap();
+            }
+            let cut = writer.checkpoint().unwrap().unwrap();
+            for i in 100..150 {
+                writer.write(&entity(i)).unwrap();
+            }
+            drop(writer); // killed: entities 100 to 149 were written after the checkpoint
+            let mut writer = JsonlWriter::with_compression(Sink::resume(&path, cut).unwrap(), compression);
+            for i in 100..200 {
+                writer.write(&entity(i)).unwrap();
+            }
+            Box::new(writer).finish().unwrap();
+            let mut reader = open_reader(&path, None).unwrap();
+            let mut keys = Vec::new();
+            while let Some(record) = reader.next_record().unwrap() {
+                keys.push(record.entity.unwrap().row_key().to_string());
+            }
+            let expected: Vec<String> = (0..200).map(|i| format!("{i:03}")).collect();
+            assert_eq!(keys, expected, "{compression:?}");
+            assert_eq!(reader.bytes_read(), std::fs::metadata(&path).unwrap().len(), "{compression:?}");
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
 }
