@@ -180,9 +180,8 @@ fn shorten(text: &str) -> String {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct CsvWriter<'a> {
-    /// Taken by `finish`.
-    out: Option<Output<'a>>,
-    spool: Option<Spool>,
+    out: Output<'a>,
+    spool: Spool,
     columns: Vec<PropertyName>,
     index: HashMap<PropertyName, usize>,
     keys: WrittenKeys,
@@ -239,8 +238,8 @@ impl<'a> CsvWriter<'a> {
     pub fn new(sink: Sink<'a>, compression: Compression) -> Result<Self, CliError> {
         let spool = Spool::create(sink.path())?;
         Ok(CsvWriter {
-            out: Some(Output::new(sink, compression)),
-            spool: Some(spool),
+            out: Output::new(sink, compression),
+            spool,
             columns: Vec::new(),
             index: HashMap::new(),
             keys: WrittenKeys::default(),
@@ -248,12 +247,12 @@ impl<'a> CsvWriter<'a> {
             text: String::new(),
         })
     }
+}
 
-    /// Appends a field after the first (which goes in with [`push_field`]).
-    fn push(&mut self, value: &str) {
-        self.record.push(b',');
-        push_field(&mut self.record, value);
-    }
+/// Appends a field after the first of a record (which goes in with [`push_field`]).
+fn push_next(record: &mut Vec<u8>, field: &str) {
+    record.push(b',');
+    push_field(record, field);
 }
 
 impl EntityWriter for CsvWriter<'_> {
@@ -282,28 +281,24 @@ impl EntityWriter for CsvWriter<'_> {
         }
         self.record.clear();
         push_field(&mut self.record, entity.partition_key().as_str());
-        self.push(entity.row_key().as_str());
+        push_next(&mut self.record, entity.row_key().as_str());
         self.text.clear();
         if let Some(timestamp) = entity.timestamp() {
             timestamp.write_to(&mut self.text);
         }
-        let timestamp = std::mem::take(&mut self.text);
-        self.push(&timestamp);
-        self.text = timestamp;
+        push_next(&mut self.record, &self.text);
         for value in &cells {
             match value {
                 Some(value) => {
                     self.text.clear();
                     cell(value, &mut self.text);
-                    let text = std::mem::take(&mut self.text);
-                    self.push(&text);
-                    self.text = text;
-                    self.push(value.edm_type().as_str());
+                    push_next(&mut self.record, &self.text);
+                    push_next(&mut self.record, value.edm_type().as_str());
                 }
                 None => self.record.extend_from_slice(b",,"),
             }
         }
-        let spool = self.spool.as_mut().expect("spool until finish");
+        let spool = &mut self.spool;
         let header = [(self.record.len() as u64).to_le_bytes(), (cells.len() as u64).to_le_bytes()];
         spool
             .file
@@ -316,34 +311,32 @@ impl EntityWriter for CsvWriter<'_> {
     }
 
     fn bytes(&self) -> u64 {
-        self.spool.as_ref().map_or_else(|| self.out.as_ref().map_or(0, Output::bytes), |s| s.bytes)
+        self.spool.bytes
     }
 
     fn checkpoint(&mut self) -> Result<Option<u64>, CliError> {
-        if let Some(spool) = &mut self.spool {
-            spool.file.flush().map_err(|e| CliError::io("write", &spool.path, e))?;
-        }
+        let spool = &mut self.spool;
+        spool.file.flush().map_err(|e| CliError::io("write", &spool.path, e))?;
         Ok(None)
     }
 
-    fn finish(mut self: Box<Self>) -> Result<WrittenFile, CliError> {
-        let mut out = self.out.take().expect("finished once");
-        let mut spool = self.spool.take().expect("finished once");
+    fn finish(self: Box<Self>) -> Result<WrittenFile, CliError> {
+        let CsvWriter { mut out, mut spool, columns, keys, mut record, .. } = *self;
         // The spool's buffered rows go into its file, which is then read back from its start.
         spool.file.flush().map_err(|e| CliError::io("write", &spool.path, e))?;
         let mut file = spool.file.get_ref().try_clone().map_err(|e| CliError::io("read", &spool.path, e))?;
         file.seek(io::SeekFrom::Start(0)).map_err(|e| CliError::io("read", &spool.path, e))?;
 
-        self.record.clear();
-        self.record.extend_from_slice(KEY_COLUMNS.join(",").as_bytes());
-        for column in std::mem::take(&mut self.columns) {
-            self.push(column.as_str());
-            self.push(&format!("{column}{TYPE_SUFFIX}"));
+        record.clear();
+        record.extend_from_slice(KEY_COLUMNS.join(",").as_bytes());
+        for column in &columns {
+            push_next(&mut record, column.as_str());
+            push_next(&mut record, &format!("{column}{TYPE_SUFFIX}"));
         }
-        self.record.extend_from_slice(TERMINATOR);
-        out.write_all(&self.record).map_err(|e| out.error(e))?;
+        record.extend_from_slice(TERMINATOR);
+        out.write_all(&record).map_err(|e| out.error(e))?;
 
-        let total = self.index.len() as u64;
+        let total = columns.len() as u64;
         let mut rows = BufReader::with_capacity(256 * 1024, file);
         let mut header = [0_u8; 16];
         loop {
@@ -353,21 +346,21 @@ impl EntityWriter for CsvWriter<'_> {
                 Err(e) => return Err(CliError::io("read", &spool.path, e)),
             }
             let length = u64::from_le_bytes(header[..8].try_into().expect("8 bytes"));
-            let columns = u64::from_le_bytes(header[8..].try_into().expect("8 bytes"));
-            self.record.clear();
-            self.record.resize(usize::try_from(length).expect("a row spooled from memory"), 0);
-            rows.read_exact(&mut self.record).map_err(|e| CliError::io("read", &spool.path, e))?;
+            let known = u64::from_le_bytes(header[8..].try_into().expect("8 bytes"));
+            record.clear();
+            record.resize(usize::try_from(length).expect("a row spooled from memory"), 0);
+            rows.read_exact(&mut record).map_err(|e| CliError::io("read", &spool.path, e))?;
             // The columns first seen after this row: empty for it.
-            for _ in columns..total {
-                self.record.extend_from_slice(b",,");
+            for _ in known..total {
+                record.extend_from_slice(b",,");
             }
-            self.record.extend_from_slice(TERMINATOR);
-            out.write_all(&self.record).map_err(|e| out.error(e))?;
+            record.extend_from_slice(TERMINATOR);
+            out.write_all(&record).map_err(|e| out.error(e))?;
         }
         drop(rows);
         drop(spool);
         let (bytes, sha256) = out.finish()?;
-        Ok(std::mem::take(&mut self.keys).into_file(bytes, sha256))
+        Ok(keys.into_file(bytes, sha256))
     }
 }
 
