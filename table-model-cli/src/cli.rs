@@ -32,9 +32,11 @@ pub enum Command {
     Count(CountArgs),
     /// Show a table's entities: an aligned table on a terminal, JSON lines when piped
     Query(QueryArgs),
-    /// Export a table's entities as JSON lines, to a file, a directory (with a manifest) or stdout
+    /// Export a table's entities (JSON lines or typed CSV, optionally compressed) to a file, a directory (with a
+    /// manifest) or stdout
     Export(ExportArgs),
-    /// Import JSON lines from a file, an export directory or stdin into a table
+    /// Import entities (JSON lines or typed CSV, optionally compressed) from a file, an export directory or stdin
+    /// into a table
     Import(ImportArgs),
     /// Copy a table's entities into another table, on the same endpoint or another
     Copy(crate::commands::copy::CopyArgs),
@@ -108,7 +110,8 @@ pub struct ExportArgs {
 /// `tablectl import`.
 #[derive(clap::Args, Debug)]
 pub struct ImportArgs {
-    /// A JSON lines file, an export directory (its manifest is checked first), or `-` for stdin
+    /// A file (`.jsonl`, `.csv`, optionally `.gz` or `.zst`), an export directory (its manifest is checked first),
+    /// or `-` for stdin
     #[arg(value_name = "FILE|DIR|-")]
     pub input: PathBuf,
     /// The table (created if it does not exist)

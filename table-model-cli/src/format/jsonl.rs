@@ -7,9 +7,12 @@
 //! [`JsonlWriter`] and [`JsonlReader`] are the format's [`EntityWriter`] and [`EntityReader`]; the line functions
 //! below them serve `query` too.
 
-use super::{EntityReader, EntityWriter, Position, Record, Rejected, Sink, WrittenFile, WrittenKeys};
+use super::compress::Output;
+use super::{
+    Compression, EntityReader, EntityWriter, Position, Record, Rejected, Sink, WrittenFile, WrittenKeys,
+    MAX_RECORD_BYTES, SHOWN_BYTES,
+};
 use crate::error::CliError;
-use crate::manifest::Hashing;
 use serde::Deserialize;
 use std::io::{BufRead, Write as _};
 use std::sync::Arc;
@@ -30,15 +33,21 @@ use table_model::{decode_entity, encode_entity, DecodeError, EncodeError, Entity
 /// ```
 #[derive(Debug)]
 pub struct JsonlWriter<'a> {
-    out: Hashing<Sink<'a>>,
+    out: Output<'a>,
     keys: WrittenKeys,
     line: Vec<u8>,
 }
 
 impl<'a> JsonlWriter<'a> {
-    /// A writer into `sink`.
+    /// A writer into `sink`, not compressed.
     pub fn new(sink: Sink<'a>) -> Self {
-        JsonlWriter { out: Hashing::new(sink), keys: WrittenKeys::default(), line: Vec::new() }
+        Self::with_compression(sink, Compression::None)
+    }
+
+    /// A writer into `sink`, compressed with `compression` (each checkpoint ends a gzip member or zstd frame:
+    /// [`Output`]).
+    pub fn with_compression(sink: Sink<'a>, compression: Compression) -> Self {
+        JsonlWriter { out: Output::new(sink, compression), keys: WrittenKeys::default(), line: Vec::new() }
     }
 }
 
@@ -47,33 +56,28 @@ impl EntityWriter for JsonlWriter<'_> {
         self.line.clear();
         write_entity(entity, &mut self.line)
             .map_err(|e| CliError::failed(format!("cannot write entity {}: {e}", crate::output::keys(entity))))?;
-        let sink = &mut self.out;
-        sink.write_all(&self.line).map_err(|e| sink.get_ref().error("write", e))?;
+        self.out.write_all(&self.line).map_err(|e| self.out.error(e))?;
         self.keys.wrote(entity);
         Ok(())
     }
 
     fn bytes(&self) -> u64 {
-        self.out.bytes
+        self.out.bytes()
     }
 
     fn checkpoint(&mut self) -> Result<Option<u64>, CliError> {
-        let bytes = self.out.bytes;
-        let sink = self.out.get_mut();
-        sink.sync().map_err(|e| sink.error("write", e))?;
-        Ok(Some(bytes))
+        self.out.checkpoint().map(Some)
     }
 
-    fn finish(self: Box<Self>) -> Result<WrittenFile, CliError> {
-        let mut out = self.out;
-        let sink = out.get_mut();
-        sink.sync().map_err(|e| sink.error("write", e))?;
-        Ok(self.keys.into_file(out.bytes, out.hex()))
+    fn finish(mut self: Box<Self>) -> Result<WrittenFile, CliError> {
+        let (bytes, sha256) = self.out.finish()?;
+        Ok(self.keys.into_file(bytes, sha256))
     }
 }
 
-/// Reads JSON lines into records, one per non-blank line, numbered from 1; a line that is not an entity is a
-/// [`Rejected`] record, and reading goes on.
+/// Reads JSON lines into records, one per non-blank line, numbered from 1; a line that is not an entity (invalid
+/// JSON or UTF-8, a broken rule, a last line cut short, a line over [`MAX_RECORD_BYTES`]) is a [`Rejected`]
+/// record, and reading goes on.
 pub struct JsonlReader {
     source: Arc<str>,
     reader: Box<dyn BufRead + Send>,
@@ -111,19 +115,33 @@ impl JsonlReader {
 impl EntityReader for JsonlReader {
     fn next_record(&mut self) -> Result<Option<Record>, CliError> {
         loop {
-            self.buf.clear();
-            let n = self.reader.read_until(b'\n', &mut self.buf).map_err(|e| {
-                CliError::failed(format!("cannot read `{}` after line {}: {e}", self.source, self.line))
-            })?;
+            let (n, over) =
+                super::read_line_bounded(&mut *self.reader, &mut self.buf, MAX_RECORD_BYTES).map_err(|e| {
+                    CliError::failed(format!("cannot read `{}` after line {}: {e}", self.source, self.line))
+                })?;
             if n == 0 {
                 return Ok(None);
             }
             self.line += 1;
-            self.bytes += n as u64;
+            self.bytes += n;
+            let position = Position { source: self.source.clone(), line: self.line };
+            if over {
+                let shown = &self.buf[..SHOWN_BYTES];
+                let rejected = Rejected {
+                    partition_key: None,
+                    row_key: None,
+                    property: None,
+                    rule: format!(
+                        "the line has {n} bytes, over the {MAX_RECORD_BYTES} a line may have (an entity is at most \
+                         1 MiB); its first {SHOWN_BYTES} bytes are shown"
+                    ),
+                    text: String::from_utf8_lossy(shown).into_owned(),
+                };
+                return Ok(Some(Record { position, entity: Err(rejected) }));
+            }
             if self.buf.trim_ascii().is_empty() {
                 continue;
             }
-            let position = Position { source: self.source.clone(), line: self.line };
             let entity = read_entity(&self.buf).map_err(|e| {
                 let (partition_key, row_key) = raw_keys(&self.buf);
                 Rejected {
@@ -276,5 +294,70 @@ mod tests {
     fn crlf_is_a_line_end() {
         let entity = read_entity(b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}\r\n").unwrap();
         assert_eq!(entity.row_key().as_str(), "r");
+    }
+
+    #[test]
+    fn hostile_lines_are_rejected_with_their_line_and_reading_goes_on() {
+        let mut input = b"{\"PartitionKey\":\"p\",\"RowKey\":\"1\"}\n".to_vec();
+        input.extend_from_slice(&vec![b'x'; 10 << 20]); // 2: 10 MB
+        input.extend_from_slice(b"\n{\"PartitionKey\":\"p\",\"RowKey\":\"\xff\"}\n"); // 3: not UTF-8
+        input.extend_from_slice(b"{\"PartitionKey\":\"p\",\"RowKey\":\"4\"}\n");
+        input.extend_from_slice(b"{\"PartitionKey\":\"p\",\"Ro"); // 5: cut short
+        let mut reader = JsonlReader::new("in.jsonl", Box::new(std::io::Cursor::new(input)));
+        let mut records = Vec::new();
+        while let Some(record) = reader.next_record().unwrap() {
+            records.push((record.position.line, record.entity));
+        }
+        let lines: Vec<u64> = records.iter().map(|(line, _)| *line).collect();
+        assert_eq!(lines, [1, 2, 3, 4, 5]);
+        assert!(records[0].1.is_ok() && records[3].1.is_ok());
+        let rejected = |i: usize| records[i].1.as_ref().unwrap_err();
+        assert_eq!(
+            rejected(1).rule,
+            "the line has 10485761 bytes, over the 8388608 a line may have (an entity is at most 1 MiB); its first \
+             1024 bytes are shown"
+        );
+        assert_eq!(rejected(1).text, "x".repeat(1024));
+        assert_eq!(rejected(2).rule, "invalid JSON at line 1 column 31: invalid unicode code point");
+        assert!(rejected(4).rule.starts_with("invalid JSON"), "{}", rejected(4).rule);
+        assert_eq!(reader.bytes_read(), (10 << 20) + 1 + 3 * 34 + 23);
+    }
+
+    /// An export killed after a checkpoint and resumed from it: the file has each entity once, in each
+    /// compression.
+    #[test]
+    fn a_compressed_file_resumed_at_a_checkpoint_has_each_entity_once() {
+        use crate::format::{open_reader, Compression, EntityWriter as _};
+        let entity = |i: u32| Entity::new(PartitionKey::new("p").unwrap(), RowKey::new(format!("{i:03}")).unwrap());
+        for compression in [Compression::None, Compression::Gzip, Compression::Zstd] {
+            let dir =
+                std::env::temp_dir().join(format!("tablectl-jsonl-resume-{compression:?}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join(format!("t.jsonl{}", compression.suffix()));
+            let mut writer = JsonlWriter::with_compression(Sink::create(&path, false).unwrap(), compression);
+            for i in 0..100 {
+                writer.write(&entity(i)).unwrap();
+            }
+            let cut = writer.checkpoint().unwrap().unwrap();
+            for i in 100..150 {
+                writer.write(&entity(i)).unwrap();
+            }
+            drop(writer); // killed: entities 100 to 149 were written after the checkpoint
+            let mut writer = JsonlWriter::with_compression(Sink::resume(&path, cut).unwrap(), compression);
+            for i in 100..200 {
+                writer.write(&entity(i)).unwrap();
+            }
+            Box::new(writer).finish().unwrap();
+            let mut reader = open_reader(&path, None).unwrap();
+            let mut keys = Vec::new();
+            while let Some(record) = reader.next_record().unwrap() {
+                keys.push(record.entity.unwrap().row_key().to_string());
+            }
+            let expected: Vec<String> = (0..200).map(|i| format!("{i:03}")).collect();
+            assert_eq!(keys, expected, "{compression:?}");
+            assert_eq!(reader.bytes_read(), std::fs::metadata(&path).unwrap().len(), "{compression:?}");
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
     }
 }

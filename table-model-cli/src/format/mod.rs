@@ -6,13 +6,15 @@
 //!
 //! `docs/tablectl.md`, "Formats", says what each format keeps and how.
 
+pub mod compress;
+pub mod csv;
 pub mod jsonl;
 pub mod parquet;
 
 use crate::error::CliError;
 use crate::manifest::Keys;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufReader, BufWriter, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use table_model::Entity;
@@ -99,6 +101,47 @@ impl Compression {
             Compression::None => "",
             Compression::Gzip => ".gz",
             Compression::Zstd => ".zst",
+        }
+    }
+}
+
+/// The most bytes a reader takes of one line (`jsonl`) or record (`csv`): 8 MiB. An entity is at most 1 MiB as
+/// the service counts it (`docs/rules.md` §4.2), which its JSON or CSV, escaped, never makes more than a few MiB;
+/// a longer line is rejected (its first [`SHOWN_BYTES`] in the reject report) without being held in memory, and
+/// reading goes on after it.
+pub const MAX_RECORD_BYTES: usize = 8 * 1024 * 1024;
+
+/// How much of a line over [`MAX_RECORD_BYTES`] its reject shows.
+pub const SHOWN_BYTES: usize = 1024;
+
+/// Reads one line, through its `\n` if it has one, into `buf` (cleared first), keeping at most `limit` bytes of
+/// it: the bytes of the line read, and whether it was longer than `limit` (the rest was read and dropped, so
+/// memory stays bounded whatever the input).
+pub(crate) fn read_line_bounded(reader: &mut dyn BufRead, buf: &mut Vec<u8>, limit: usize) -> io::Result<(u64, bool)> {
+    buf.clear();
+    let (mut read, mut over) = (0_u64, false);
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok((read, over));
+        }
+        let (taken, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        let room = limit.saturating_sub(buf.len());
+        if taken > room {
+            over = true;
+        }
+        buf.extend_from_slice(&available[..taken.min(room)]);
+        reader.consume(taken);
+        read += taken as u64;
+        if done {
+            return Ok((read, over));
         }
     }
 }
@@ -368,10 +411,11 @@ pub struct WriteOptions {
 /// cannot write.
 pub fn create_writer<'a>(sink: Sink<'a>, options: &WriteOptions) -> Result<Box<dyn EntityWriter + 'a>, CliError> {
     match (options.format, options.compression) {
-        (FileFormat::Jsonl, Compression::None) => Ok(Box::new(jsonl::JsonlWriter::new(sink))),
         (FileFormat::Parquet, Compression::None) => {
             Ok(Box::new(parquet::ParquetWriter::new(sink, options.schema.as_ref())?))
         }
+        (FileFormat::Jsonl, compression) => Ok(Box::new(jsonl::JsonlWriter::with_compression(sink, compression))),
+        (FileFormat::Csv, compression) => Ok(Box::new(csv::CsvWriter::new(sink, compression)?)),
         (format, compression) => Err(CliError::invalid(format!(
             "writing {} with compression {compression:?} is not supported yet",
             format.extension()
@@ -398,11 +442,39 @@ pub fn open_reader(path: &Path, format: Option<(FileFormat, Compression)>) -> Re
         let file = File::open(path).map_err(|e| CliError::io("read", path, e))?;
         (path.display().to_string().into(), Box::new(BufReader::with_capacity(FILE_BUFFER, file)))
     };
-    match (format, compression) {
-        (FileFormat::Jsonl, Compression::None) => Ok(Box::new(jsonl::JsonlReader::new(source, input))),
-        (format, compression) => Err(CliError::invalid(format!(
-            "reading {} with compression {compression:?} is not supported yet",
-            format.extension()
-        ))),
+    let (input, count) = match format {
+        FileFormat::Jsonl | FileFormat::Csv => compress::decompressed(input, compression)
+            .map_err(|e| CliError::failed(format!("cannot read `{source}`: {e}")))?,
+        FileFormat::Parquet => (input, None),
+    };
+    let reader: Box<dyn EntityReader> = match (format, compression) {
+        (FileFormat::Jsonl, _) => Box::new(jsonl::JsonlReader::new(source, input)),
+        (FileFormat::Csv, _) => Box::new(csv::CsvReader::new(source, input)),
+        (format, compression) => {
+            return Err(CliError::invalid(format!(
+                "reading {} with compression {compression:?} is not supported yet",
+                format.extension()
+            )))
+        }
+    };
+    Ok(match count {
+        Some(count) => Box::new(CountedReader { inner: reader, count }),
+        None => reader,
+    })
+}
+
+/// A reader of a compressed input, whose progress is the compressed bytes read.
+struct CountedReader {
+    inner: Box<dyn EntityReader>,
+    count: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl EntityReader for CountedReader {
+    fn next_record(&mut self) -> Result<Option<Record>, CliError> {
+        self.inner.next_record()
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.count.load(std::sync::atomic::Ordering::Relaxed)
     }
 }

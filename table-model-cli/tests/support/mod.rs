@@ -10,7 +10,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use table_model::client::{TableClient, TableServiceClient};
 use table_model::{
-    AccountKey, DateTime, EdmBinary, Entity, PartitionKey, Query, RowKey, TableName, DEVELOPMENT_ACCOUNT_KEY,
+    AccountKey, DateTime, EdmBinary, EdmString, EdmValue, Entity, PartitionKey, Query, RowKey, TableName,
+    DEVELOPMENT_ACCOUNT_KEY,
 };
 
 const ENDPOINT_VAR: &str = "TABLE_MODEL_AZURITE_ENDPOINT";
@@ -164,4 +165,141 @@ pub fn assert_same(expected: &[Entity], got: &[Entity]) {
             assert_eq!(value, got, "{name} of {}/{}", e.partition_key(), e.row_key());
         }
     }
+}
+
+/// A small seeded generator (SplitMix64): the same seed gives the same entities on every machine.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+
+    /// A short string that CSV must quote now and then (commas, quotes, CR, LF), with non-ASCII text.
+    pub fn text(&mut self) -> String {
+        const PIECES: [&str; 12] = ["a", "Zebra", " ", ",", "\"", "\r\n", "\n", "é", "世界", "🎉", "ключ", "\u{7f}"];
+        (0..self.below(12)).map(|_| PIECES[self.below(PIECES.len() as u64) as usize]).collect()
+    }
+
+    /// Any double, from random bits (NaN as the one NaN JSON writes).
+    pub fn double(&mut self) -> f64 {
+        let d = f64::from_bits(self.next_u64());
+        if d.is_nan() {
+            f64::NAN
+        } else {
+            d
+        }
+    }
+
+    /// Any instant the service stores, to the tick.
+    pub fn datetime(&mut self) -> DateTime {
+        let (min, max) = (DateTime::MIN.ticks() as u64, DateTime::MAX.ticks() as u64);
+        DateTime::from_ticks((min + self.below(max - min + 1)) as i64).unwrap()
+    }
+
+    /// A random value of a random EDM type.
+    pub fn value(&mut self) -> EdmValue {
+        match self.below(8) {
+            0 => EdmValue::Binary(
+                EdmBinary::new((0..self.below(48)).map(|_| self.next_u64() as u8).collect::<Vec<_>>()).unwrap(),
+            ),
+            1 => EdmValue::Boolean(self.below(2) == 1),
+            2 => EdmValue::DateTime(self.datetime()),
+            3 => EdmValue::Double(self.double()),
+            4 => EdmValue::Guid(uuid::Uuid::from_u64_pair(self.next_u64(), self.next_u64())),
+            5 => EdmValue::Int32(self.next_u64() as i32),
+            6 => EdmValue::Int64(self.next_u64() as i64),
+            _ => EdmValue::String(EdmString::new(self.text()).unwrap()),
+        }
+    }
+}
+
+/// The boundary values of every EDM type: one of them goes into the `Edge` property of every 50th entity of
+/// [`mixed_entities`] (so `Edge` changes type from entity to entity).
+pub fn boundary_values() -> Vec<EdmValue> {
+    vec![
+        EdmValue::Double(f64::NAN),
+        EdmValue::Double(-0.0),
+        EdmValue::Double(f64::INFINITY),
+        EdmValue::Double(f64::NEG_INFINITY),
+        EdmValue::Double(f64::from_bits(1)),
+        EdmValue::Double(f64::MAX),
+        EdmValue::Double(f64::MIN),
+        EdmValue::Double(0.1),
+        EdmValue::Double(1.0),
+        EdmValue::Int64(i64::MIN),
+        EdmValue::Int64(i64::MAX),
+        EdmValue::Int32(i32::MIN),
+        EdmValue::Int32(i32::MAX),
+        EdmValue::DateTime(DateTime::MIN),
+        EdmValue::DateTime(DateTime::MAX),
+        EdmValue::DateTime("1601-01-01T00:00:00.0000001Z".parse().unwrap()),
+        EdmValue::Binary(EdmBinary::new((0..65_536).map(|i| (i * 7 % 256) as u8).collect::<Vec<_>>()).unwrap()),
+        EdmValue::Binary(EdmBinary::new(Vec::new()).unwrap()),
+        // 32,768 UTF-16 units, the most a String holds, none of them ASCII (a surrogate pair is two).
+        EdmValue::String(EdmString::new("日本🎉".repeat(8_192)).unwrap()),
+        EdmValue::String(EdmString::new("").unwrap()),
+        EdmValue::String(EdmString::new(" ,\"\r\n\n\r\"\" ").unwrap()),
+        EdmValue::Guid(uuid::Uuid::nil()),
+        EdmValue::Guid(uuid::Uuid::max()),
+        EdmValue::Boolean(false),
+    ]
+}
+
+/// `n` entities across 173 partitions with mixed schemas: the same name with different types in different
+/// entities, keys-only entities, entities with 30 properties, random values of every EDM type (any double from
+/// its bits, any DateTime to the tick, text CSV must quote), and every [`boundary_values`] value many times.
+pub fn mixed_entities(seed: u64, n: usize) -> Vec<Entity> {
+    let mut rng = Rng::new(seed);
+    let boundaries = boundary_values();
+    (0..n)
+        .map(|i| {
+            let partition = format!("p{:03}{}", i % 173, if i % 173 == 7 { " ünï,\"code\"" } else { "" });
+            let (p, r) = keys(&partition, &format!("{i:06}-{}", rng.text().replace(['\r', '\n', '\u{7f}'], "_")));
+            let mut entity = Entity::new(p, r);
+            let mut put = |name: &str, value: EdmValue| {
+                entity.insert(name.parse().unwrap(), value).unwrap();
+            };
+            match i % 5 {
+                0 => {
+                    put("Name", EdmValue::String(EdmString::new(rng.text()).unwrap()));
+                    put("Age", EdmValue::Int32(rng.below(120) as i32));
+                    put("Score", EdmValue::Double(rng.double()));
+                }
+                1 => {
+                    put("Big", EdmValue::Int64(rng.next_u64() as i64));
+                    put("When", EdmValue::DateTime(rng.datetime()));
+                    put("Id", EdmValue::Guid(uuid::Uuid::from_u64_pair(rng.next_u64(), rng.next_u64())));
+                }
+                2 => {
+                    // `Name` again, another type.
+                    put("Name", EdmValue::Int32(rng.next_u64() as i32));
+                    put("Flag", EdmValue::Boolean(rng.below(2) == 0));
+                }
+                3 => {}
+                _ => {
+                    for k in 0..30 {
+                        put(&format!("P{k}"), rng.value());
+                    }
+                }
+            }
+            if i % 50 == 0 {
+                put("Edge", boundaries[(i / 50) % boundaries.len()].clone());
+            }
+            entity
+        })
+        .collect()
 }
