@@ -35,6 +35,8 @@ pub enum Command {
     Export(ExportArgs),
     /// Import JSON lines from a file, an export directory or stdin into a table
     Import(ImportArgs),
+    /// Check every entity of a file, an export directory or a table against a service's rules; sends nothing
+    Validate(ValidateArgs),
     /// Print the completion script of a shell (`tablectl completions bash > /etc/bash_completion.d/tablectl`)
     Completions {
         /// The shell
@@ -115,4 +117,42 @@ pub enum ImportMode {
     Merge,
     /// Insert, or replace the existing entity
     Replace,
+}
+
+/// `tablectl validate`.
+#[derive(clap::Args, Debug)]
+pub struct ValidateArgs {
+    /// A JSON lines file, an export directory, `-` for stdin, or a table: `table:NAME`, or a NAME that is no path
+    #[arg(value_name = "FILE|DIR|-|TABLE")]
+    pub input: String,
+    /// The service whose rules every entity is checked against
+    #[arg(long, value_enum)]
+    pub service: ServiceRules,
+}
+
+/// The rules `validate` checks: a service's, or both services' at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ServiceRules {
+    /// Azure Table Storage (and Azurite)
+    Storage,
+    /// Cosmos DB for Table (RowKeys of at most 255 bytes, reserved names, ...)
+    Cosmos,
+    /// Both: data that can move between Storage and Cosmos DB
+    Portable,
+}
+
+impl ServiceRules {
+    /// The library's rule set.
+    ///
+    /// ```
+    /// use table_model_cli::cli::ServiceRules;
+    /// assert_eq!(ServiceRules::Cosmos.rules(), table_model::RuleSet::CosmosDb);
+    /// ```
+    pub fn rules(self) -> table_model::RuleSet {
+        match self {
+            ServiceRules::Storage => table_model::RuleSet::Storage,
+            ServiceRules::Cosmos => table_model::RuleSet::CosmosDb,
+            ServiceRules::Portable => table_model::RuleSet::Portable,
+        }
+    }
 }

@@ -102,7 +102,7 @@ impl Rejects {
 
 /// The files to read, in order, with their total size when known (not for stdin). An export directory's files,
 /// or a file with a manifest beside it, are checked against the manifest here.
-fn inputs(input: &Path) -> Result<(Vec<PathBuf>, Option<u64>), CliError> {
+pub(crate) fn inputs(input: &Path) -> Result<(Vec<PathBuf>, Option<u64>), CliError> {
     if input.as_os_str() == "-" {
         return Ok((vec![input.to_owned()], None));
     }

@@ -6,6 +6,7 @@ pub mod export;
 pub mod import;
 pub mod query;
 pub mod tables;
+pub mod validate;
 
 use crate::error::CliError;
 use crate::output::Format;

@@ -1,0 +1,448 @@
+//! `tablectl validate FILE|DIR|-|TABLE --service storage|cosmos|portable`: every entity the service would refuse,
+//! with what [`crate::validate`] finds; nothing is sent.
+//!
+//! The argument is read as a path when one exists (`-` is stdin), else as a table: `table:NAME`, or a bare NAME
+//! that is a valid table name and no path. Only a table needs an endpoint.
+//!
+//! A file is read by one thread and checked by one per core, in blocks of whole lines; the findings are written
+//! in the order of the input. Each invalid entity gets one line per rule it breaks: on a terminal
+//! `FILE:LINE: PartitionKey `p`, RowKey `r`: property `ID`: RULE`, else (or with `--json`) a JSON object with
+//! `source`, `line` (or `entity`, for a table: its place in the order read, from 1), `partition_key`, `row_key`,
+//! `property` and `rule`. A summary goes to stderr, and with `--json` to stdout as the last line.
+
+use super::Context;
+use crate::cli::ValidateArgs;
+use crate::error::{CliError, Outcome};
+use crate::output::Format;
+use crate::progress::Progress;
+use crate::validate::{check_entity, check_line, Checked};
+use futures::TryStreamExt as _;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use table_model::client::TableServiceClient;
+use table_model::{Entity, Query, RuleSet, TableName};
+
+/// What `validate` reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A file, an export directory, or `-` for stdin.
+    Path(PathBuf),
+    /// A table, read through the client.
+    Table(TableName),
+}
+
+/// The prefix that makes an argument a table whatever paths exist: `table:People`.
+pub const TABLE_PREFIX: &str = "table:";
+
+impl Input {
+    /// Reads the argument: `table:NAME` is a table; an existing path (or `-`) a path; else a valid table name a
+    /// table; anything else a path that does not exist, which is an error when it is read.
+    ///
+    /// ```
+    /// use table_model_cli::commands::validate::Input;
+    /// assert!(matches!(Input::parse("table:People")?, Input::Table(_)));
+    /// assert!(matches!(Input::parse("People")?, Input::Table(_)));
+    /// assert!(matches!(Input::parse("-")?, Input::Path(_)));
+    /// assert!(matches!(Input::parse("people.jsonl")?, Input::Path(_)));
+    /// assert!(Input::parse("table:no_such").is_err());
+    /// # Ok::<(), table_model_cli::error::CliError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)) for `table:` followed by an invalid
+    /// table name.
+    pub fn parse(arg: &str) -> Result<Input, CliError> {
+        if let Some(name) = arg.strip_prefix(TABLE_PREFIX) {
+            return TableName::new(name)
+                .map(Input::Table)
+                .map_err(|e| CliError::invalid(format!("invalid table `{name}`: {e}")));
+        }
+        let path = Path::new(arg);
+        if arg == "-" || path.exists() {
+            return Ok(Input::Path(path.to_owned()));
+        }
+        Ok(TableName::new(arg).map_or_else(|_| Input::Path(path.to_owned()), Input::Table))
+    }
+}
+
+/// The counts of a run.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    /// Entities read (for a file: its lines that are not blank, entities or not).
+    pub entities: u64,
+    /// Entities with at least one finding.
+    pub invalid: u64,
+    /// Findings, one per rule broken.
+    pub findings: u64,
+}
+
+/// A finding as a JSON line.
+#[derive(serde::Serialize)]
+struct Finding<'a> {
+    source: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    entity: Option<u64>,
+    partition_key: Option<&'a str>,
+    row_key: Option<&'a str>,
+    property: Option<&'a str>,
+    rule: &'a str,
+}
+
+/// Writes the findings of each invalid entity, in the format of the run, and counts.
+struct Report<'a, W: Write> {
+    out: &'a mut W,
+    format: Format,
+    summary: Summary,
+    line: Vec<u8>,
+}
+
+impl<W: Write> Report<'_, W> {
+    /// Counts one entity, and writes its findings if it has any. `unit` is the position's name (`line` or
+    /// `entity`).
+    fn entity(&mut self, source: &str, unit: &str, position: u64, checked: &Checked) -> Result<(), CliError> {
+        self.summary.entities += 1;
+        if checked.findings.is_empty() {
+            return Ok(());
+        }
+        self.summary.invalid += 1;
+        for finding in &checked.findings {
+            self.summary.findings += 1;
+            self.line.clear();
+            match self.format {
+                Format::Json => {
+                    let (line, entity) = match unit {
+                        "line" => (Some(position), None),
+                        _ => (None, Some(position)),
+                    };
+                    let finding = Finding {
+                        source,
+                        line,
+                        entity,
+                        partition_key: checked.partition_key.as_deref(),
+                        row_key: checked.row_key.as_deref(),
+                        property: finding.property.as_deref(),
+                        rule: &finding.rule,
+                    };
+                    serde_json::to_writer(&mut self.line, &finding).expect("writing to a Vec cannot fail");
+                    self.line.push(b'\n');
+                }
+                Format::Human => {
+                    let place = match unit {
+                        "line" => format!("{source}:{position}"),
+                        _ => format!("{source}, {unit} {position}"),
+                    };
+                    let key = |name: &str, value: &Option<String>| match value {
+                        Some(v) => format!("{name} `{v}`"),
+                        None => format!("no {name}"),
+                    };
+                    let property = match &finding.property {
+                        Some(p) => format!(": property `{p}`"),
+                        None => String::new(),
+                    };
+                    let text = format!(
+                        "{place}: {}, {}{property}: {}\n",
+                        key("PartitionKey", &checked.partition_key),
+                        key("RowKey", &checked.row_key),
+                        finding.rule
+                    );
+                    self.line.extend_from_slice(text.as_bytes());
+                }
+            }
+            self.out.write_all(&self.line).map_err(CliError::stdout)?;
+        }
+        Ok(())
+    }
+}
+
+/// Lines read at once by the reading thread, and checked together by one worker.
+const BLOCK_BYTES: usize = 1 << 20;
+
+/// A block of whole lines of one input.
+struct Block {
+    /// Its place in the order read, from 0.
+    seq: u64,
+    /// The input's index.
+    file: usize,
+    /// The number of its first line.
+    first_line: u64,
+    data: Vec<u8>,
+}
+
+/// What a worker found in a block: its invalid lines, with their numbers, and how many entities it read.
+struct BlockResult {
+    seq: u64,
+    file: usize,
+    entities: u64,
+    bytes: u64,
+    invalid: Vec<(u64, Checked)>,
+    /// The block's buffer, back to the reading thread for reuse.
+    data: Vec<u8>,
+}
+
+/// Reads the files in blocks of whole lines into `blocks`, numbering them; a line longer than a block makes the
+/// block as long as the line. Buffers come back through `free` to be reused. Ends at the end of the input, when
+/// `blocks` is closed, or at the first read error, which it returns.
+fn read_blocks(
+    files: &[(PathBuf, Arc<str>)],
+    blocks: mpsc::SyncSender<Block>,
+    free: mpsc::Receiver<Vec<u8>>,
+) -> Result<(), CliError> {
+    let mut seq = 0;
+    for (file, (path, _)) in files.iter().enumerate() {
+        let mut reader: Box<dyn Read> = if path.as_os_str() == "-" {
+            Box::new(std::io::stdin().lock())
+        } else {
+            Box::new(std::fs::File::open(path).map_err(|e| CliError::io("read", path, e))?)
+        };
+        let mut first_line = 1;
+        // The bytes after the last line end of the previous block.
+        let mut carry: Vec<u8> = Vec::new();
+        let mut eof = false;
+        while !eof {
+            let mut data = free.try_recv().unwrap_or_default();
+            data.clear();
+            data.extend_from_slice(&carry);
+            carry.clear();
+            // Fill to a block; past it only while no line end has been read.
+            let mut filled = data.len();
+            data.resize(filled.max(BLOCK_BYTES), 0);
+            loop {
+                if filled == data.len() {
+                    if data[..filled].contains(&b'\n') {
+                        break;
+                    }
+                    data.resize(data.len() * 2, 0);
+                }
+                match reader.read(&mut data[filled..]) {
+                    Ok(0) => {
+                        eof = true;
+                        break;
+                    }
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(CliError::io("read", path, e)),
+                }
+            }
+            data.truncate(filled);
+            if !eof {
+                if let Some(end) = data.iter().rposition(|&b| b == b'\n') {
+                    carry.extend_from_slice(&data[end + 1..]);
+                    data.truncate(end + 1);
+                }
+            }
+            if data.is_empty() {
+                continue;
+            }
+            let lines = data.iter().filter(|&&b| b == b'\n').count() as u64;
+            let block = Block { seq, file, first_line, data };
+            seq += 1;
+            first_line += lines;
+            if blocks.send(block).is_err() {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks each line of each block that comes, until `blocks` ends.
+fn check_blocks(rules: RuleSet, blocks: &Mutex<mpsc::Receiver<Block>>, results: &mpsc::Sender<BlockResult>) {
+    loop {
+        let block = match blocks.lock() {
+            Ok(receiver) => receiver.recv(),
+            Err(_) => return,
+        };
+        let Ok(block) = block else { return };
+        let mut checked = BlockResult {
+            seq: block.seq,
+            file: block.file,
+            entities: 0,
+            bytes: block.data.len() as u64,
+            invalid: Vec::new(),
+            data: Vec::new(),
+        };
+        let mut number = block.first_line;
+        for line in block.data.split_inclusive(|&b| b == b'\n') {
+            if !line.trim_ascii().is_empty() {
+                checked.entities += 1;
+                let found = check_line(rules, line);
+                if !found.findings.is_empty() {
+                    checked.invalid.push((number, found));
+                }
+            }
+            number += 1;
+        }
+        checked.data = block.data;
+        if results.send(checked).is_err() {
+            return;
+        }
+    }
+}
+
+/// Checks files of JSON lines with one reading thread and `workers` checking threads, reporting in input order.
+fn check_files<W: Write>(
+    files: &[(PathBuf, Arc<str>)],
+    rules: RuleSet,
+    workers: usize,
+    report: &mut Report<'_, W>,
+    progress: &Progress,
+) -> Result<(), CliError> {
+    let (block_sender, block_receiver) = mpsc::sync_channel::<Block>(2 * workers);
+    let (free_sender, free_receiver) = mpsc::channel::<Vec<u8>>();
+    let (result_sender, result_receiver) = mpsc::channel::<BlockResult>();
+    let block_receiver = Mutex::new(block_receiver);
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(move || read_blocks(files, block_sender, free_receiver));
+        for _ in 0..workers {
+            let results = result_sender.clone();
+            let blocks = &block_receiver;
+            scope.spawn(move || check_blocks(rules, blocks, &results));
+        }
+        drop(result_sender);
+        // Results come in any order; they are reported in the order of the blocks.
+        let mut pending = std::collections::BTreeMap::new();
+        let mut next = 0;
+        let mut bytes = 0;
+        let mut failed = None;
+        for checked in result_receiver {
+            pending.insert(checked.seq, checked);
+            while let Some(checked) = pending.remove(&next) {
+                next += 1;
+                bytes += checked.bytes;
+                progress.set_bytes(bytes);
+                if failed.is_none() {
+                    let source = &files[checked.file].1;
+                    for (line, found) in &checked.invalid {
+                        if let Err(e) = report.entity(source, "line", *line, found) {
+                            failed = Some(e);
+                            break;
+                        }
+                    }
+                    // Valid entities are only counted.
+                    let valid = checked.entities - checked.invalid.len() as u64;
+                    report.summary.entities += valid;
+                }
+                let _ = free_sender.send(checked.data);
+            }
+            if failed.is_some() {
+                // Stop the reader: the workers end when the blocks do.
+                break;
+            }
+        }
+        let read = reader.join().unwrap_or_else(|_| Err(CliError::failed("the thread reading the input panicked")));
+        match failed {
+            Some(e) => Err(e),
+            None => read,
+        }
+    })
+}
+
+/// The files to read: an export directory's (checked against its manifest first), or the one file, or stdin.
+fn files(path: &Path) -> Result<Vec<(PathBuf, Arc<str>)>, CliError> {
+    if path.as_os_str() != "-" && !path.exists() {
+        return Err(CliError::invalid(format!(
+            "no file or directory `{}` (a table is read as `{TABLE_PREFIX}NAME`)",
+            path.display()
+        )));
+    }
+    let (files, _) = super::import::inputs(path)?;
+    Ok(files
+        .into_iter()
+        .map(|file| {
+            let source: Arc<str> = file.display().to_string().into();
+            (file, source)
+        })
+        .collect())
+}
+
+/// Checks a table's entities as they are read.
+async fn check_table<W: Write>(
+    service: &TableServiceClient,
+    table: &TableName,
+    rules: RuleSet,
+    report: &mut Report<'_, W>,
+    progress: &Progress,
+) -> Result<(), CliError> {
+    let source = format!("{TABLE_PREFIX}{table}");
+    let client = service.table_client(table.clone());
+    let mut entities = client.query::<Entity>(&Query::new(), None)?;
+    let mut position = 0;
+    let mut checked = Checked::default();
+    while let Some(entity) = entities.try_next().await? {
+        position += 1;
+        checked.findings.clear();
+        check_entity(rules, &entity, &mut checked.findings);
+        if !checked.findings.is_empty() {
+            checked.partition_key = Some(entity.partition_key().as_str().to_owned());
+            checked.row_key = Some(entity.row_key().as_str().to_owned());
+        }
+        report.entity(&source, "entity", position, &checked)?;
+        progress.set_entities(position);
+    }
+    Ok(())
+}
+
+/// Validates the input. `connect` gives the client of the endpoint, called only for a table.
+///
+/// # Errors
+/// An input that cannot be read or does not match its manifest ([`Outcome::InvalidInput`]), a failed request,
+/// or stdout closed. Invalid entities are not errors: they make the outcome [`Outcome::Partial`].
+pub async fn run(
+    args: &ValidateArgs,
+    format: Format,
+    json: bool,
+    connect: impl FnOnce() -> Result<Context, CliError>,
+    out: &mut impl Write,
+) -> Result<Outcome, CliError> {
+    let rules = args.service.rules();
+    let input = Input::parse(&args.input)?;
+    let mut report = Report { out, format, summary: Summary::default(), line: Vec::new() };
+    let source = match &input {
+        Input::Path(path) => {
+            let files = files(path)?;
+            let total = files
+                .iter()
+                .filter(|(path, _)| path.as_os_str() != "-")
+                .map(|(path, _)| std::fs::metadata(path).map_or(0, |m| m.len()))
+                .sum();
+            let progress = Progress::bytes("validate", total);
+            let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_WORKERS);
+            let result = check_files(&files, rules, workers, &mut report, &progress);
+            progress.finish();
+            result?;
+            format!("`{}`", path.display())
+        }
+        Input::Table(table) => {
+            let ctx = connect()?;
+            let progress = Progress::entities("validate");
+            let result = check_table(&ctx.service, table, rules, &mut report, &progress).await;
+            progress.finish();
+            result?;
+            format!("table {table}")
+        }
+    };
+    let Summary { entities, invalid, findings } = report.summary;
+    eprintln!(
+        "tablectl: {entities} entities of {source} checked for {rules}: {} valid, {invalid} invalid ({findings} findings)",
+        entities - invalid
+    );
+    if json {
+        let summary = serde_json::json!({
+            "service": rules.keyword(),
+            "entities": entities,
+            "valid": entities - invalid,
+            "invalid": invalid,
+            "findings": findings,
+        });
+        writeln!(report.out, "{summary}").map_err(CliError::stdout)?;
+    }
+    Ok(if invalid > 0 { Outcome::Partial } else { Outcome::Done })
+}
+
+/// The most checking threads: reading a block is far cheaper than checking it, so more cores than this would
+/// wait on the one reading thread.
+const MAX_WORKERS: usize = 8;
