@@ -2,6 +2,7 @@
 //! operation.
 
 use crate::endpoint::EndpointArgs;
+use crate::format::{Compression, FileFormat};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use table_model::TableName;
@@ -35,8 +36,12 @@ pub enum Command {
     Export(ExportArgs),
     /// Import JSON lines from a file, an export directory or stdin into a table
     Import(ImportArgs),
-    /// Check every entity of a file, an export directory or a table against a service's rules; sends nothing
-    Validate(ValidateArgs),
+    /// Copy a table's entities into another table, on the same endpoint or another
+    Copy(crate::commands::copy::CopyArgs),
+    /// Report every entity of a file or table that a service would refuse; sends nothing
+    Validate(crate::commands::validate::ValidateArgs),
+    /// Show the properties of a table or file: their EDM types, how many entities carry each, conflicts
+    Schema(crate::commands::schema::SchemaArgs),
     /// Print the completion script of a shell (`tablectl completions bash > /etc/bash_completion.d/tablectl`)
     Completions {
         /// The shell
@@ -85,6 +90,12 @@ pub struct ExportArgs {
     /// The properties to export, comma-separated (the keys always come)
     #[arg(long, value_delimiter = ',')]
     pub select: Vec<String>,
+    /// The file format
+    #[arg(long, value_enum, default_value_t = FileFormat::Jsonl)]
+    pub format: FileFormat,
+    /// Compress `jsonl` and `csv` files
+    #[arg(long, value_enum, default_value_t = Compression::None)]
+    pub compress: Compression,
     /// Replace files that already exist
     #[arg(long)]
     pub force: bool,
@@ -104,6 +115,13 @@ pub struct ImportArgs {
     /// Where to write the entities that are not imported [default: TABLE.rejects.jsonl, written only if any]
     #[arg(long, value_name = "FILE")]
     pub reject: Option<PathBuf>,
+    /// The input's format [default: told by each file's name (`.jsonl`, `.csv.gz`, `.parquet`...); `jsonl` for
+    /// stdin]
+    #[arg(long, value_enum)]
+    pub format: Option<FileFormat>,
+    /// The input's compression, with `--format` [default: told by the file name; none for stdin]
+    #[arg(long, value_enum, requires = "format")]
+    pub compress: Option<Compression>,
 }
 
 /// How `import` writes each entity.
@@ -117,42 +135,4 @@ pub enum ImportMode {
     Merge,
     /// Insert, or replace the existing entity
     Replace,
-}
-
-/// `tablectl validate`.
-#[derive(clap::Args, Debug)]
-pub struct ValidateArgs {
-    /// A JSON lines file, an export directory, `-` for stdin, or a table: `table:NAME`, or a NAME that is no path
-    #[arg(value_name = "FILE|DIR|-|TABLE")]
-    pub input: String,
-    /// The service whose rules every entity is checked against
-    #[arg(long, value_enum)]
-    pub service: ServiceRules,
-}
-
-/// The rules `validate` checks: a service's, or both services' at once.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ServiceRules {
-    /// Azure Table Storage (and Azurite)
-    Storage,
-    /// Cosmos DB for Table (RowKeys of at most 255 bytes, reserved names, ...)
-    Cosmos,
-    /// Both: data that can move between Storage and Cosmos DB
-    Portable,
-}
-
-impl ServiceRules {
-    /// The library's rule set.
-    ///
-    /// ```
-    /// use table_model_cli::cli::ServiceRules;
-    /// assert_eq!(ServiceRules::Cosmos.rules(), table_model::RuleSet::CosmosDb);
-    /// ```
-    pub fn rules(self) -> table_model::RuleSet {
-        match self {
-            ServiceRules::Storage => table_model::RuleSet::Storage,
-            ServiceRules::Cosmos => table_model::RuleSet::CosmosDb,
-            ServiceRules::Portable => table_model::RuleSet::Portable,
-        }
-    }
 }

@@ -17,10 +17,11 @@ pub mod cli;
 pub mod commands;
 pub mod endpoint;
 pub mod error;
-pub mod jsonl;
+pub mod format;
 pub mod manifest;
 pub mod output;
 pub mod progress;
+pub mod rejects;
 pub mod validate;
 
 use clap::Parser as _;
@@ -65,9 +66,9 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
     }
     let stdout = std::io::stdout();
     let format = output::Format::choose(cli.json, stdout.is_terminal());
+    let kind = cli.endpoint.service_kind.map(endpoint::Kind::service_kind);
     if let Command::Validate(args) = &cli.command {
         // A file is checked without an endpoint; only a table needs one.
-        let kind = cli.endpoint.service_kind.map(endpoint::Kind::service_kind);
         let connect = || {
             let source = endpoint::resolve(&cli.endpoint, connection_string_var)?;
             Ok(Context { service: endpoint::connect_as(&source, kind)?, format, json: cli.json })
@@ -78,7 +79,7 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
         return Ok(outcome);
     }
     let source = endpoint::resolve(&cli.endpoint, connection_string_var)?;
-    let service = endpoint::connect_as(&source, cli.endpoint.service_kind.map(endpoint::Kind::service_kind))?;
+    let service = endpoint::connect_as(&source, kind)?;
     let ctx = Context { service, format, json: cli.json };
     let mut out = std::io::BufWriter::new(stdout.lock());
     let outcome = match &cli.command {
@@ -87,6 +88,8 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
         Command::Query(args) => commands::query::run(&ctx, args, &mut out).await,
         Command::Export(args) => commands::export::run(&ctx, args, &mut out).await,
         Command::Import(args) => commands::import::run(&ctx, args, &mut out).await,
+        Command::Copy(args) => commands::copy::run(&ctx, args, &mut out).await,
+        Command::Schema(args) => commands::schema::run(&ctx, args, &mut out).await,
         Command::Completions { .. } | Command::Validate(_) => unreachable!("answered before connecting"),
     }?;
     out.flush().map_err(CliError::stdout)?;

@@ -173,6 +173,17 @@ impl<W: Write> Hashing<W> {
     }
 
     /// The wrapped writer.
+    pub fn get_ref(&self) -> &W {
+        &self.inner
+    }
+
+    /// The wrapped writer, to write around the count and hash (a compressor's own frame ends, say, go through
+    /// [`Write`] instead).
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.inner
+    }
+
+    /// The wrapped writer.
     pub fn into_inner(self) -> W {
         self.inner
     }

@@ -7,18 +7,20 @@
 //! a [`RuleSetError`](table_model::RuleSetError) or an [`EncodeError`](table_model::EncodeError), so `validate`
 //! refuses exactly what `import` and `copy` would refuse before sending.
 //!
+//! A record of any format ([`crate::format`]) is checked with [`check`]; a line of `jsonl` with [`check_line`].
+//!
 //! ```
 //! use table_model::RuleSet;
 //! use table_model_cli::validate::check_line;
 //! let line = br#"{"PartitionKey":"p","RowKey":"r","ID":1,"etag":"x"}"#;
-//! assert!(check_line(RuleSet::Storage, line).findings.is_empty());
-//! let cosmos = check_line(RuleSet::CosmosDb, line);
+//! assert!(check_line(RuleSet::Storage, line).unwrap().findings.is_empty());
+//! let cosmos = check_line(RuleSet::CosmosDb, line).unwrap();
 //! let names: Vec<_> = cosmos.findings.iter().map(|f| f.property.as_deref()).collect();
 //! assert_eq!(names, [Some("ID"), Some("etag")]);
 //! ```
 
-use crate::jsonl;
-use table_model::{encode_entity, DecodeError, Entity, KeyKind, RuleSet};
+use crate::format::{jsonl, Rejected};
+use table_model::{encode_entity, Entity, KeyKind, RuleSet};
 
 /// One rule an entity breaks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,14 +29,6 @@ pub struct Finding {
     pub property: Option<String>,
     /// The rule broken, as the library words it.
     pub rule: String,
-}
-
-impl Finding {
-    /// The finding of an entity that cannot be read at all (bad JSON, a broken Storage rule), with the property
-    /// the error names.
-    pub fn unreadable(error: &DecodeError) -> Finding {
-        Finding { property: error.property().map(str::to_owned), rule: error.to_string() }
-    }
 }
 
 /// Appends to `findings` every rule of `rules` an entity already read (so valid by Storage's rules §1 to §8)
@@ -101,21 +95,22 @@ pub struct Checked {
     pub findings: Vec<Finding>,
 }
 
-/// Checks one JSON line ([`crate::jsonl`]), with or without its line ending: read with Storage's rules, then
-/// [`check_entity`]. A line that does not read gets one finding, its error; the keys are taken from what is
-/// written when they are strings. The keys are filled in only when there are findings.
+/// Checks one record of an input ([`Record::entity`](crate::format::Record)): a line or row that is not an
+/// entity gets one finding, why it is not (bad JSON, a broken Storage rule), with the keys as written when they
+/// could be read; an entity is checked with [`check_entity`]. The keys are filled in only when there are
+/// findings.
 ///
 /// ```
-/// use table_model::RuleSet;
-/// use table_model_cli::validate::check_line;
-/// let checked = check_line(RuleSet::Storage, br#"{"PartitionKey":"a/b","RowKey":"1"}"#);
-/// assert_eq!(checked.partition_key.as_deref(), Some("a/b"));
-/// assert_eq!(checked.findings[0].property.as_deref(), Some("PartitionKey"));
-/// assert!(check_line(RuleSet::Storage, b"{\"PartitionKey\":\"a\"").findings[0].rule.contains("EOF"));
+/// use table_model::{Entity, PartitionKey, RowKey, RuleSet};
+/// use table_model_cli::validate::check;
+/// let entity = Entity::new(PartitionKey::new("p")?, RowKey::new("r")?).with("rid".parse()?, 1)?;
+/// let checked = check(RuleSet::CosmosDb, Ok(entity));
+/// assert_eq!((checked.row_key.as_deref(), checked.findings[0].property.as_deref()), (Some("r"), Some("rid")));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn check_line(rules: RuleSet, line: &[u8]) -> Checked {
+pub fn check(rules: RuleSet, record: Result<Entity, Rejected>) -> Checked {
     let mut checked = Checked::default();
-    match jsonl::read_entity(line) {
+    match record {
         Ok(entity) => {
             check_entity(rules, &entity, &mut checked.findings);
             if !checked.findings.is_empty() {
@@ -123,12 +118,29 @@ pub fn check_line(rules: RuleSet, line: &[u8]) -> Checked {
                 checked.row_key = Some(entity.row_key().as_str().to_owned());
             }
         }
-        Err(e) => {
-            (checked.partition_key, checked.row_key) = jsonl::raw_keys(line);
-            checked.findings.push(Finding::unreadable(&e));
+        Err(rejected) => {
+            checked.partition_key = rejected.partition_key;
+            checked.row_key = rejected.row_key;
+            checked.findings.push(Finding { property: rejected.property, rule: rejected.rule });
         }
     }
     checked
+}
+
+/// Checks one line of `jsonl` ([`jsonl::read_line`], then [`check`]); `None` for a blank line, which is no
+/// entity.
+///
+/// ```
+/// use table_model::RuleSet;
+/// use table_model_cli::validate::check_line;
+/// let checked = check_line(RuleSet::Storage, br#"{"PartitionKey":"a/b","RowKey":"1"}"#).unwrap();
+/// assert_eq!(checked.partition_key.as_deref(), Some("a/b"));
+/// assert_eq!(checked.findings[0].property.as_deref(), Some("PartitionKey"));
+/// assert!(check_line(RuleSet::Storage, b"{\"PartitionKey\":\"a\"").unwrap().findings[0].rule.contains("EOF"));
+/// assert!(check_line(RuleSet::Storage, b"\n").is_none());
+/// ```
+pub fn check_line(rules: RuleSet, line: &[u8]) -> Option<Checked> {
+    jsonl::read_line(line).map(|record| check(rules, record))
 }
 
 #[cfg(test)]
@@ -137,7 +149,7 @@ mod tests {
     use table_model::{EdmBinary, EdmValue, PartitionKey, RowKey};
 
     fn rules_of(line: &[u8], rules: RuleSet) -> Vec<(Option<String>, String)> {
-        check_line(rules, line).findings.into_iter().map(|f| (f.property, f.rule)).collect()
+        check_line(rules, line).unwrap().findings.into_iter().map(|f| (f.property, f.rule)).collect()
     }
 
     #[test]
@@ -145,7 +157,7 @@ mod tests {
         let bad = rules_of(b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\",}\n", RuleSet::Storage);
         assert_eq!(bad.len(), 1);
         assert!(bad[0].1.contains("trailing comma"), "{bad:?}");
-        let truncated = check_line(RuleSet::Storage, b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\",\"N\":1");
+        let truncated = check_line(RuleSet::Storage, b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\",\"N\":1").unwrap();
         assert_eq!(truncated.partition_key, None, "keys are read only from a whole object");
         assert!(truncated.findings[0].rule.contains("EOF"), "{:?}", truncated.findings);
         let utf8 = rules_of(b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\",\"S\":\"\xff\"}", RuleSet::Storage);
@@ -155,7 +167,7 @@ mod tests {
 
     #[test]
     fn storage_rules_name_the_property() {
-        let slash = check_line(RuleSet::Storage, br#"{"PartitionKey":"p","RowKey":"a/b"}"#);
+        let slash = check_line(RuleSet::Storage, br#"{"PartitionKey":"p","RowKey":"a/b"}"#).unwrap();
         assert_eq!((slash.partition_key.as_deref(), slash.row_key.as_deref()), (Some("p"), Some("a/b")));
         assert_eq!(slash.findings[0].property.as_deref(), Some("RowKey"));
         let range = rules_of(br#"{"PartitionKey":"p","RowKey":"r","N":2147483648}"#, RuleSet::Storage);
@@ -182,7 +194,7 @@ mod tests {
             assert_eq!(properties, ["PartitionKey", "RowKey", "Id", "ETAG"]);
             assert_eq!(found[1].1, format!("invalid row key for {rules}: 256 bytes of UTF-8, at most 255 allowed"));
         }
-        let checked = check_line(RuleSet::CosmosDb, line.as_bytes());
+        let checked = check_line(RuleSet::CosmosDb, line.as_bytes()).unwrap();
         assert_eq!(checked.row_key.as_deref(), Some(row_key.as_str()));
     }
 

@@ -3,168 +3,15 @@
 //! the Azurite tests are skipped with a notice, unless `CI` is set, where they fail; the tests that need no
 //! service always run.
 
+mod support;
+
 use futures::TryStreamExt as _;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use table_model::client::{BulkOperation, TableClient, TableServiceClient};
-use table_model::{
-    AccountKey, DateTime, EdmBinary, Entity, PartitionKey, Query, RowKey, TableName, DEVELOPMENT_ACCOUNT_KEY,
-};
-
-const ENDPOINT_VAR: &str = "TABLE_MODEL_AZURITE_ENDPOINT";
-
-/// The Azurite of `TABLE_MODEL_AZURITE_ENDPOINT`: its connection string and a client.
-struct Azurite {
-    connection_string: String,
-    service: TableServiceClient,
-}
-
-fn azurite() -> Option<Azurite> {
-    let Ok(url) = std::env::var(ENDPOINT_VAR) else {
-        if std::env::var_os("CI").is_some() {
-            panic!("{ENDPOINT_VAR} is not set but CI is: start Azurite with `scripts/azurite.sh start`");
-        }
-        static NOTICE: std::sync::Once = std::sync::Once::new();
-        NOTICE.call_once(|| {
-            let _ = writeln!(
-                std::io::stderr(),
-                "note: the tablectl Azurite tests are skipped: {ENDPOINT_VAR} is not set; \
-                 run them with `scripts/azurite.sh run cargo test -p table-model-cli`"
-            );
-        });
-        return None;
-    };
-    let connection_string = format!(
-        "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={DEVELOPMENT_ACCOUNT_KEY};\
-         TableEndpoint={url};"
-    );
-    let service = TableServiceClient::new(&url, AccountKey::development(), None).expect("the Azurite endpoint");
-    Some(Azurite { connection_string, service })
-}
-
-macro_rules! azurite {
-    () => {
-        match azurite() {
-            Some(a) => a,
-            None => return,
-        }
-    };
-}
-
-/// A table name no other test (or run) uses.
-fn unique_table(tag: &str) -> TableName {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    TableName::new(format!("Ctl{tag}{}x{n}", std::process::id())).unwrap()
-}
-
-/// An empty directory of the test's own.
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tablectl-test-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// The binary with the connection string in its environment, in `dir`, stdin closed.
-fn tablectl(connection_string: &str, dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tablectl"))
-        .args(args)
-        .env("AZURE_STORAGE_CONNECTION_STRING", connection_string)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("tablectl runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).unwrap()
-}
-
-fn keys(p: &str, r: &str) -> (PartitionKey, RowKey) {
-    (PartitionKey::new(p).unwrap(), RowKey::new(r).unwrap())
-}
-
-/// Every entity of a table, in key order.
-async fn all(table: &TableClient) -> Vec<Entity> {
-    table.query::<Entity>(&Query::new(), None).unwrap().try_collect().await.unwrap()
-}
-
-/// Entities with every EDM type at its boundaries, and enough of them for several transactions.
-fn boundary_entities() -> Vec<Entity> {
-    let (p, r) = keys("edge", "values");
-    let edge = Entity::new(p, r)
-        .with("NaN".parse().unwrap(), f64::NAN)
-        .unwrap()
-        .with("NegZero".parse().unwrap(), -0.0_f64)
-        .unwrap()
-        .with("Inf".parse().unwrap(), f64::INFINITY)
-        .unwrap()
-        .with("NegInf".parse().unwrap(), f64::NEG_INFINITY)
-        .unwrap()
-        .with("Subnormal".parse().unwrap(), f64::from_bits(1))
-        .unwrap()
-        .with("Tenth".parse().unwrap(), 0.1_f64)
-        .unwrap()
-        .with("Int64Min".parse().unwrap(), i64::MIN)
-        .unwrap()
-        .with("Int64Max".parse().unwrap(), i64::MAX)
-        .unwrap()
-        .with("Int32Min".parse().unwrap(), i32::MIN)
-        .unwrap()
-        .with("Int32Max".parse().unwrap(), i32::MAX)
-        .unwrap()
-        .with("First".parse().unwrap(), "1601-01-01T00:00:00.0000000Z".parse::<DateTime>().unwrap())
-        .unwrap()
-        .with("Last".parse().unwrap(), "9999-12-31T23:59:59.9999999Z".parse::<DateTime>().unwrap())
-        .unwrap()
-        .with(
-            "Binary".parse().unwrap(),
-            EdmBinary::new((0..65_536).map(|i| (i % 251) as u8).collect::<Vec<_>>()).unwrap(),
-        )
-        .unwrap()
-        .with("EmptyBinary".parse().unwrap(), EdmBinary::new(Vec::new()).unwrap())
-        .unwrap()
-        .with("Guid".parse().unwrap(), uuid_value())
-        .unwrap()
-        .with("Yes".parse().unwrap(), true)
-        .unwrap()
-        .with("Text".parse().unwrap(), "héllo 世界 🎉 \"quoted\"\n\ttab")
-        .unwrap()
-        .with("Empty".parse().unwrap(), "")
-        .unwrap();
-    let (p, r) = keys("ünïcode 日本", "ключ 🎉");
-    let unicode = Entity::new(p, r).with("Only".parse().unwrap(), "").unwrap();
-    let mut entities = vec![edge, unicode];
-    for i in 0..250 {
-        let (p, r) = keys(&format!("bulk-{}", i % 3), &format!("{i:04}"));
-        entities.push(Entity::new(p, r).with("N".parse().unwrap(), i64::from(i)).unwrap());
-    }
-    entities
-}
-
-fn uuid_value() -> table_model::EdmValue {
-    table_model::EdmValue::Guid("5b5e3a84-3c4c-4f6e-9b8a-0c1d2e3f4a5b".parse().unwrap())
-}
-
-/// Two tables hold the same entities, property by property (Doubles compared by their bits).
-fn assert_same(expected: &[Entity], got: &[Entity]) {
-    assert_eq!(expected.len(), got.len(), "entity count");
-    for (e, g) in expected.iter().zip(got) {
-        assert_eq!((e.partition_key(), e.row_key()), (g.partition_key(), g.row_key()));
-        let e_props: Vec<_> = e.iter().collect();
-        let mut g_props: Vec<_> = g.iter().collect();
-        assert_eq!(e_props.len(), g_props.len(), "properties of {}/{}", e.partition_key(), e.row_key());
-        for (name, value) in e_props {
-            let i = g_props.iter().position(|(n, _)| *n == name).unwrap_or_else(|| panic!("{name} lost"));
-            let (_, got) = g_props.remove(i);
-            assert_eq!(value, got, "{name} of {}/{}", e.partition_key(), e.row_key());
-        }
-    }
-}
+use support::*;
+use table_model::client::BulkOperation;
+use table_model::{Entity, Query, DEVELOPMENT_ACCOUNT_KEY};
 
 #[tokio::test]
 async fn export_then_import_gives_back_every_entity_bit_for_bit() {
@@ -207,8 +54,10 @@ async fn export_then_import_gives_back_every_entity_bit_for_bit() {
     assert!(!dir.join(format!("{target}.rejects.jsonl")).exists(), "no reject file without rejects");
 
     // The file holds what the service gave, bit for bit, and the copy what the file holds.
-    let exported: Vec<Entity> =
-        data.split_inclusive(|&b| b == b'\n').map(|line| table_model_cli::jsonl::read_entity(line).unwrap()).collect();
+    let exported: Vec<Entity> = data
+        .split_inclusive(|&b| b == b'\n')
+        .map(|line| table_model_cli::format::jsonl::read_entity(line).unwrap())
+        .collect();
     assert_same(&original, &exported);
     let copied = all(&azurite.service.table_client(target.clone())).await;
     assert_same(&exported, &copied);
@@ -230,7 +79,7 @@ async fn export_to_stdout_is_the_data_alone_and_query_pipes_json_lines() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let lines: Vec<&[u8]> = out.stdout.split_inclusive(|&b| b == b'\n').collect();
     assert_eq!(lines.len(), 12);
-    let read: Vec<Entity> = lines.iter().map(|l| table_model_cli::jsonl::read_entity(l).unwrap()).collect();
+    let read: Vec<Entity> = lines.iter().map(|l| table_model_cli::format::jsonl::read_entity(l).unwrap()).collect();
     assert_same(&all(&table).await, &read);
     assert_eq!(
         text(&out.stderr).trim_end(),
@@ -245,7 +94,7 @@ async fn export_to_stdout_is_the_data_alone_and_query_pipes_json_lines() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let rows: Vec<Entity> =
-        text(&out.stdout).lines().map(|l| table_model_cli::jsonl::read_entity(l.as_bytes()).unwrap()).collect();
+        text(&out.stdout).lines().map(|l| table_model_cli::format::jsonl::read_entity(l.as_bytes()).unwrap()).collect();
     assert_eq!(rows.len(), 3);
     assert!(rows.iter().all(|e| e.partition_key().as_str() == "bulk-1" && e.len() == 1 && e.value("N").is_some()));
     assert_eq!(text(&out.stderr), "");
@@ -473,216 +322,5 @@ fn nothing_listening_exits_3_fast() {
     assert!(start.elapsed() < Duration::from_secs(20), "took {:?}", start.elapsed());
     assert!(text(&out.stderr).starts_with("tablectl: "), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "");
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-// ------------------------------------------------------------------------------------------------------------
-// validate, and import to a Cosmos-kind target: a file with errors planted at known lines
-
-/// What one planted line is expected to produce: its line, keys, property, a piece of its rule, and whether
-/// Storage refuses it too (else Cosmos DB alone does).
-struct Planted {
-    line: u64,
-    partition_key: Option<&'static str>,
-    row_key: Option<String>,
-    property: Option<&'static str>,
-    rule: &'static str,
-    storage: bool,
-}
-
-/// A JSON lines file with an error planted at known lines, valid lines between them (lines 1, 3 and 13) and a
-/// blank line (7), and what `validate` must report for each planted line.
-fn planted_file() -> (Vec<u8>, Vec<Planted>) {
-    let big: Vec<String> = (0..17).map(|i| format!("\"S{i:02}\":\"{}\"", "x".repeat(32_768))).collect();
-    let many: Vec<String> = (0..253).map(|i| format!("\"P{i}\":{i}")).collect();
-    let long_row_key = "k".repeat(256);
-    let lines: Vec<Vec<u8>> = vec![
-        br#"{"PartitionKey":"p","RowKey":"r01","N":1}"#.to_vec(),
-        br#"{"PartitionKey":"p","RowKey":"r02",}"#.to_vec(),
-        r#"{"PartitionKey":"p","RowKey":"r03","Text":"héllo 世界"}"#.as_bytes().to_vec(),
-        br#"{"PartitionKey":"p","RowKey":"r04","N":1"#.to_vec(),
-        b"{\"PartitionKey\":\"p\",\"RowKey\":\"r05\",\"S\":\"\xff\"}".to_vec(),
-        br#"{"PartitionKey":"p","RowKey":"a/b"}"#.to_vec(),
-        Vec::new(),
-        format!(r#"{{"PartitionKey":"p","RowKey":"{long_row_key}"}}"#).into_bytes(),
-        br#"{"PartitionKey":"p","RowKey":"r09","ResourceId":1}"#.to_vec(),
-        br#"{"PartitionKey":"p","RowKey":"r10","N":2147483648}"#.to_vec(),
-        format!(r#"{{"PartitionKey":"p","RowKey":"r11",{}}}"#, big.join(",")).into_bytes(),
-        format!(r#"{{"PartitionKey":"p","RowKey":"r12",{}}}"#, many.join(",")).into_bytes(),
-        br#"{"PartitionKey":"p","RowKey":"r13","D@odata.type":"Edm.DateTime","D":"2024-01-01T00:00:00.0000000Z"}"#
-            .to_vec(),
-    ];
-    let file = lines.join(&b'\n').into_iter().chain([b'\n']).collect();
-    let p = Some("p");
-    let planted = |line, partition_key, row_key: Option<&str>, property, rule, storage| Planted {
-        line,
-        partition_key,
-        row_key: row_key.map(str::to_owned),
-        property,
-        rule,
-        storage,
-    };
-    let expected = vec![
-        planted(2, None, None, None, "invalid JSON at line 1 column 36: trailing comma", true),
-        planted(4, None, None, None, "invalid JSON at line 1 column 40: EOF while parsing an object", true),
-        planted(5, p, Some("r05"), None, "invalid JSON at line 1 column 41: invalid unicode code point", true),
-        planted(6, p, Some("a/b"), Some("RowKey"), "character `/` at index 1 is not allowed", true),
-        planted(8, p, Some(&long_row_key), Some("RowKey"), "256 bytes of UTF-8, at most 255 allowed", false),
-        planted(9, p, Some("r09"), Some("ResourceId"), "matches the reserved name `ResourceId`", false),
-        planted(10, p, Some("r10"), Some("N"), "`2147483648` without a type annotation must fit Edm.Int32", true),
-        planted(11, p, Some("r11"), Some("S15"), "must be at most 1048576 bytes, found 1048876", true),
-        planted(12, p, Some("r12"), None, "at most 252 custom properties are allowed, found 253", true),
-    ];
-    (file, expected)
-}
-
-/// Checks JSON reports (validate's findings, import's rejects) against the planted lines, in order.
-fn assert_planted(reports: &[serde_json::Value], expected: &[&Planted], source: &str) {
-    let lines: Vec<_> = reports.iter().map(|r| r["line"].as_u64().unwrap()).collect();
-    assert_eq!(lines, expected.iter().map(|p| p.line).collect::<Vec<_>>());
-    for (report, planted) in reports.iter().zip(expected) {
-        let line = planted.line;
-        assert_eq!(report["source"], source, "line {line}");
-        assert_eq!(report["partition_key"].as_str(), planted.partition_key, "line {line}");
-        assert_eq!(report["row_key"].as_str(), planted.row_key.as_deref(), "line {line}");
-        assert_eq!(report["property"].as_str(), planted.property, "line {line}");
-        let rule = report["rule"].as_str().unwrap();
-        assert!(rule.contains(planted.rule), "line {line}: {rule}");
-    }
-}
-
-fn json_lines(bytes: &[u8]) -> Vec<serde_json::Value> {
-    text(bytes).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
-
-#[test]
-fn validate_reports_each_planted_error_with_its_line_key_property_and_rule() {
-    let dir = temp_dir("validate-planted");
-    let (file, expected) = planted_file();
-    std::fs::write(dir.join("planted.jsonl"), file).unwrap();
-    for (service, storage_only) in [("storage", true), ("cosmos", false), ("portable", false)] {
-        // No endpoint: a file is checked without one, and nothing is sent.
-        let out = Command::new(env!("CARGO_BIN_EXE_tablectl"))
-            .args(["validate", "planted.jsonl", "--service", service, "--json"])
-            .env_remove("AZURE_STORAGE_CONNECTION_STRING")
-            .current_dir(&dir)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(1), "{service}: {}", text(&out.stderr));
-        let mut reports = json_lines(&out.stdout);
-        let summary = reports.pop().unwrap();
-        let expected: Vec<&Planted> = expected.iter().filter(|p| p.storage || !storage_only).collect();
-        assert_planted(&reports, &expected, "planted.jsonl");
-        let n = expected.len();
-        assert_eq!(
-            summary,
-            serde_json::json!({"service": service, "entities": 12, "valid": 12 - n, "invalid": n, "findings": n})
-        );
-        let stderr = text(&out.stderr);
-        assert!(stderr.contains("12 entities of `planted.jsonl` checked for "), "{stderr}");
-        assert!(stderr.contains(&format!("{} valid, {n} invalid ({n} findings)", 12 - n)), "{stderr}");
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn validate_exits_0_when_all_is_valid_and_2_for_bad_input() {
-    let dir = temp_dir("validate-status");
-    std::fs::write(dir.join("good.jsonl"), "{\"PartitionKey\":\"p\",\"RowKey\":\"1\",\"Id\":1}\n\n").unwrap();
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_tablectl"))
-            .args(args)
-            .env_remove("AZURE_STORAGE_CONNECTION_STRING")
-            .current_dir(&dir)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    };
-    let out = run(&["validate", "good.jsonl", "--service", "storage"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "", "no finding, and no summary on stdout without --json");
-    let out = run(&["validate", "good.jsonl", "--service", "cosmos"]);
-    assert_eq!(out.status.code(), Some(1), "`Id` is reserved on Cosmos DB");
-    let out = run(&["validate", "missing.jsonl", "--service", "storage"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(text(&out.stderr), "tablectl: no file or directory `missing.jsonl` (a table is read as `table:NAME`)\n");
-    let out = run(&["validate", "good.jsonl", "--service", "mongo"]);
-    assert_eq!(out.status.code(), Some(2), "a usage error");
-    // A table needs an endpoint; there is none here.
-    let out = run(&["validate", "table:People", "--service", "storage"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).starts_with("tablectl: no endpoint"), "{}", text(&out.stderr));
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[tokio::test]
-async fn import_writes_nothing_for_a_planted_error_and_everything_else() {
-    let azurite = azurite!();
-    let dir = temp_dir("import-planted");
-    let (file, expected) = planted_file();
-    std::fs::write(dir.join("planted.jsonl"), file).unwrap();
-    // As Cosmos DB, Azurite gets neither the 256-byte RowKey nor `ResourceId`: the client refuses them before
-    // sending. As itself, it takes both (Storage's rules).
-    for (kind, cosmos) in [("cosmos", true), ("azurite", false)] {
-        let name = unique_table("Plant");
-        let args = ["--service-kind", kind, "import", "planted.jsonl", name.as_str(), "--reject", "rejects.jsonl"];
-        let out = tablectl(&azurite.connection_string, &dir, &args);
-        assert_eq!(out.status.code(), Some(1), "{kind}: {}", text(&out.stderr));
-        let mut rejects = json_lines(&std::fs::read(dir.join("rejects.jsonl")).unwrap());
-        // Lines that do not read are rejected as they are read, those the client refuses after.
-        rejects.sort_by_key(|r| r["line"].as_u64());
-        let expected: Vec<&Planted> = expected.iter().filter(|p| p.storage || cosmos).collect();
-        assert_planted(&rejects, &expected, "planted.jsonl");
-
-        let stored = all(&azurite.service.table_client(name.clone())).await;
-        let mut stored: Vec<String> = stored.iter().map(|e| e.row_key().to_string()).collect();
-        let mut written: Vec<String> = ["r01", "r03", "r13"].map(String::from).to_vec();
-        if !cosmos {
-            written.extend(["r09".to_owned(), "k".repeat(256)]);
-        }
-        stored.sort();
-        written.sort();
-        assert_eq!(stored, written, "{kind}");
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[tokio::test]
-async fn validate_reads_a_table_and_tells_whether_it_can_move_to_cosmos() {
-    let azurite = azurite!();
-    let dir = temp_dir("validate-table");
-    let name = unique_table("Val");
-    let table = azurite.service.create_table(&name, None).await.unwrap();
-    let long = "é".repeat(128);
-    let entities = vec![
-        Entity::new(PartitionKey::new("a").unwrap(), RowKey::new("1").unwrap()),
-        Entity::new(PartitionKey::new("a").unwrap(), RowKey::new(long.clone()).unwrap()),
-        Entity::new(PartitionKey::new("b").unwrap(), RowKey::new("3").unwrap())
-            .with("rid".parse().unwrap(), 1)
-            .unwrap(),
-    ];
-    assert!(table.bulk_write(BulkOperation::Insert, entities, None).await.is_complete());
-
-    let out = tablectl(&azurite.connection_string, &dir, &["validate", name.as_str(), "--service", "storage"]);
-    assert_eq!(out.status.code(), Some(0), "a bare table name: {}", text(&out.stderr));
-    let arg = format!("table:{name}");
-    let out = tablectl(&azurite.connection_string, &dir, &["--json", "validate", &arg, "--service", "cosmos"]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    let reports = json_lines(&out.stdout);
-    let source = format!("table:{name}");
-    assert_eq!(
-        reports[..2],
-        [
-            serde_json::json!({"source": source, "entity": 2, "partition_key": "a", "row_key": long, "property": "RowKey",
-                "rule": "invalid row key for Cosmos DB for Table: 256 bytes of UTF-8, at most 255 allowed"}),
-            serde_json::json!({"source": source, "entity": 3, "partition_key": "b", "row_key": "3", "property": "rid",
-                "rule": "invalid property name for Cosmos DB for Table: matches the reserved name `rid` (Cosmos DB for \
-                         Table reserves ID, rid, etag and ResourceId, in any case)"}),
-        ]
-    );
-    assert_eq!(
-        reports[2],
-        serde_json::json!({"service": "cosmos", "entities": 3, "valid": 1, "invalid": 2, "findings": 2})
-    );
     let _ = std::fs::remove_dir_all(&dir);
 }

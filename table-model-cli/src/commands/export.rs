@@ -1,17 +1,17 @@
-//! `tablectl export TABLE -o FILE|DIR|- [--filter F] [--select A,B]`: the entities as JSON lines
-//! ([`crate::jsonl`]), streamed page by page. To a directory, the data goes to `TABLE.jsonl` and a
+//! `tablectl export TABLE -o FILE|DIR|- [--filter F] [--select A,B] [--format F]`: the entities in a file format
+//! ([`crate::format`]), streamed page by page. To a directory, the data goes to `TABLE.jsonl` (or the format's
+//! extension) and a
 //! [`Manifest`] beside it is written last, once every entity is written: a directory without a manifest holds an
 //! export that did not finish.
 
 use super::Context;
 use crate::cli::ExportArgs;
 use crate::error::{CliError, Outcome};
-use crate::jsonl;
-use crate::manifest::{Hashing, Keys, Manifest, ManifestFile, FORMAT};
+use crate::format::{self, Sink, WriteOptions};
+use crate::manifest::{Manifest, ManifestFile, FORMAT};
 use crate::progress::Progress;
 use futures::TryStreamExt as _;
-use std::fs::OpenOptions;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use table_model::Entity;
 
@@ -49,23 +49,6 @@ impl Destination {
     }
 }
 
-/// Creates a file, refusing one that exists unless `force`.
-fn create(path: &Path, force: bool) -> Result<std::fs::File, CliError> {
-    let mut options = OpenOptions::new();
-    options.write(true);
-    if force {
-        options.create(true).truncate(true);
-    } else {
-        options.create_new(true);
-    }
-    options.open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::AlreadyExists => {
-            CliError::invalid(format!("`{}` already exists; give --force to replace it", path.display()))
-        }
-        _ => CliError::io("create", path, e),
-    })
-}
-
 /// Exports the entities.
 ///
 /// # Errors
@@ -74,7 +57,7 @@ pub async fn run(ctx: &Context, args: &ExportArgs, out: &mut impl Write) -> Resu
     let query = super::filtered(args.filter.as_deref())?;
     let query = super::selecting(query, &["PartitionKey", "RowKey"], &args.select);
     let destination = Destination::of(&args.output);
-    let file_name = format!("{}.jsonl", args.table);
+    let file_name = args.format.file_name(args.table.as_str(), None, args.compress);
     let data_path = match &destination {
         Destination::Stdout => None,
         Destination::File(path) => Some(path.clone()),
@@ -95,41 +78,28 @@ pub async fn run(ctx: &Context, args: &ExportArgs, out: &mut impl Write) -> Resu
         }
     };
     let started = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let sink: Box<dyn Write + '_> = match &data_path {
-        Some(path) => Box::new(BufWriter::with_capacity(256 * 1024, create(path, args.force)?)),
-        None => Box::new(&mut *out),
+    let sink = match &data_path {
+        Some(path) => Sink::create(path, args.force)?,
+        None => Sink::stream("stdout", &mut *out),
     };
-    let mut sink = Hashing::new(sink);
-    let write_error = |e: std::io::Error| match &data_path {
-        Some(path) => CliError::io("write", path, e),
-        None => CliError::stdout(e),
-    };
+    let options = WriteOptions { format: args.format, compression: args.compress };
+    let mut writer = format::create_writer(sink, &options)?;
 
     let table = ctx.service.table_client(args.table.clone());
     let mut entities = table.query::<Entity>(&query, None)?;
     let progress = Progress::entities("export");
-    let (mut count, mut first, mut last) = (0_u64, None, None);
-    let mut line = Vec::new();
+    let mut count = 0_u64;
     while let Some(entity) = entities.try_next().await? {
-        line.clear();
-        jsonl::write_entity(&entity, &mut line)
-            .map_err(|e| CliError::failed(format!("cannot write entity {}: {e}", crate::output::keys(&entity))))?;
-        sink.write_all(&line).map_err(write_error)?;
-        let keys = Keys { partition_key: entity.partition_key().to_string(), row_key: entity.row_key().to_string() };
-        if first.is_none() {
-            first = Some(keys.clone());
-        }
-        last = Some(keys);
+        writer.write(&entity)?;
         count += 1;
         if count.is_multiple_of(100) {
             progress.set_entities(count);
-            progress.set_bytes(sink.bytes);
+            progress.set_bytes(writer.bytes());
         }
     }
-    sink.flush().map_err(write_error)?;
+    let written = writer.finish()?;
     progress.finish();
-    let (bytes, sha256) = (sink.bytes, sink.hex());
-    drop(sink);
+    let (bytes, sha256) = (written.bytes, written.sha256.clone());
 
     if let Destination::Dir(dir) = &destination {
         let manifest = Manifest {
@@ -139,7 +109,14 @@ pub async fn run(ctx: &Context, args: &ExportArgs, out: &mut impl Write) -> Resu
             filter: args.filter.clone(),
             select: (!args.select.is_empty()).then(|| args.select.clone()),
             started,
-            files: vec![ManifestFile { path: file_name, entities: count, bytes, sha256: sha256.clone(), first, last }],
+            files: vec![ManifestFile {
+                path: file_name,
+                entities: written.entities,
+                bytes,
+                sha256: sha256.clone(),
+                first: written.first,
+                last: written.last,
+            }],
         };
         manifest.write(dir)?;
     }

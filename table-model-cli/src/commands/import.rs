@@ -1,5 +1,5 @@
-//! `tablectl import FILE|DIR|- TABLE [--mode insert|insert-or-skip|merge|replace] [--reject FILE]`: JSON lines
-//! ([`crate::jsonl`]) into a table, streamed through the client's bulk writer (transactions per PartitionKey,
+//! `tablectl import FILE|DIR|- TABLE [--mode insert|insert-or-skip|merge|replace] [--reject FILE]`: the records
+//! of files in any format ([`crate::format`]) into a table, streamed through the client's bulk writer (transactions per PartitionKey,
 //! bounded memory).
 //!
 //! Before anything is sent, an export directory's files are checked against its [`Manifest`] (so is a file
@@ -12,11 +12,11 @@
 use super::Context;
 use crate::cli::{ImportArgs, ImportMode};
 use crate::error::{client_outcome, CliError, Outcome};
-use crate::jsonl;
+use crate::format::{self, jsonl, Compression, EntityReader, FileFormat};
 use crate::manifest::{self, Manifest};
 use crate::progress::Progress;
-use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use crate::rejects::{Reject, RejectFile};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use table_model::client::{
@@ -51,55 +51,6 @@ impl WriteEntity for Line {
     }
 }
 
-/// One entity not imported, as a line of the reject file.
-#[derive(Debug, serde::Serialize)]
-pub struct Reject {
-    /// The input file (`-` for stdin).
-    pub source: String,
-    /// Its line number, from 1.
-    pub line: u64,
-    /// The PartitionKey as written, when there is one.
-    pub partition_key: Option<String>,
-    /// The RowKey as written, when there is one.
-    pub row_key: Option<String>,
-    /// The property (or key) at fault, when one is.
-    pub property: Option<String>,
-    /// What was wrong: the rule broken, or the service's refusal.
-    pub rule: String,
-    /// The line, to fix and import again.
-    pub text: String,
-}
-
-/// The reject file, created when the first entity is rejected.
-#[derive(Debug)]
-struct Rejects {
-    path: PathBuf,
-    file: Option<BufWriter<File>>,
-    count: u64,
-}
-
-impl Rejects {
-    fn write(&mut self, reject: &Reject) -> Result<(), CliError> {
-        if self.file.is_none() {
-            let file = File::create(&self.path).map_err(|e| CliError::io("create", &self.path, e))?;
-            self.file = Some(BufWriter::new(file));
-        }
-        let file = self.file.as_mut().expect("created above");
-        let mut json = serde_json::to_vec(reject).expect("a reject is always JSON");
-        json.push(b'\n');
-        file.write_all(&json).map_err(|e| CliError::io("write", &self.path, e))?;
-        self.count += 1;
-        Ok(())
-    }
-
-    fn finish(&mut self) -> Result<(), CliError> {
-        match &mut self.file {
-            Some(file) => file.flush().map_err(|e| CliError::io("write", &self.path, e)),
-            None => Ok(()),
-        }
-    }
-}
-
 /// The files to read, in order, with their total size when known (not for stdin). An export directory's files,
 /// or a file with a manifest beside it, are checked against the manifest here.
 pub(crate) fn inputs(input: &Path) -> Result<(Vec<PathBuf>, Option<u64>), CliError> {
@@ -128,23 +79,15 @@ pub(crate) fn inputs(input: &Path) -> Result<(Vec<PathBuf>, Option<u64>), CliErr
     Ok((files, Some(total)))
 }
 
-/// An input file being read.
-struct Open {
-    index: usize,
-    path: PathBuf,
-    source: Arc<str>,
-    reader: Box<dyn BufRead + Send>,
-    line: u64,
-}
-
-/// Reads the inputs line by line into entities; a line that does not read goes to the reject file. Stops at the
-/// first read or write error, which it keeps.
+/// Reads the inputs record by record (each file through [`format::open_reader`]); a record that is not an entity
+/// goes to the reject file. Stops at the first read or write error, which it keeps.
 struct Reader {
     files: std::iter::Enumerate<std::vec::IntoIter<PathBuf>>,
-    open: Option<Open>,
-    buf: Vec<u8>,
-    bytes: u64,
-    rejects: Rejects,
+    format: Option<(FileFormat, Compression)>,
+    open: Option<(usize, Box<dyn EntityReader>)>,
+    /// Bytes of the files finished.
+    done_bytes: u64,
+    rejects: RejectFile,
     error: Option<CliError>,
     progress: Progress,
 }
@@ -156,7 +99,7 @@ impl Reader {
     /// Reads on a thread of its own (a blocking read, of stdin above all, never holds up the transactions in
     /// flight), sending the entities into a channel of [`READ_AHEAD`]; the thread gives back the reject file
     /// and the error that stopped it, if any.
-    fn spawn(self) -> (tokio::sync::mpsc::Receiver<Line>, std::thread::JoinHandle<(Rejects, Option<CliError>)>) {
+    fn spawn(self) -> (tokio::sync::mpsc::Receiver<Line>, std::thread::JoinHandle<(RejectFile, Option<CliError>)>) {
         let (sender, receiver) = tokio::sync::mpsc::channel(READ_AHEAD);
         let mut reader = self;
         let thread = std::thread::spawn(move || {
@@ -172,63 +115,43 @@ impl Reader {
 
     fn next_line(&mut self) -> Option<Line> {
         while self.error.is_none() {
-            let Some(open) = &mut self.open else {
+            let Some((index, open)) = &mut self.open else {
                 let (index, path) = self.files.next()?;
-                let (source, reader): (Arc<str>, Box<dyn BufRead + Send>) = if path.as_os_str() == "-" {
-                    ("-".into(), Box::new(BufReader::with_capacity(256 * 1024, std::io::stdin())))
-                } else {
-                    match File::open(&path) {
-                        Ok(file) => {
-                            (path.display().to_string().into(), Box::new(BufReader::with_capacity(256 * 1024, file)))
-                        }
-                        Err(e) => {
-                            self.error = Some(CliError::io("read", &path, e));
-                            return None;
-                        }
-                    }
-                };
-                self.open = Some(Open { index, path, source, reader, line: 0 });
+                match format::open_reader(&path, self.format) {
+                    Ok(reader) => self.open = Some((index, reader)),
+                    Err(e) => self.error = Some(e),
+                }
                 continue;
             };
-            self.buf.clear();
-            match open.reader.read_until(b'\n', &mut self.buf) {
-                Ok(0) => self.open = None,
-                Ok(n) => {
-                    open.line += 1;
-                    self.bytes += n as u64;
-                    self.progress.set_bytes(self.bytes);
-                    if self.buf.trim_ascii().is_empty() {
-                        continue;
-                    }
-                    match jsonl::read_entity(&self.buf) {
-                        Ok(mut entity) => {
-                            // The service sets both on write; an import never sends them.
-                            entity.set_server_metadata(None, None);
-                            return Some(Line {
-                                file: open.index,
-                                source: open.source.clone(),
-                                number: open.line,
-                                entity,
-                            });
-                        }
-                        Err(e) => {
-                            let (partition_key, row_key) = jsonl::raw_keys(&self.buf);
-                            let reject = Reject {
-                                source: open.source.to_string(),
-                                line: open.line,
-                                partition_key,
-                                row_key,
-                                property: e.property().map(str::to_owned),
-                                rule: e.to_string(),
-                                text: String::from_utf8_lossy(jsonl::trim_line_end(&self.buf)).into_owned(),
-                            };
-                            if let Err(e) = self.rejects.write(&reject) {
-                                self.error = Some(e);
-                            }
-                        }
+            let record = match open.next_record() {
+                Ok(Some(record)) => record,
+                Ok(None) => {
+                    self.done_bytes += open.bytes_read();
+                    self.open = None;
+                    continue;
+                }
+                Err(e) => {
+                    self.error = Some(e);
+                    return None;
+                }
+            };
+            self.progress.set_bytes(self.done_bytes + open.bytes_read());
+            match record.entity {
+                Ok(mut entity) => {
+                    // The service sets both on write; an import never sends them.
+                    entity.set_server_metadata(None, None);
+                    return Some(Line {
+                        file: *index,
+                        source: record.position.source,
+                        number: record.position.line,
+                        entity,
+                    });
+                }
+                Err(rejected) => {
+                    if let Err(e) = self.rejects.write(&Reject::of(&record.position, rejected)) {
+                        self.error = Some(e);
                     }
                 }
-                Err(e) => self.error = Some(CliError::io("read", &open.path, e)),
             }
         }
         None
@@ -308,7 +231,7 @@ pub async fn run(ctx: &Context, args: &ImportArgs, out: &mut impl Write) -> Resu
     table.create_table_if_not_exists(None).await?;
 
     let path = args.reject.clone().unwrap_or_else(|| PathBuf::from(format!("{}.rejects.jsonl", args.table)));
-    let rejects = Rejects { path, file: None, count: 0 };
+    let rejects = RejectFile::new(path);
     let progress = match total {
         Some(total) => Progress::bytes("import", total),
         None => Progress::entities("import"),
@@ -319,11 +242,12 @@ pub async fn run(ctx: &Context, args: &ImportArgs, out: &mut impl Write) -> Resu
         ImportMode::Replace => BulkOperation::Upsert(UpdateMode::Replace),
     };
 
+    let format = args.format.map(|format| (format, args.compress.unwrap_or_default()));
     let reader = Reader {
         files: files.into_iter().enumerate(),
+        format,
         open: None,
-        buf: Vec::new(),
-        bytes: 0,
+        done_bytes: 0,
         rejects,
         error: None,
         progress: progress.clone(),
@@ -375,7 +299,7 @@ pub async fn run(ctx: &Context, args: &ImportArgs, out: &mut impl Write) -> Resu
     if let Some(error) = read_error {
         return Err(error);
     }
-    if rejects.count > 0 && outcome == Outcome::Done {
+    if rejects.count() > 0 && outcome == Outcome::Done {
         outcome = Outcome::Partial;
     }
 
@@ -383,9 +307,9 @@ pub async fn run(ctx: &Context, args: &ImportArgs, out: &mut impl Write) -> Resu
         0 => String::new(),
         n => format!("; {n} skipped (their keys exist)"),
     };
-    let rejected = match rejects.count {
+    let rejected = match rejects.count() {
         0 => String::new(),
-        n => format!("; {n} rejected, see `{}`", rejects.path.display()),
+        n => format!("; {n} rejected, see `{}`", rejects.path().display()),
     };
     eprintln!("tablectl: imported {written} entities into {}{skipped_text}{rejected}", args.table);
     if ctx.json {
@@ -393,8 +317,8 @@ pub async fn run(ctx: &Context, args: &ImportArgs, out: &mut impl Write) -> Resu
             "table": args.table.as_str(),
             "imported": written,
             "skipped": skipped,
-            "rejected": rejects.count,
-            "rejects": (rejects.count > 0).then(|| rejects.path.display().to_string()),
+            "rejected": rejects.count(),
+            "rejects": (rejects.count() > 0).then(|| rejects.path().display().to_string()),
         });
         writeln!(out, "{summary}").map_err(CliError::stdout)?;
     }

@@ -1,10 +1,12 @@
 //! The commands, one module each; what they share: the [`Context`] of a run and the reading of `--filter`.
 
 pub mod completions;
+pub mod copy;
 pub mod count;
 pub mod export;
 pub mod import;
 pub mod query;
+pub mod schema;
 pub mod tables;
 pub mod validate;
 

@@ -1,11 +1,11 @@
 //! `tablectl query TABLE [--filter F] [--select A,B] [--top N]`: entities as an aligned table on a terminal
 //! (blocks of [`BLOCK`] rows, each aligned on its own, so memory stays bounded), JSON lines
-//! ([`crate::jsonl`]) when piped or with `--json`.
+//! ([`crate::format::jsonl`]) when piped or with `--json`.
 
 use super::Context;
 use crate::cli::QueryArgs;
 use crate::error::{CliError, Outcome};
-use crate::jsonl;
+use crate::format::jsonl;
 use crate::output::{self, Format};
 use futures::{StreamExt as _, TryStreamExt as _};
 use std::io::Write;

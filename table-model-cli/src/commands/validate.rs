@@ -4,18 +4,21 @@
 //! The argument is read as a path when one exists (`-` is stdin), else as a table: `table:NAME`, or a bare NAME
 //! that is a valid table name and no path. Only a table needs an endpoint.
 //!
-//! A file is read by one thread and checked by one per core, in blocks of whole lines; the findings are written
-//! in the order of the input. Each invalid entity gets one line per rule it breaks: on a terminal
+//! Files are read in every format [`crate::format`] reads ([`format::open_reader`]), the format told by each
+//! file's name or given with `--format`. Uncompressed `jsonl`, the format of large exports, is read by one thread
+//! and checked by one per core, in blocks of whole lines, each line read as [`format::jsonl::read_line`] reads it; the
+//! findings are written in the order of the input. Each invalid entity gets one line per rule it breaks: on a terminal
 //! `FILE:LINE: PartitionKey `p`, RowKey `r`: property `ID`: RULE`, else (or with `--json`) a JSON object with
 //! `source`, `line` (or `entity`, for a table: its place in the order read, from 1), `partition_key`, `row_key`,
 //! `property` and `rule`. A summary goes to stderr, and with `--json` to stdout as the last line.
 
 use super::Context;
-use crate::cli::ValidateArgs;
 use crate::error::{CliError, Outcome};
+use crate::format::{self, Compression, FileFormat};
 use crate::output::Format;
 use crate::progress::Progress;
-use crate::validate::{check_entity, check_line, Checked};
+use crate::validate::{check, check_entity, check_line, Checked};
+use clap::ValueEnum;
 use futures::TryStreamExt as _;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -23,6 +26,52 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use table_model::client::TableServiceClient;
 use table_model::{Entity, Query, RuleSet, TableName};
+
+/// `tablectl validate`.
+#[derive(clap::Args, Debug)]
+pub struct ValidateArgs {
+    /// A file, an export directory (its manifest is checked first), `-` for stdin, or a table: `table:NAME`, or a
+    /// NAME that is no path
+    #[arg(value_name = "FILE|DIR|-|TABLE")]
+    pub input: String,
+    /// The service whose rules every entity is checked against
+    #[arg(long, value_enum)]
+    pub service: ServiceRules,
+    /// The input's format [default: told by each file's name (`.jsonl`, `.csv.gz`, `.parquet`...); `jsonl` for
+    /// stdin]
+    #[arg(long, value_enum)]
+    pub format: Option<FileFormat>,
+    /// The input's compression, with `--format` [default: told by the file name; none for stdin]
+    #[arg(long, value_enum, requires = "format")]
+    pub compress: Option<Compression>,
+}
+
+/// The rules `validate` checks: a service's, or both services' at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ServiceRules {
+    /// Azure Table Storage (and Azurite)
+    Storage,
+    /// Cosmos DB for Table (RowKeys of at most 255 bytes, reserved names, ...)
+    Cosmos,
+    /// Both: data that can move between Storage and Cosmos DB
+    Portable,
+}
+
+impl ServiceRules {
+    /// The library's rule set.
+    ///
+    /// ```
+    /// use table_model_cli::commands::validate::ServiceRules;
+    /// assert_eq!(ServiceRules::Cosmos.rules(), table_model::RuleSet::CosmosDb);
+    /// ```
+    pub fn rules(self) -> RuleSet {
+        match self {
+            ServiceRules::Storage => RuleSet::Storage,
+            ServiceRules::Cosmos => RuleSet::CosmosDb,
+            ServiceRules::Portable => RuleSet::Portable,
+        }
+    }
+}
 
 /// What `validate` reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,8 +214,6 @@ const BLOCK_BYTES: usize = 1 << 20;
 struct Block {
     /// Its place in the order read, from 0.
     seq: u64,
-    /// The input's index.
-    file: usize,
     /// The number of its first line.
     first_line: u64,
     data: Vec<u8>,
@@ -175,7 +222,6 @@ struct Block {
 /// What a worker found in a block: its invalid lines, with their numbers, and how many entities it read.
 struct BlockResult {
     seq: u64,
-    file: usize,
     entities: u64,
     bytes: u64,
     invalid: Vec<(u64, Checked)>,
@@ -183,67 +229,61 @@ struct BlockResult {
     data: Vec<u8>,
 }
 
-/// Reads the files in blocks of whole lines into `blocks`, numbering them; a line longer than a block makes the
-/// block as long as the line. Buffers come back through `free` to be reused. Ends at the end of the input, when
-/// `blocks` is closed, or at the first read error, which it returns.
-fn read_blocks(
-    files: &[(PathBuf, Arc<str>)],
-    blocks: mpsc::SyncSender<Block>,
-    free: mpsc::Receiver<Vec<u8>>,
-) -> Result<(), CliError> {
+/// Reads a file (`-`: stdin) in blocks of whole lines into `blocks`, numbering them; a line longer than a block
+/// makes the block as long as the line. Buffers come back through `free` to be reused. Ends at the end of the
+/// input, when `blocks` is closed, or at the first read error, which it returns.
+fn read_blocks(path: &Path, blocks: mpsc::SyncSender<Block>, free: mpsc::Receiver<Vec<u8>>) -> Result<(), CliError> {
     let mut seq = 0;
-    for (file, (path, _)) in files.iter().enumerate() {
-        let mut reader: Box<dyn Read> = if path.as_os_str() == "-" {
-            Box::new(std::io::stdin().lock())
-        } else {
-            Box::new(std::fs::File::open(path).map_err(|e| CliError::io("read", path, e))?)
-        };
-        let mut first_line = 1;
-        // The bytes after the last line end of the previous block.
-        let mut carry: Vec<u8> = Vec::new();
-        let mut eof = false;
-        while !eof {
-            let mut data = free.try_recv().unwrap_or_default();
-            data.clear();
-            data.extend_from_slice(&carry);
-            carry.clear();
-            // Fill to a block; past it only while no line end has been read.
-            let mut filled = data.len();
-            data.resize(filled.max(BLOCK_BYTES), 0);
-            loop {
-                if filled == data.len() {
-                    if data[..filled].contains(&b'\n') {
-                        break;
-                    }
-                    data.resize(data.len() * 2, 0);
+    let mut reader: Box<dyn Read> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::fs::File::open(path).map_err(|e| CliError::io("read", path, e))?)
+    };
+    let mut first_line = 1;
+    // The bytes after the last line end of the previous block.
+    let mut carry: Vec<u8> = Vec::new();
+    let mut eof = false;
+    while !eof {
+        let mut data = free.try_recv().unwrap_or_default();
+        data.clear();
+        data.extend_from_slice(&carry);
+        carry.clear();
+        // Fill to a block; past it only while no line end has been read.
+        let mut filled = data.len();
+        data.resize(filled.max(BLOCK_BYTES), 0);
+        loop {
+            if filled == data.len() {
+                if data[..filled].contains(&b'\n') {
+                    break;
                 }
-                match reader.read(&mut data[filled..]) {
-                    Ok(0) => {
-                        eof = true;
-                        break;
-                    }
-                    Ok(n) => filled += n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(CliError::io("read", path, e)),
+                data.resize(data.len() * 2, 0);
+            }
+            match reader.read(&mut data[filled..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
                 }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(CliError::io("read", path, e)),
             }
-            data.truncate(filled);
-            if !eof {
-                if let Some(end) = data.iter().rposition(|&b| b == b'\n') {
-                    carry.extend_from_slice(&data[end + 1..]);
-                    data.truncate(end + 1);
-                }
+        }
+        data.truncate(filled);
+        if !eof {
+            if let Some(end) = data.iter().rposition(|&b| b == b'\n') {
+                carry.extend_from_slice(&data[end + 1..]);
+                data.truncate(end + 1);
             }
-            if data.is_empty() {
-                continue;
-            }
-            let lines = data.iter().filter(|&&b| b == b'\n').count() as u64;
-            let block = Block { seq, file, first_line, data };
-            seq += 1;
-            first_line += lines;
-            if blocks.send(block).is_err() {
-                return Ok(());
-            }
+        }
+        if data.is_empty() {
+            continue;
+        }
+        let lines = data.iter().filter(|&&b| b == b'\n').count() as u64;
+        let block = Block { seq, first_line, data };
+        seq += 1;
+        first_line += lines;
+        if blocks.send(block).is_err() {
+            return Ok(());
         }
     }
     Ok(())
@@ -259,7 +299,6 @@ fn check_blocks(rules: RuleSet, blocks: &Mutex<mpsc::Receiver<Block>>, results: 
         let Ok(block) = block else { return };
         let mut checked = BlockResult {
             seq: block.seq,
-            file: block.file,
             entities: 0,
             bytes: block.data.len() as u64,
             invalid: Vec::new(),
@@ -267,9 +306,8 @@ fn check_blocks(rules: RuleSet, blocks: &Mutex<mpsc::Receiver<Block>>, results: 
         };
         let mut number = block.first_line;
         for line in block.data.split_inclusive(|&b| b == b'\n') {
-            if !line.trim_ascii().is_empty() {
+            if let Some(found) = check_line(rules, line) {
                 checked.entities += 1;
-                let found = check_line(rules, line);
                 if !found.findings.is_empty() {
                     checked.invalid.push((number, found));
                 }
@@ -283,20 +321,21 @@ fn check_blocks(rules: RuleSet, blocks: &Mutex<mpsc::Receiver<Block>>, results: 
     }
 }
 
-/// Checks files of JSON lines with one reading thread and `workers` checking threads, reporting in input order.
-fn check_files<W: Write>(
-    files: &[(PathBuf, Arc<str>)],
+/// Checks a file of JSON lines with one reading thread and `workers` checking threads, reporting in input order.
+/// `done_bytes`: the bytes of the files checked before, for progress.
+fn check_jsonl<W: Write>(
+    (path, source): &(PathBuf, Arc<str>),
     rules: RuleSet,
     workers: usize,
     report: &mut Report<'_, W>,
-    progress: &Progress,
+    (progress, done_bytes): (&Progress, u64),
 ) -> Result<(), CliError> {
     let (block_sender, block_receiver) = mpsc::sync_channel::<Block>(2 * workers);
     let (free_sender, free_receiver) = mpsc::channel::<Vec<u8>>();
     let (result_sender, result_receiver) = mpsc::channel::<BlockResult>();
     let block_receiver = Mutex::new(block_receiver);
     std::thread::scope(|scope| {
-        let reader = scope.spawn(move || read_blocks(files, block_sender, free_receiver));
+        let reader = scope.spawn(move || read_blocks(path, block_sender, free_receiver));
         for _ in 0..workers {
             let results = result_sender.clone();
             let blocks = &block_receiver;
@@ -306,7 +345,7 @@ fn check_files<W: Write>(
         // Results come in any order; they are reported in the order of the blocks.
         let mut pending = std::collections::BTreeMap::new();
         let mut next = 0;
-        let mut bytes = 0;
+        let mut bytes = done_bytes;
         let mut failed = None;
         for checked in result_receiver {
             pending.insert(checked.seq, checked);
@@ -315,7 +354,6 @@ fn check_files<W: Write>(
                 bytes += checked.bytes;
                 progress.set_bytes(bytes);
                 if failed.is_none() {
-                    let source = &files[checked.file].1;
                     for (line, found) in &checked.invalid {
                         if let Err(e) = report.entity(source, "line", *line, found) {
                             failed = Some(e);
@@ -357,6 +395,23 @@ fn files(path: &Path) -> Result<Vec<(PathBuf, Arc<str>)>, CliError> {
             (file, source)
         })
         .collect())
+}
+
+/// Checks one file of any format, record by record, through [`format::open_reader`].
+fn check_file<W: Write>(
+    (path, _): &(PathBuf, Arc<str>),
+    format: Option<(FileFormat, Compression)>,
+    rules: RuleSet,
+    report: &mut Report<'_, W>,
+    (progress, done_bytes): (&Progress, u64),
+) -> Result<(), CliError> {
+    let mut reader = format::open_reader(path, format)?;
+    while let Some(record) = reader.next_record()? {
+        let source = record.position.source;
+        report.entity(&source, "line", record.position.line, &check(rules, record.entity))?;
+        progress.set_bytes(done_bytes + reader.bytes_read());
+    }
+    Ok(())
 }
 
 /// Checks a table's entities as they are read.
@@ -411,7 +466,22 @@ pub async fn run(
                 .sum();
             let progress = Progress::bytes("validate", total);
             let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_WORKERS);
-            let result = check_files(&files, rules, workers, &mut report, &progress);
+            let given = args.format.map(|f| (f, args.compress.unwrap_or_default()));
+            let mut done_bytes = 0;
+            let mut result = Ok(());
+            for file in &files {
+                let path = &file.0;
+                result = match format::format_of(path, given) {
+                    (FileFormat::Jsonl, Compression::None) => {
+                        check_jsonl(file, rules, workers, &mut report, (&progress, done_bytes))
+                    }
+                    other => check_file(file, Some(other), rules, &mut report, (&progress, done_bytes)),
+                };
+                if result.is_err() {
+                    break;
+                }
+                done_bytes += std::fs::metadata(path).map_or(0, |m| m.len());
+            }
             progress.finish();
             result?;
             format!("`{}`", path.display())

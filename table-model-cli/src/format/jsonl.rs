@@ -3,9 +3,133 @@
 //! as a string, DateTime with 7 fraction digits, Doubles that read back bit for bit with `NaN`, `Infinity`,
 //! `-Infinity` and `-0.0`, Binary in base64), followed by the service's `Timestamp` and `odata.etag` when the
 //! entity was read from the service. An import ignores those two: the service sets them on write.
+//!
+//! [`JsonlWriter`] and [`JsonlReader`] are the format's [`EntityWriter`] and [`EntityReader`]; the line functions
+//! below them serve `query` too.
 
+use super::{EntityReader, EntityWriter, Position, Record, Rejected, Sink, WrittenFile, WrittenKeys};
+use crate::error::CliError;
+use crate::manifest::Hashing;
 use serde::Deserialize;
+use std::io::{BufRead, Write as _};
+use std::sync::Arc;
 use table_model::{decode_entity, encode_entity, DecodeError, EncodeError, Entity};
+
+/// Writes entities as JSON lines into a [`Sink`], counting and hashing what it writes.
+///
+/// ```
+/// use table_model::{Entity, PartitionKey, RowKey};
+/// use table_model_cli::format::{jsonl::JsonlWriter, EntityWriter as _, Sink};
+/// let mut out = Vec::new();
+/// let mut writer = JsonlWriter::new(Sink::stream("test", &mut out));
+/// writer.write(&Entity::new(PartitionKey::new("p")?, RowKey::new("r")?))?;
+/// let written = Box::new(writer).finish()?;
+/// assert_eq!((written.entities, written.bytes), (1, 34));
+/// assert_eq!(out, b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}\n");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct JsonlWriter<'a> {
+    out: Hashing<Sink<'a>>,
+    keys: WrittenKeys,
+    line: Vec<u8>,
+}
+
+impl<'a> JsonlWriter<'a> {
+    /// A writer into `sink`.
+    pub fn new(sink: Sink<'a>) -> Self {
+        JsonlWriter { out: Hashing::new(sink), keys: WrittenKeys::default(), line: Vec::new() }
+    }
+}
+
+impl EntityWriter for JsonlWriter<'_> {
+    fn write(&mut self, entity: &Entity) -> Result<(), CliError> {
+        self.line.clear();
+        write_entity(entity, &mut self.line)
+            .map_err(|e| CliError::failed(format!("cannot write entity {}: {e}", crate::output::keys(entity))))?;
+        let sink = &mut self.out;
+        sink.write_all(&self.line).map_err(|e| sink.get_ref().error("write", e))?;
+        self.keys.wrote(entity);
+        Ok(())
+    }
+
+    fn bytes(&self) -> u64 {
+        self.out.bytes
+    }
+
+    fn checkpoint(&mut self) -> Result<Option<u64>, CliError> {
+        let bytes = self.out.bytes;
+        let sink = self.out.get_mut();
+        sink.sync().map_err(|e| sink.error("write", e))?;
+        Ok(Some(bytes))
+    }
+
+    fn finish(self: Box<Self>) -> Result<WrittenFile, CliError> {
+        let mut out = self.out;
+        let sink = out.get_mut();
+        sink.sync().map_err(|e| sink.error("write", e))?;
+        Ok(self.keys.into_file(out.bytes, out.hex()))
+    }
+}
+
+/// Reads JSON lines into records, one per non-blank line, numbered from 1; a line that is not an entity is a
+/// [`Rejected`] record, and reading goes on.
+pub struct JsonlReader {
+    source: Arc<str>,
+    reader: Box<dyn BufRead + Send>,
+    line: u64,
+    bytes: u64,
+    buf: Vec<u8>,
+}
+
+impl std::fmt::Debug for JsonlReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonlReader").field("source", &self.source).field("line", &self.line).finish_non_exhaustive()
+    }
+}
+
+impl JsonlReader {
+    /// A reader of `reader`, named `source` in positions and errors (a path, or `-` for stdin).
+    ///
+    /// ```
+    /// use table_model_cli::format::{jsonl::JsonlReader, EntityReader as _};
+    /// let input: &[u8] = b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}\n\n{oops\n";
+    /// let mut reader = JsonlReader::new("in.jsonl", Box::new(input));
+    /// let first = reader.next_record()?.unwrap();
+    /// assert_eq!((first.position.line, first.entity.is_ok()), (1, true));
+    /// let second = reader.next_record()?.unwrap();
+    /// assert_eq!(second.position.line, 3);
+    /// assert!(second.entity.unwrap_err().rule.starts_with("invalid JSON"));
+    /// assert!(reader.next_record()?.is_none());
+    /// # Ok::<(), table_model_cli::error::CliError>(())
+    /// ```
+    pub fn new(source: impl Into<Arc<str>>, reader: Box<dyn BufRead + Send>) -> Self {
+        JsonlReader { source: source.into(), reader, line: 0, bytes: 0, buf: Vec::new() }
+    }
+}
+
+impl EntityReader for JsonlReader {
+    fn next_record(&mut self) -> Result<Option<Record>, CliError> {
+        loop {
+            self.buf.clear();
+            let n = self.reader.read_until(b'\n', &mut self.buf).map_err(|e| {
+                CliError::failed(format!("cannot read `{}` after line {}: {e}", self.source, self.line))
+            })?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.line += 1;
+            self.bytes += n as u64;
+            let Some(entity) = read_line(&self.buf) else { continue };
+            let position = Position { source: self.source.clone(), line: self.line };
+            return Ok(Some(Record { position, entity }));
+        }
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.bytes
+    }
+}
 
 /// Appends an entity's line, with its `\n`, to `out`.
 ///
@@ -13,9 +137,9 @@ use table_model::{decode_entity, encode_entity, DecodeError, EncodeError, Entity
 /// use table_model::{Entity, PartitionKey, RowKey};
 /// let entity = Entity::new(PartitionKey::new("p")?, RowKey::new("r")?).with("N".parse()?, 5_i64)?;
 /// let mut line = Vec::new();
-/// table_model_cli::jsonl::write_entity(&entity, &mut line)?;
+/// table_model_cli::format::jsonl::write_entity(&entity, &mut line)?;
 /// assert_eq!(line, b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\",\"N@odata.type\":\"Edm.Int64\",\"N\":\"5\"}\n");
-/// assert_eq!(table_model_cli::jsonl::read_entity(&line)?, entity);
+/// assert_eq!(table_model_cli::format::jsonl::read_entity(&line)?, entity);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
@@ -39,6 +163,31 @@ pub fn write_entity(entity: &Entity, out: &mut Vec<u8>) -> Result<(), EncodeErro
     Ok(())
 }
 
+/// Reads one line of a file as [`JsonlReader`] does: `None` for a blank line, else the entity or why the line is
+/// not one (for `validate`, which reads lines on several threads).
+///
+/// ```
+/// use table_model_cli::format::jsonl::read_line;
+/// assert!(read_line(b" \r\n").is_none());
+/// let rejected = read_line(br#"{"PartitionKey":"a#b","RowKey":"1"}"#).unwrap().unwrap_err();
+/// assert_eq!((rejected.partition_key.as_deref(), rejected.property.as_deref()), (Some("a#b"), Some("PartitionKey")));
+/// ```
+pub fn read_line(line: &[u8]) -> Option<Result<Entity, Rejected>> {
+    if line.trim_ascii().is_empty() {
+        return None;
+    }
+    Some(read_entity(line).map_err(|e| {
+        let (partition_key, row_key) = raw_keys(line);
+        Rejected {
+            partition_key,
+            row_key,
+            property: e.property().map(str::to_owned),
+            rule: e.to_string(),
+            text: String::from_utf8_lossy(trim_line_end(line)).into_owned(),
+        }
+    }))
+}
+
 /// Reads one line (with or without its line ending) into an entity, with Storage's rules (`docs/rules.md` §1 to
 /// §8); its `Timestamp` and `odata.etag`, if any, are kept as the entity's server metadata.
 ///
@@ -58,7 +207,7 @@ pub fn trim_line_end(line: &[u8]) -> &[u8] {
 /// `None` for a key that is missing or not a JSON string (or for both, when the line is not a JSON object).
 ///
 /// ```
-/// use table_model_cli::jsonl::raw_keys;
+/// use table_model_cli::format::jsonl::raw_keys;
 /// assert_eq!(raw_keys(br#"{"PartitionKey":"a#b","RowKey":7}"#), (Some("a#b".to_owned()), None));
 /// assert_eq!(raw_keys(b"{not json"), (None, None));
 /// ```

@@ -1,0 +1,412 @@
+//! The file formats of `export`, `import` and `validate`, behind one pair of traits: an [`EntityWriter`] writes
+//! entities into a file and says what it wrote ([`WrittenFile`], for the manifest); an [`EntityReader`] reads
+//! [`Record`]s, each an entity or the reason its line or row is not one, with its [`Position`]. The commands never
+//! look inside a format: [`create_writer`] and [`open_reader`] pick the implementation from the
+//! [`FileFormat`] and [`Compression`] (given, or told by the file name: [`FileFormat::of_path`]).
+//!
+//! `docs/tablectl.md`, "Formats", says what each format keeps and how.
+
+pub mod jsonl;
+
+use crate::error::CliError;
+use crate::manifest::Keys;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use table_model::Entity;
+
+/// A file format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum FileFormat {
+    /// One entity per line in the service's own JSON: lossless
+    #[default]
+    Jsonl,
+    /// Azure Storage Explorer's typed CSV: a `<Prop>@type` column after each property
+    Csv,
+    /// Apache Parquet: one typed column per property
+    Parquet,
+}
+
+impl FileFormat {
+    /// The file name extension: `jsonl`, `csv` or `parquet`.
+    pub const fn extension(self) -> &'static str {
+        match self {
+            FileFormat::Jsonl => "jsonl",
+            FileFormat::Csv => "csv",
+            FileFormat::Parquet => "parquet",
+        }
+    }
+
+    /// The format and compression a file name tells: `.jsonl` (or `.ndjson`, `.json`), `.csv`, `.parquet`, each
+    /// but Parquet optionally followed by `.gz` or `.zst`; `None` for any other name.
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use table_model_cli::format::{Compression, FileFormat};
+    /// assert_eq!(FileFormat::of_path(Path::new("a/People.jsonl")), Some((FileFormat::Jsonl, Compression::None)));
+    /// assert_eq!(FileFormat::of_path(Path::new("People.csv.zst")), Some((FileFormat::Csv, Compression::Zstd)));
+    /// assert_eq!(FileFormat::of_path(Path::new("People.parquet")), Some((FileFormat::Parquet, Compression::None)));
+    /// assert_eq!(FileFormat::of_path(Path::new("People.txt")), None);
+    /// ```
+    pub fn of_path(path: &Path) -> Option<(FileFormat, Compression)> {
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        let (stem, compression) = match name.rsplit_once('.')? {
+            (stem, "gz") => (stem, Compression::Gzip),
+            (stem, "zst") => (stem, Compression::Zstd),
+            _ => (name.as_str(), Compression::None),
+        };
+        let format = match stem.rsplit_once('.')?.1 {
+            "jsonl" | "ndjson" | "json" => FileFormat::Jsonl,
+            "csv" => FileFormat::Csv,
+            "parquet" if compression == Compression::None => FileFormat::Parquet,
+            _ => return None,
+        };
+        Some((format, compression))
+    }
+
+    /// A data file's name: `People.jsonl`, `People.csv.gz`, `People.parquet`; `part` numbers the files of a split
+    /// export or of a key range (`People.00003.jsonl`).
+    ///
+    /// ```
+    /// use table_model_cli::format::{Compression, FileFormat};
+    /// assert_eq!(FileFormat::Csv.file_name("People", None, Compression::Gzip), "People.csv.gz");
+    /// assert_eq!(FileFormat::Jsonl.file_name("People", Some(3), Compression::None), "People.00003.jsonl");
+    /// ```
+    pub fn file_name(self, table: &str, part: Option<u32>, compression: Compression) -> String {
+        let part = part.map(|n| format!(".{n:05}")).unwrap_or_default();
+        format!("{table}{part}.{}{}", self.extension(), compression.suffix())
+    }
+}
+
+/// How a `jsonl` or `csv` file is compressed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Compression {
+    /// Not compressed
+    #[default]
+    None,
+    /// gzip (`.gz`)
+    Gzip,
+    /// Zstandard (`.zst`)
+    Zstd,
+}
+
+impl Compression {
+    /// The file name suffix: `""`, `".gz"` or `".zst"`.
+    pub const fn suffix(self) -> &'static str {
+        match self {
+            Compression::None => "",
+            Compression::Gzip => ".gz",
+            Compression::Zstd => ".zst",
+        }
+    }
+}
+
+/// Where a record is in its input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Position {
+    /// The input: a path, or `-` for stdin.
+    pub source: Arc<str>,
+    /// Its line (jsonl, csv: the record's first line) or row (parquet), from 1.
+    pub line: u64,
+}
+
+/// Why a line or row is not an entity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejected {
+    /// The PartitionKey as written, when it could be read.
+    pub partition_key: Option<String>,
+    /// The RowKey as written, when it could be read.
+    pub row_key: Option<String>,
+    /// The property at fault, when one is.
+    pub property: Option<String>,
+    /// What is wrong: the rule broken.
+    pub rule: String,
+    /// The line or row as text, to fix and import again.
+    pub text: String,
+}
+
+/// One line or row of an input: an entity, or why it is not one.
+#[derive(Clone, Debug)]
+pub struct Record {
+    /// Where it is.
+    pub position: Position,
+    /// The entity (with the server's `Timestamp` and ETag, if the file has them), or why there is none.
+    pub entity: Result<Entity, Rejected>,
+}
+
+/// Reads the records of one input, streaming: memory does not grow with the input.
+pub trait EntityReader: Send {
+    /// The next record, `None` at the end.
+    ///
+    /// # Errors
+    /// [`CliError`] when the input cannot be read on (an I/O error, a file whose structure is broken), naming it
+    /// and the position; a record that is not an entity is not an error but a [`Record`] with [`Rejected`].
+    fn next_record(&mut self) -> Result<Option<Record>, CliError>;
+
+    /// Bytes of the input read so far (compressed bytes for a compressed file), for progress.
+    fn bytes_read(&self) -> u64;
+}
+
+/// Writes entities into one file (or stdout), streaming.
+pub trait EntityWriter {
+    /// Writes one entity.
+    ///
+    /// # Errors
+    /// [`CliError`] when the entity cannot be written (it is over a limit of the format) or the file cannot.
+    fn write(&mut self, entity: &Entity) -> Result<(), CliError>;
+
+    /// Bytes written into the file so far (after compression), for `--split-size` and progress.
+    fn bytes(&self) -> u64;
+
+    /// Makes everything written so far durable (flushed and synced). `Some(length)` when the file's first
+    /// `length` bytes are then a complete file of the format that can be continued after them (a resumed run
+    /// truncates it there); `None` when the format cannot be continued (a resumed run starts the file again).
+    ///
+    /// # Errors
+    /// [`CliError`] when the file cannot be written.
+    fn checkpoint(&mut self) -> Result<Option<u64>, CliError>;
+
+    /// Ends the file (flushed and synced) and says what it holds.
+    ///
+    /// # Errors
+    /// [`CliError`] when the file cannot be written.
+    fn finish(self: Box<Self>) -> Result<WrittenFile, CliError>;
+}
+
+/// What a finished file holds: for the manifest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WrittenFile {
+    /// Entities written.
+    pub entities: u64,
+    /// The file's size in bytes.
+    pub bytes: u64,
+    /// SHA-256 of the file's bytes, lowercase hexadecimal.
+    pub sha256: String,
+    /// The keys of the first entity written, if any.
+    pub first: Option<Keys>,
+    /// The keys of the last entity written, if any.
+    pub last: Option<Keys>,
+}
+
+/// Counts entities and keeps the first and last keys, for a writer's [`WrittenFile`].
+#[derive(Clone, Debug, Default)]
+pub struct WrittenKeys {
+    /// Entities written.
+    pub entities: u64,
+    /// The first entity's keys.
+    pub first: Option<Keys>,
+    /// The last entity's keys.
+    pub last: Option<Keys>,
+}
+
+impl WrittenKeys {
+    /// Counts one more entity.
+    pub fn wrote(&mut self, entity: &Entity) {
+        let keys = Keys { partition_key: entity.partition_key().to_string(), row_key: entity.row_key().to_string() };
+        if self.first.is_none() {
+            self.first = Some(keys.clone());
+        }
+        self.last = Some(keys);
+        self.entities += 1;
+    }
+
+    /// The file's summary, given its size and hash.
+    pub fn into_file(self, bytes: u64, sha256: String) -> WrittenFile {
+        WrittenFile { entities: self.entities, bytes, sha256, first: self.first, last: self.last }
+    }
+}
+
+/// Where a writer's bytes go: a file it owns (synced at checkpoints) or a stream such as stdout.
+pub enum Sink<'a> {
+    /// A file.
+    File {
+        /// Its path, for messages.
+        path: PathBuf,
+        /// The file, buffered.
+        file: BufWriter<File>,
+    },
+    /// A stream, named in messages.
+    Stream {
+        /// Its name (`stdout`).
+        name: &'static str,
+        /// The stream.
+        out: Box<dyn Write + 'a>,
+    },
+}
+
+impl std::fmt::Debug for Sink<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Sink::File { path, .. } => f.debug_tuple("File").field(path).finish(),
+            Sink::Stream { name, .. } => f.debug_tuple("Stream").field(name).finish(),
+        }
+    }
+}
+
+/// The buffer of a file sink.
+const FILE_BUFFER: usize = 256 * 1024;
+
+impl<'a> Sink<'a> {
+    /// Creates the file at `path` (or replaces it when `replace`).
+    ///
+    /// # Errors
+    /// [`CliError`]: the file exists and `replace` is false ([`InvalidInput`](crate::error::Outcome::InvalidInput),
+    /// naming `--force`), or it cannot be created.
+    pub fn create(path: &Path, replace: bool) -> Result<Sink<'a>, CliError> {
+        let mut options = OpenOptions::new();
+        options.write(true);
+        if replace {
+            options.create(true).truncate(true);
+        } else {
+            options.create_new(true);
+        }
+        let file = options.open(path).map_err(|e| match e.kind() {
+            io::ErrorKind::AlreadyExists => {
+                CliError::invalid(format!("`{}` already exists; give --force to replace it", path.display()))
+            }
+            _ => CliError::io("create", path, e),
+        })?;
+        Ok(Sink::File { path: path.to_owned(), file: BufWriter::with_capacity(FILE_BUFFER, file) })
+    }
+
+    /// Opens the file at `path` to continue it after its first `length` bytes (what a checkpoint said was
+    /// complete); the rest is cut off.
+    ///
+    /// # Errors
+    /// [`CliError`] when the file cannot be opened or is shorter than `length`.
+    pub fn resume(path: &Path, length: u64) -> Result<Sink<'a>, CliError> {
+        use std::io::Seek as _;
+        let mut file = OpenOptions::new().write(true).open(path).map_err(|e| CliError::io("open", path, e))?;
+        let size = file.metadata().map_err(|e| CliError::io("read", path, e))?.len();
+        if size < length {
+            return Err(CliError::invalid(format!(
+                "`{}` has {size} bytes, fewer than the {length} its checkpoint says were written",
+                path.display()
+            )));
+        }
+        file.set_len(length).map_err(|e| CliError::io("truncate", path, e))?;
+        file.seek(io::SeekFrom::End(0)).map_err(|e| CliError::io("seek", path, e))?;
+        Ok(Sink::File { path: path.to_owned(), file: BufWriter::with_capacity(FILE_BUFFER, file) })
+    }
+
+    /// A stream, such as stdout.
+    pub fn stream(name: &'static str, out: impl Write + 'a) -> Sink<'a> {
+        Sink::Stream { name, out: Box::new(out) }
+    }
+
+    /// Flushes, and syncs a file's data to disk.
+    ///
+    /// # Errors
+    /// The I/O error.
+    pub fn sync(&mut self) -> io::Result<()> {
+        match self {
+            Sink::File { file, .. } => {
+                file.flush()?;
+                file.get_ref().sync_data()
+            }
+            Sink::Stream { out, .. } => out.flush(),
+        }
+    }
+
+    /// An error writing into the sink, naming it (a closed stdout ends the run quietly: [`CliError::stdout`]).
+    pub fn error(&self, action: &str, error: io::Error) -> CliError {
+        match self {
+            Sink::File { path, .. } => CliError::io(action, path, error),
+            Sink::Stream { .. } => CliError::stdout(error),
+        }
+    }
+
+    /// The file's path, `None` for a stream.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Sink::File { path, .. } => Some(path),
+            Sink::Stream { .. } => None,
+        }
+    }
+}
+
+impl Write for Sink<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::File { file, .. } => file.write(buf),
+            Sink::Stream { out, .. } => out.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Sink::File { file, .. } => file.write_all(buf),
+            Sink::Stream { out, .. } => out.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::File { file, .. } => file.flush(),
+            Sink::Stream { out, .. } => out.flush(),
+        }
+    }
+}
+
+/// What a writer needs beyond its sink. Formats read the options that concern them.
+#[derive(Clone, Debug, Default)]
+pub struct WriteOptions {
+    /// The file format.
+    pub format: FileFormat,
+    /// The compression (`jsonl` and `csv`).
+    pub compression: Compression,
+}
+
+/// A writer of `options.format` into `sink`.
+///
+/// # Errors
+/// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)) for a format or compression this build
+/// cannot write.
+pub fn create_writer<'a>(sink: Sink<'a>, options: &WriteOptions) -> Result<Box<dyn EntityWriter + 'a>, CliError> {
+    match (options.format, options.compression) {
+        (FileFormat::Jsonl, Compression::None) => Ok(Box::new(jsonl::JsonlWriter::new(sink))),
+        (format, compression) => Err(CliError::invalid(format!(
+            "writing {} with compression {compression:?} is not supported yet",
+            format.extension()
+        ))),
+    }
+}
+
+/// The format and compression [`open_reader`] reads `path` in: `format` when given, else the one its name tells
+/// ([`FileFormat::of_path`]); stdin and other names are uncompressed `jsonl`.
+///
+/// ```
+/// use std::path::Path;
+/// use table_model_cli::format::{format_of, Compression, FileFormat};
+/// assert_eq!(format_of(Path::new("a.csv.gz"), None), (FileFormat::Csv, Compression::Gzip));
+/// assert_eq!(format_of(Path::new("-"), None), (FileFormat::Jsonl, Compression::None));
+/// assert_eq!(format_of(Path::new("a.txt"), Some((FileFormat::Csv, Compression::None))).0, FileFormat::Csv);
+/// ```
+pub fn format_of(path: &Path, format: Option<(FileFormat, Compression)>) -> (FileFormat, Compression) {
+    let stdin = path.as_os_str() == "-";
+    format.or_else(|| if stdin { None } else { FileFormat::of_path(path) }).unwrap_or_default()
+}
+
+/// A reader of `path` (`-` for stdin), in `format` or, when `None`, the format its name tells
+/// ([`FileFormat::of_path`]; stdin and other names are read as uncompressed `jsonl`).
+///
+/// # Errors
+/// [`CliError`] when the file cannot be opened, or its format is not supported.
+pub fn open_reader(path: &Path, format: Option<(FileFormat, Compression)>) -> Result<Box<dyn EntityReader>, CliError> {
+    let stdin = path.as_os_str() == "-";
+    let (format, compression) = format_of(path, format);
+    let (source, input): (Arc<str>, Box<dyn io::BufRead + Send>) = if stdin {
+        ("-".into(), Box::new(BufReader::with_capacity(FILE_BUFFER, io::stdin())))
+    } else {
+        let file = File::open(path).map_err(|e| CliError::io("read", path, e))?;
+        (path.display().to_string().into(), Box::new(BufReader::with_capacity(FILE_BUFFER, file)))
+    };
+    match (format, compression) {
+        (FileFormat::Jsonl, Compression::None) => Ok(Box::new(jsonl::JsonlReader::new(source, input))),
+        (format, compression) => Err(CliError::invalid(format!(
+            "reading {} with compression {compression:?} is not supported yet",
+            format.extension()
+        ))),
+    }
+}
