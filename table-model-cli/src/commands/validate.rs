@@ -516,3 +516,96 @@ pub async fn run(
 /// The most checking threads: reading a block is far cheaper than checking it, so more cores than this would
 /// wait on the one reading thread.
 const MAX_WORKERS: usize = 8;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `check` on a fresh report in `format`; gives back what it wrote and its summary.
+    fn reported(
+        format: Format,
+        check: impl FnOnce(&mut Report<'_, Vec<u8>>) -> Result<(), CliError>,
+    ) -> (String, Summary) {
+        let mut out = Vec::new();
+        let mut report = Report { out: &mut out, format, summary: Summary::default(), line: Vec::new() };
+        check(&mut report).unwrap();
+        let summary = report.summary;
+        (String::from_utf8(out).unwrap(), summary)
+    }
+
+    /// A file of several blocks: invalid lines spread over all of them, blank lines, CRLF, a line longer than a
+    /// block and a last line without its line end.
+    fn spread_file(dir: &Path) -> PathBuf {
+        let mut data = Vec::new();
+        let mut n = 0;
+        while data.len() < 3 * BLOCK_BYTES {
+            n += 1;
+            let line = match n % 997 {
+                0 => format!(r#"{{"PartitionKey":"p","RowKey":"{n}","Id":{n}}}"#),
+                1 => format!(r#"{{"PartitionKey":"p","RowKey":"{n}/x"}}"#),
+                2 => String::new(),
+                3 => format!("{{\"PartitionKey\":\"p\",\"RowKey\":\"{n}\"}}\r"),
+                _ => format!(r#"{{"PartitionKey":"p","RowKey":"{n}","Pad":"{}"}}"#, "x".repeat(n % 200)),
+            };
+            data.extend_from_slice(line.as_bytes());
+            data.push(b'\n');
+            if n == 3000 {
+                let long: Vec<String> = (0..40).map(|i| format!("\"S{i}\":\"{}\"", "y".repeat(32_000))).collect();
+                data.extend_from_slice(
+                    format!("{{\"PartitionKey\":\"p\",\"RowKey\":\"long\",{}}}\n", long.join(",")).as_bytes(),
+                );
+            }
+        }
+        data.extend_from_slice(br#"{"PartitionKey":"p","RowKey":"last","rid":1}"#);
+        let path = dir.join("spread.jsonl");
+        std::fs::write(&path, data).unwrap();
+        path
+    }
+
+    #[test]
+    fn the_parallel_path_reports_what_the_reader_does_in_the_same_order() {
+        let dir = std::env::temp_dir().join(format!("tablectl-validate-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = (spread_file(&dir), Arc::<str>::from("spread.jsonl"));
+        let progress = Progress::entities("test");
+        for rules in RuleSet::ALL {
+            let (expected, expected_summary) = reported(Format::Json, |report| {
+                check_file(&file, Some((FileFormat::Jsonl, Compression::None)), rules, report, (&progress, 0))
+            });
+            for workers in [1, 3] {
+                let (got, summary) =
+                    reported(Format::Json, |report| check_jsonl(&file, rules, workers, report, (&progress, 0)));
+                assert_eq!(summary, expected_summary, "{rules:?}, {workers} workers");
+                // The reader names its source by path; the parallel path by the name it is given.
+                assert_eq!(got, expected.replace(&file.0.display().to_string(), "spread.jsonl"), "{rules:?}");
+            }
+            assert!(expected_summary.invalid > 3, "{expected_summary:?}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn text_names_the_place_the_keys_the_property_and_the_rule() {
+        let checked = Checked {
+            partition_key: Some("p".into()),
+            row_key: None,
+            findings: vec![
+                crate::validate::Finding { property: Some("ID".into()), rule: "reserved".into() },
+                crate::validate::Finding { property: None, rule: "bad JSON".into() },
+            ],
+        };
+        let (text, summary) = reported(Format::Human, |report| {
+            report.entity("a.jsonl", "line", 7, &checked)?;
+            report.entity("table:People", "entity", 3, &Checked::default())?;
+            report.entity("table:People", "entity", 4, &checked)
+        });
+        assert_eq!(
+            text,
+            "a.jsonl:7: PartitionKey `p`, no RowKey: property `ID`: reserved\n\
+             a.jsonl:7: PartitionKey `p`, no RowKey: bad JSON\n\
+             table:People, entity 4: PartitionKey `p`, no RowKey: property `ID`: reserved\n\
+             table:People, entity 4: PartitionKey `p`, no RowKey: bad JSON\n"
+        );
+        assert_eq!(summary, Summary { entities: 3, invalid: 2, findings: 4 });
+    }
+}
