@@ -3,8 +3,9 @@
 //! An entity is checked in the order the client checks it before sending (`docs/rules.md` §13.1): read with
 //! Azure Table Storage's rules (§1 to §8: keys, names, types, values, 252 properties, the size formula), then
 //! against the chosen [`RuleSet`]'s own rules (Cosmos DB's key sizes in UTF-8 bytes and reserved names), then its
-//! JSON body against the 1 MiB every service takes (§4.2). Every rule here is the library's: a [`DecodeError`],
-//! a [`RuleSetError`](table_model::RuleSetError) or an [`EncodeError`](table_model::EncodeError), so `validate`
+//! JSON body against the 1 MiB every service takes (§4.2). Every rule here is the library's (a
+//! [`DecodeError`](table_model::DecodeError), a [`RuleSetError`](table_model::RuleSetError) or an
+//! [`EncodeError`](table_model::EncodeError)), so `validate`
 //! refuses exactly what `import` and `copy` would refuse before sending.
 //!
 //! A record of any format ([`crate::format`]) is checked with [`check`]; a line of `jsonl` with [`check_line`].

@@ -127,6 +127,15 @@ pub struct Summary {
     pub findings: u64,
 }
 
+/// Where an entity is in its input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    /// A file's line (or, for a format of rows, its row), from 1.
+    Line(u64),
+    /// A table's entity, in the order read, from 1.
+    Entity(u64),
+}
+
 /// A finding as a JSON line.
 #[derive(serde::Serialize)]
 struct Finding<'a> {
@@ -150,9 +159,8 @@ struct Report<'a, W: Write> {
 }
 
 impl<W: Write> Report<'_, W> {
-    /// Counts one entity, and writes its findings if it has any. `unit` is the position's name (`line` or
-    /// `entity`).
-    fn entity(&mut self, source: &str, unit: &str, position: u64, checked: &Checked) -> Result<(), CliError> {
+    /// Counts one entity, and writes its findings if it has any.
+    fn entity(&mut self, source: &str, place: Place, checked: &Checked) -> Result<(), CliError> {
         self.summary.entities += 1;
         if checked.findings.is_empty() {
             return Ok(());
@@ -163,9 +171,9 @@ impl<W: Write> Report<'_, W> {
             self.line.clear();
             match self.format {
                 Format::Json => {
-                    let (line, entity) = match unit {
-                        "line" => (Some(position), None),
-                        _ => (None, Some(position)),
+                    let (line, entity) = match place {
+                        Place::Line(n) => (Some(n), None),
+                        Place::Entity(n) => (None, Some(n)),
                     };
                     let finding = Finding {
                         source,
@@ -180,9 +188,9 @@ impl<W: Write> Report<'_, W> {
                     self.line.push(b'\n');
                 }
                 Format::Human => {
-                    let place = match unit {
-                        "line" => format!("{source}:{position}"),
-                        _ => format!("{source}, {unit} {position}"),
+                    let place = match place {
+                        Place::Line(n) => format!("{source}:{n}"),
+                        Place::Entity(n) => format!("{source}, entity {n}"),
                     };
                     let key = |name: &str, value: &Option<String>| match value {
                         Some(v) => format!("{name} `{v}`"),
@@ -304,15 +312,13 @@ fn check_blocks(rules: RuleSet, blocks: &Mutex<mpsc::Receiver<Block>>, results: 
             invalid: Vec::new(),
             data: Vec::new(),
         };
-        let mut number = block.first_line;
-        for line in block.data.split_inclusive(|&b| b == b'\n') {
+        for (number, line) in (block.first_line..).zip(block.data.split_inclusive(|&b| b == b'\n')) {
             if let Some(found) = check_line(rules, line) {
                 checked.entities += 1;
                 if !found.findings.is_empty() {
                     checked.invalid.push((number, found));
                 }
             }
-            number += 1;
         }
         checked.data = block.data;
         if results.send(checked).is_err() {
@@ -355,7 +361,7 @@ fn check_jsonl<W: Write>(
                 progress.set_bytes(bytes);
                 if failed.is_none() {
                     for (line, found) in &checked.invalid {
-                        if let Err(e) = report.entity(source, "line", *line, found) {
+                        if let Err(e) = report.entity(source, Place::Line(*line), found) {
                             failed = Some(e);
                             break;
                         }
@@ -408,7 +414,7 @@ fn check_file<W: Write>(
     let mut reader = format::open_reader(path, format)?;
     while let Some(record) = reader.next_record()? {
         let source = record.position.source;
-        report.entity(&source, "line", record.position.line, &check(rules, record.entity))?;
+        report.entity(&source, Place::Line(record.position.line), &check(rules, record.entity))?;
         progress.set_bytes(done_bytes + reader.bytes_read());
     }
     Ok(())
@@ -435,7 +441,7 @@ async fn check_table<W: Write>(
             checked.partition_key = Some(entity.partition_key().as_str().to_owned());
             checked.row_key = Some(entity.row_key().as_str().to_owned());
         }
-        report.entity(&source, "entity", position, &checked)?;
+        report.entity(&source, Place::Entity(position), &checked)?;
         progress.set_entities(position);
     }
     Ok(())
@@ -595,9 +601,9 @@ mod tests {
             ],
         };
         let (text, summary) = reported(Format::Human, |report| {
-            report.entity("a.jsonl", "line", 7, &checked)?;
-            report.entity("table:People", "entity", 3, &Checked::default())?;
-            report.entity("table:People", "entity", 4, &checked)
+            report.entity("a.jsonl", Place::Line(7), &checked)?;
+            report.entity("table:People", Place::Entity(3), &Checked::default())?;
+            report.entity("table:People", Place::Entity(4), &checked)
         });
         assert_eq!(
             text,
