@@ -240,6 +240,31 @@ mod tests {
     }
 
     #[test]
+    fn entra_is_for_a_url() {
+        let entra = EndpointArgs { auth: Some(Auth::Entra), ..args(None, Some("https://a.table.core.windows.net")) };
+        assert_eq!(resolve(&entra, None).unwrap(), EndpointSource::Entra("https://a.table.core.windows.net".into()));
+        let sas = EndpointArgs { auth: Some(Auth::Sas), ..args(None, Some("https://a.table.core.windows.net/?sig=x")) };
+        assert_eq!(resolve(&sas, None).unwrap(), EndpointSource::Url("https://a.table.core.windows.net/?sig=x".into()));
+        let alone = EndpointArgs { auth: Some(Auth::Entra), ..args(None, None) };
+        let err = resolve(&alone, Some("UseDevelopmentStorage=true".into())).unwrap_err();
+        assert_eq!(err.outcome(), Outcome::InvalidInput);
+        assert!(err.to_string().starts_with("--auth entra needs --url"), "{err}");
+        // The credential chain is set up without running anything; the client is of the URL's kind.
+        let client = connect(&EndpointSource::Entra("https://a.table.cosmos.azure.com".into())).unwrap();
+        assert_eq!(client.kind(), ServiceKind::CosmosDb);
+    }
+
+    #[test]
+    fn the_service_kind_overrides_what_the_url_tells() {
+        let url = EndpointSource::Url("https://acme.table.core.windows.net/?sig=x".into());
+        assert_eq!(connect(&url).unwrap().kind(), ServiceKind::Storage);
+        for kind in [Kind::Storage, Kind::Cosmos, Kind::Azurite] {
+            let client = connect_as(&url, Some(kind.service_kind())).unwrap();
+            assert_eq!(client.kind(), kind.service_kind());
+        }
+    }
+
+    #[test]
     fn debug_hides_secrets() {
         let source = EndpointSource::ConnectionString { value: "AccountKey=c2VjcmV0".into(), from_env: false };
         assert!(!format!("{source:?}").contains("c2VjcmV0"));
