@@ -96,6 +96,10 @@ pub struct ExportArgs {
     /// Compress `jsonl` and `csv` files
     #[arg(long, value_enum, default_value_t = Compression::None)]
     pub compress: Compression,
+    /// The columns of `--format parquet`: a schema file, as `tablectl schema TABLE --json` prints it [default:
+    /// inferred from the first 1000 entities]
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<PathBuf>,
     /// Replace files that already exist
     #[arg(long)]
     pub force: bool,

@@ -22,6 +22,7 @@ pub mod manifest;
 pub mod output;
 pub mod progress;
 pub mod rejects;
+pub mod rust_struct;
 pub mod validate;
 
 use clap::Parser as _;
@@ -63,6 +64,15 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
     if let Command::Completions { shell } = &cli.command {
         let mut out = std::io::stdout().lock();
         return commands::completions::run(*shell, &mut out);
+    }
+    if let Command::Schema(args) = &cli.command {
+        if let commands::schema::Source::File(path) = commands::schema::Source::of(&args.source)? {
+            let format = output::Format::choose(cli.json, std::io::stdout().is_terminal());
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let outcome = commands::schema::run_file(&path, args, format, &mut out)?;
+            out.flush().map_err(CliError::stdout)?;
+            return Ok(outcome);
+        }
     }
     let stdout = std::io::stdout();
     let format = output::Format::choose(cli.json, stdout.is_terminal());

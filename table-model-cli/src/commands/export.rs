@@ -56,6 +56,11 @@ impl Destination {
 pub async fn run(ctx: &Context, args: &ExportArgs, out: &mut impl Write) -> Result<Outcome, CliError> {
     let query = super::filtered(args.filter.as_deref())?;
     let query = super::selecting(query, &["PartitionKey", "RowKey"], &args.select);
+    let schema = match (&args.schema, args.format) {
+        (Some(path), format::FileFormat::Parquet) => Some(format::parquet::read_schema(path)?),
+        (Some(_), _) => return Err(CliError::invalid("--schema is for --format parquet")),
+        (None, _) => None,
+    };
     let destination = Destination::of(&args.output);
     let file_name = args.format.file_name(args.table.as_str(), None, args.compress);
     let data_path = match &destination {
@@ -82,7 +87,7 @@ pub async fn run(ctx: &Context, args: &ExportArgs, out: &mut impl Write) -> Resu
         Some(path) => Sink::create(path, args.force)?,
         None => Sink::stream("stdout", &mut *out),
     };
-    let options = WriteOptions { format: args.format, compression: args.compress };
+    let options = WriteOptions { format: args.format, compression: args.compress, schema };
     let mut writer = format::create_writer(sink, &options)?;
 
     let table = ctx.service.table_client(args.table.clone());

@@ -7,6 +7,7 @@
 //! `docs/tablectl.md`, "Formats", says what each format keeps and how.
 
 pub mod jsonl;
+pub mod parquet;
 
 use crate::error::CliError;
 use crate::manifest::Keys;
@@ -356,6 +357,8 @@ pub struct WriteOptions {
     pub format: FileFormat,
     /// The compression (`jsonl` and `csv`).
     pub compression: Compression,
+    /// The columns of `parquet` (`--schema`); inferred from the first entities when `None`.
+    pub schema: Option<table_model_arrow::infer::Inference>,
 }
 
 /// A writer of `options.format` into `sink`.
@@ -366,6 +369,9 @@ pub struct WriteOptions {
 pub fn create_writer<'a>(sink: Sink<'a>, options: &WriteOptions) -> Result<Box<dyn EntityWriter + 'a>, CliError> {
     match (options.format, options.compression) {
         (FileFormat::Jsonl, Compression::None) => Ok(Box::new(jsonl::JsonlWriter::new(sink))),
+        (FileFormat::Parquet, Compression::None) => {
+            Ok(Box::new(parquet::ParquetWriter::new(sink, options.schema.as_ref())?))
+        }
         (format, compression) => Err(CliError::invalid(format!(
             "writing {} with compression {compression:?} is not supported yet",
             format.extension()
@@ -396,6 +402,10 @@ pub fn format_of(path: &Path, format: Option<(FileFormat, Compression)>) -> (Fil
 pub fn open_reader(path: &Path, format: Option<(FileFormat, Compression)>) -> Result<Box<dyn EntityReader>, CliError> {
     let stdin = path.as_os_str() == "-";
     let (format, compression) = format_of(path, format);
+    if format == FileFormat::Parquet {
+        // Read from its footer, at the end: a file, not a stream.
+        return Ok(Box::new(parquet::ParquetReader::open(path)?));
+    }
     let (source, input): (Arc<str>, Box<dyn io::BufRead + Send>) = if stdin {
         ("-".into(), Box::new(BufReader::with_capacity(FILE_BUFFER, io::stdin())))
     } else {

@@ -89,6 +89,8 @@ pub struct ConnectionError {
 
 /// What the refused value was given as, which the message names.
 #[derive(Debug, Clone, PartialEq, Eq)]
+// Without `http`, only connection strings' errors are made (the parsers of the others need it).
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) enum Given {
     /// A value of a connection string.
     ConnectionString,
