@@ -236,3 +236,28 @@ async fn validate_reads_a_table_and_tells_whether_it_can_move_to_cosmos() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn validate_reads_stdin() {
+    let dir = temp_dir("validate-stdin");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tablectl"))
+        .args(["validate", "-", "--service", "portable", "--json"])
+        .env_remove("AZURE_STORAGE_CONNECTION_STRING")
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = "{\"PartitionKey\":\"p\",\"RowKey\":\"1\"}\n\n{\"PartitionKey\":\"p\",\"RowKey\":\"2\",\"ETag\":1}";
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let reports = json_lines(&out.stdout);
+    assert_eq!(
+        (&reports[0]["source"], &reports[0]["line"], &reports[0]["property"]),
+        (&"-".into(), &3.into(), &"ETag".into())
+    );
+    assert_eq!(reports[1]["entities"], 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
