@@ -122,7 +122,8 @@ async fn answer(
 }
 
 /// A directory of the test's own with a fake `az` in it, which appends its arguments to `az.log` and answers as
-/// the Azure CLI does: with `token`, or, when `token` is `None`, with the error of a CLI that is not logged in.
+/// the Azure CLI does: with `token`, or, when `token` is `None`, with the error of a CLI that is not logged in
+/// (and then a fake `azd` that is not logged in either).
 fn fake_az(tag: &str, token: Option<&str>) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tablectl-entra-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -136,13 +137,23 @@ fn fake_az(tag: &str, token: Option<&str>) -> PathBuf {
         None => "echo \"ERROR: Please run 'az login' to setup account.\" >&2; exit 1".to_owned(),
     };
     let script = format!("#!/bin/sh\necho \"$*\" >> '{}'\n{answer}\n", log.display());
-    let az = dir.join("az");
-    std::fs::write(&az, script).unwrap();
-    std::fs::set_permissions(&az, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut tools = vec![("az", script)];
+    if token.is_none() {
+        // Whatever `azd` the machine has, the chain's second link fails too.
+        tools.push((
+            "azd",
+            "#!/bin/sh\necho 'ERROR: not logged in, run `azd auth login` to login' >&2\nexit 1\n".into(),
+        ));
+    }
+    for (name, script) in tools {
+        let path = dir.join(name);
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     dir
 }
 
-/// The binary with `dir` first on `PATH` (no `azd` is anywhere on it) and `certificate` as its trusted roots
+/// The binary with `dir` first on `PATH` and `certificate` as its trusted roots
 /// (`None`: a certificate of no server).
 async fn tablectl(dir: &Path, certificate: Option<&Path>, args: &[&str]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_tablectl"));
@@ -200,7 +211,7 @@ async fn no_token_or_no_trust_exits_3_and_says_why() {
     let server = Server::start().await;
     let url = server.url();
 
-    // `az` is not logged in and there is no `azd`: nothing is sent.
+    // Neither `az` nor `azd` is logged in: nothing is sent.
     let dir = fake_az("nologin", None);
     let certificate = dir.join("server.pem");
     std::fs::write(&certificate, &server.certificate_pem).unwrap();
