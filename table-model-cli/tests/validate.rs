@@ -261,3 +261,38 @@ fn validate_reads_stdin() {
     assert_eq!(reports[1]["entities"], 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `tablectl validate big.jsonl | head`: the reader and the checking threads stop when stdout closes.
+#[test]
+fn a_closed_stdout_ends_the_run() {
+    let dir = temp_dir("validate-pipe");
+    let lines: String =
+        (0..200_000).map(|i| format!("{{\"PartitionKey\":\"p\",\"RowKey\":\"{i}\",\"Id\":{i}}}\n")).collect();
+    std::fs::write(dir.join("ids.jsonl"), lines).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tablectl"))
+        .args(["validate", "ids.jsonl", "--service", "cosmos"])
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert!(first.contains("\"line\":1,"), "{first}");
+    drop(stdout);
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("validate did not end after its stdout closed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0), "a closed stdout ends the run quietly, as for query");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -239,8 +239,9 @@ struct BlockResult {
 
 /// Reads a file (`-`: stdin) in blocks of whole lines into `blocks`, numbering them; a line longer than a block
 /// makes the block as long as the line. Buffers come back through `free` to be reused. Ends at the end of the
-/// input, when `blocks` is closed, or at the first read error, which it returns.
-fn read_blocks(path: &Path, blocks: mpsc::SyncSender<Block>, free: mpsc::Receiver<Vec<u8>>) -> Result<(), CliError> {
+/// input, when `blocks` is closed, or at the first read error, which it returns; else gives the number of blocks
+/// sent.
+fn read_blocks(path: &Path, blocks: mpsc::SyncSender<Block>, free: mpsc::Receiver<Vec<u8>>) -> Result<u64, CliError> {
     let mut seq = 0;
     let mut reader: Box<dyn Read> = if path.as_os_str() == "-" {
         Box::new(std::io::stdin().lock())
@@ -291,10 +292,10 @@ fn read_blocks(path: &Path, blocks: mpsc::SyncSender<Block>, free: mpsc::Receive
         seq += 1;
         first_line += lines;
         if blocks.send(block).is_err() {
-            return Ok(());
+            return Ok(seq);
         }
     }
-    Ok(())
+    Ok(seq)
 }
 
 /// Checks each line of each block that comes, until `blocks` ends.
@@ -339,15 +340,15 @@ fn check_jsonl<W: Write>(
     let (block_sender, block_receiver) = mpsc::sync_channel::<Block>(2 * workers);
     let (free_sender, free_receiver) = mpsc::channel::<Vec<u8>>();
     let (result_sender, result_receiver) = mpsc::channel::<BlockResult>();
-    let block_receiver = Mutex::new(block_receiver);
+    // Shared by the workers alone: when they have all ended, the reader's next send fails and it ends too.
+    let block_receiver = Arc::new(Mutex::new(block_receiver));
     std::thread::scope(|scope| {
         let reader = scope.spawn(move || read_blocks(path, block_sender, free_receiver));
         for _ in 0..workers {
-            let results = result_sender.clone();
-            let blocks = &block_receiver;
-            scope.spawn(move || check_blocks(rules, blocks, &results));
+            let (results, blocks) = (result_sender.clone(), block_receiver.clone());
+            scope.spawn(move || check_blocks(rules, &blocks, &results));
         }
-        drop(result_sender);
+        drop((result_sender, block_receiver));
         // Results come in any order; they are reported in the order of the blocks.
         let mut pending = std::collections::BTreeMap::new();
         let mut next = 0;
@@ -373,14 +374,16 @@ fn check_jsonl<W: Write>(
                 let _ = free_sender.send(checked.data);
             }
             if failed.is_some() {
-                // Stop the reader: the workers end when the blocks do.
+                // Closing the results ends each worker at its next block, and then the reader.
                 break;
             }
         }
         let read = reader.join().unwrap_or_else(|_| Err(CliError::failed("the thread reading the input panicked")));
-        match failed {
-            Some(e) => Err(e),
-            None => read,
+        match (failed, read) {
+            (Some(e), _) | (None, Err(e)) => Err(e),
+            // Every block read was reported, unless a worker ended without giving back its block.
+            (None, Ok(blocks)) if blocks != next => Err(CliError::failed("a thread checking the input panicked")),
+            (None, Ok(_)) => Ok(()),
         }
     })
 }
