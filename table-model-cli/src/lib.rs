@@ -23,6 +23,7 @@ pub mod output;
 pub mod progress;
 pub mod rejects;
 pub mod rust_struct;
+pub mod validate;
 
 use clap::Parser as _;
 use cli::{Cli, Command};
@@ -73,10 +74,22 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
             return Ok(outcome);
         }
     }
-    let source = endpoint::resolve(&cli.endpoint, connection_string_var)?;
-    let service = endpoint::connect(&source)?;
     let stdout = std::io::stdout();
     let format = output::Format::choose(cli.json, stdout.is_terminal());
+    let kind = cli.endpoint.service_kind.map(endpoint::Kind::service_kind);
+    if let Command::Validate(args) = &cli.command {
+        // A file is checked without an endpoint; only a table needs one.
+        let connect = || {
+            let source = endpoint::resolve(&cli.endpoint, connection_string_var)?;
+            Ok(Context { service: endpoint::connect_as(&source, kind)?, format, json: cli.json })
+        };
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        let outcome = commands::validate::run(args, format, cli.json, connect, &mut out).await?;
+        out.flush().map_err(CliError::stdout)?;
+        return Ok(outcome);
+    }
+    let source = endpoint::resolve(&cli.endpoint, connection_string_var)?;
+    let service = endpoint::connect_as(&source, kind)?;
     let ctx = Context { service, format, json: cli.json };
     let mut out = std::io::BufWriter::new(stdout.lock());
     let outcome = match &cli.command {
@@ -86,9 +99,8 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
         Command::Export(args) => commands::export::run(&ctx, args, &mut out).await,
         Command::Import(args) => commands::import::run(&ctx, args, &mut out).await,
         Command::Copy(args) => commands::copy::run(&ctx, args, &mut out).await,
-        Command::Validate(args) => commands::validate::run(&ctx, args, &mut out).await,
         Command::Schema(args) => commands::schema::run(&ctx, args, &mut out).await,
-        Command::Completions { .. } => unreachable!("answered before connecting"),
+        Command::Completions { .. } | Command::Validate(_) => unreachable!("answered before connecting"),
     }?;
     out.flush().map_err(CliError::stdout)?;
     Ok(outcome)

@@ -23,8 +23,8 @@ use table_model::client::{
     BulkFailure, BulkOperation, BulkOptions, BulkReport, Error as ClientError, ErrorKind, FailureCause, TableClient,
 };
 use table_model::{
-    ETag, EncodeError, EncodedEntity, Entity, EntityError, ErrorCode, KeyKind, PartitionKey, RequestErrorKind, RowKey,
-    RuleSetErrorKind, UpdateMode, WriteEntity,
+    BatchErrorKind, ETag, EncodeError, EncodedEntity, Entity, EntityError, ErrorCode, KeyKind, PartitionKey,
+    RequestError, RequestErrorKind, RowKey, RuleSetErrorKind, UpdateMode, WriteEntity,
 };
 
 /// An entity with the place of its line.
@@ -53,7 +53,7 @@ impl WriteEntity for Line {
 
 /// The files to read, in order, with their total size when known (not for stdin). An export directory's files,
 /// or a file with a manifest beside it, are checked against the manifest here.
-fn inputs(input: &Path) -> Result<(Vec<PathBuf>, Option<u64>), CliError> {
+pub(crate) fn inputs(input: &Path) -> Result<(Vec<PathBuf>, Option<u64>), CliError> {
     if input.as_os_str() == "-" {
         return Ok((vec![input.to_owned()], None));
     }
@@ -161,7 +161,13 @@ impl Reader {
 /// The property or key a refused entity's error names, if any.
 fn property_of(error: &ClientError) -> Option<String> {
     let ErrorKind::Request(e) = error.kind() else { return None };
-    match e.kind() {
+    request_property(e)
+}
+
+/// The property or key a request error names: a rule of the target's service, an entity that does not encode,
+/// or either of these as the operation of a transaction (how the bulk writer refuses an entity).
+fn request_property(error: &RequestError) -> Option<String> {
+    match error.kind() {
         RequestErrorKind::ServiceRule { error, value } => match error.kind() {
             RuleSetErrorKind::KeyTooLong { key: KeyKind::Partition, .. } => Some("PartitionKey".to_owned()),
             RuleSetErrorKind::KeyTooLong { key: KeyKind::Row, .. } => Some("RowKey".to_owned()),
@@ -169,6 +175,10 @@ fn property_of(error: &ClientError) -> Option<String> {
             _ => None,
         },
         RequestErrorKind::Encode(e) => e.property().map(str::to_owned),
+        RequestErrorKind::Batch(e) => match e.kind() {
+            BatchErrorKind::Request(e) => request_property(e),
+            _ => None,
+        },
         _ => None,
     }
 }

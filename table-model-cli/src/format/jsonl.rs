@@ -139,19 +139,7 @@ impl EntityReader for JsonlReader {
                 };
                 return Ok(Some(Record { position, entity: Err(rejected) }));
             }
-            if self.buf.trim_ascii().is_empty() {
-                continue;
-            }
-            let entity = read_entity(&self.buf).map_err(|e| {
-                let (partition_key, row_key) = raw_keys(&self.buf);
-                Rejected {
-                    partition_key,
-                    row_key,
-                    property: e.property().map(str::to_owned),
-                    rule: e.to_string(),
-                    text: String::from_utf8_lossy(trim_line_end(&self.buf)).into_owned(),
-                }
-            });
+            let Some(entity) = read_line(&self.buf) else { continue };
             return Ok(Some(Record { position, entity }));
         }
     }
@@ -191,6 +179,31 @@ pub fn write_entity(entity: &Entity, out: &mut Vec<u8>) -> Result<(), EncodeErro
     }
     out.extend_from_slice(b"}\n");
     Ok(())
+}
+
+/// Reads one line of a file as [`JsonlReader`] does: `None` for a blank line, else the entity or why the line is
+/// not one (for `validate`, which reads lines on several threads).
+///
+/// ```
+/// use table_model_cli::format::jsonl::read_line;
+/// assert!(read_line(b" \r\n").is_none());
+/// let rejected = read_line(br#"{"PartitionKey":"a#b","RowKey":"1"}"#).unwrap().unwrap_err();
+/// assert_eq!((rejected.partition_key.as_deref(), rejected.property.as_deref()), (Some("a#b"), Some("PartitionKey")));
+/// ```
+pub fn read_line(line: &[u8]) -> Option<Result<Entity, Rejected>> {
+    if line.trim_ascii().is_empty() {
+        return None;
+    }
+    Some(read_entity(line).map_err(|e| {
+        let (partition_key, row_key) = raw_keys(line);
+        Rejected {
+            partition_key,
+            row_key,
+            property: e.property().map(str::to_owned),
+            rule: e.to_string(),
+            text: String::from_utf8_lossy(trim_line_end(line)).into_owned(),
+        }
+    }))
 }
 
 /// Reads one line (with or without its line ending) into an entity, with Storage's rules (`docs/rules.md` §1 to

@@ -423,6 +423,21 @@ pub fn create_writer<'a>(sink: Sink<'a>, options: &WriteOptions) -> Result<Box<d
     }
 }
 
+/// The format and compression [`open_reader`] reads `path` in: `format` when given, else the one its name tells
+/// ([`FileFormat::of_path`]); stdin and other names are uncompressed `jsonl`.
+///
+/// ```
+/// use std::path::Path;
+/// use table_model_cli::format::{format_of, Compression, FileFormat};
+/// assert_eq!(format_of(Path::new("a.csv.gz"), None), (FileFormat::Csv, Compression::Gzip));
+/// assert_eq!(format_of(Path::new("-"), None), (FileFormat::Jsonl, Compression::None));
+/// assert_eq!(format_of(Path::new("a.txt"), Some((FileFormat::Csv, Compression::None))).0, FileFormat::Csv);
+/// ```
+pub fn format_of(path: &Path, format: Option<(FileFormat, Compression)>) -> (FileFormat, Compression) {
+    let stdin = path.as_os_str() == "-";
+    format.or_else(|| if stdin { None } else { FileFormat::of_path(path) }).unwrap_or_default()
+}
+
 /// A reader of `path` (`-` for stdin), in `format` or, when `None`, the format its name tells
 /// ([`FileFormat::of_path`]; stdin and other names are read as uncompressed `jsonl`).
 ///
@@ -430,8 +445,7 @@ pub fn create_writer<'a>(sink: Sink<'a>, options: &WriteOptions) -> Result<Box<d
 /// [`CliError`] when the file cannot be opened, or its format is not supported.
 pub fn open_reader(path: &Path, format: Option<(FileFormat, Compression)>) -> Result<Box<dyn EntityReader>, CliError> {
     let stdin = path.as_os_str() == "-";
-    let (format, compression) =
-        format.or_else(|| if stdin { None } else { FileFormat::of_path(path) }).unwrap_or_default();
+    let (format, compression) = format_of(path, format);
     if format == FileFormat::Parquet {
         // Read from its footer, at the end: a file, not a stream.
         return Ok(Box::new(parquet::ParquetReader::open(path)?));
