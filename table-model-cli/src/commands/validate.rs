@@ -14,7 +14,7 @@
 
 use super::Context;
 use crate::error::{CliError, Outcome};
-use crate::format::{self, Compression, FileFormat};
+use crate::format::{self, jsonl, Compression, FileFormat, MAX_RECORD_BYTES, SHOWN_BYTES};
 use crate::output::Format;
 use crate::progress::Progress;
 use crate::validate::{check, check_entity, check_line, Checked};
@@ -225,6 +225,8 @@ struct Block {
     /// The number of its first line.
     first_line: u64,
     data: Vec<u8>,
+    /// `Some(bytes)` when the block is one line over [`MAX_RECORD_BYTES`]: `data` holds its first bytes only.
+    too_long: Option<u64>,
 }
 
 /// What a worker found in a block: its invalid lines, with their numbers, and how many entities it read.
@@ -238,7 +240,8 @@ struct BlockResult {
 }
 
 /// Reads a file (`-`: stdin) in blocks of whole lines into `blocks`, numbering them; a line longer than a block
-/// makes the block as long as the line. Buffers come back through `free` to be reused. Ends at the end of the
+/// makes the block as long as the line, up to [`MAX_RECORD_BYTES`]: a longer line is read through and sent alone,
+/// as its first bytes (memory stays bounded whatever the input). Buffers come back through `free` to be reused. Ends at the end of the
 /// input, when `blocks` is closed, or at the first read error, which it returns; else gives the number of blocks
 /// sent.
 fn read_blocks(path: &Path, blocks: mpsc::SyncSender<Block>, free: mpsc::Receiver<Vec<u8>>) -> Result<u64, CliError> {
@@ -260,9 +263,20 @@ fn read_blocks(path: &Path, blocks: mpsc::SyncSender<Block>, free: mpsc::Receive
         // Fill to a block; past it only while no line end has been read.
         let mut filled = data.len();
         data.resize(filled.max(BLOCK_BYTES), 0);
+        let mut too_long = None;
         loop {
             if filled == data.len() {
                 if data[..filled].contains(&b'\n') {
+                    break;
+                }
+                if filled >= MAX_RECORD_BYTES {
+                    // `data` is one line, with no end yet, over the limit: read through its end.
+                    let (skipped, ended) =
+                        skip_line(&mut reader, &mut carry).map_err(|e| CliError::io("read", path, e))?;
+                    too_long = Some((filled as u64) + skipped);
+                    eof = !ended;
+                    data.truncate(SHOWN_BYTES);
+                    filled = data.len();
                     break;
                 }
                 data.resize(data.len() * 2, 0);
@@ -278,7 +292,7 @@ fn read_blocks(path: &Path, blocks: mpsc::SyncSender<Block>, free: mpsc::Receive
             }
         }
         data.truncate(filled);
-        if !eof {
+        if !eof && too_long.is_none() {
             if let Some(end) = data.iter().rposition(|&b| b == b'\n') {
                 carry.extend_from_slice(&data[end + 1..]);
                 data.truncate(end + 1);
@@ -287,8 +301,11 @@ fn read_blocks(path: &Path, blocks: mpsc::SyncSender<Block>, free: mpsc::Receive
         if data.is_empty() {
             continue;
         }
-        let lines = data.iter().filter(|&&b| b == b'\n').count() as u64;
-        let block = Block { seq, first_line, data };
+        let lines = match too_long {
+            Some(_) => 1,
+            None => data.iter().filter(|&&b| b == b'\n').count() as u64,
+        };
+        let block = Block { seq, first_line, data, too_long };
         seq += 1;
         first_line += lines;
         if blocks.send(block).is_err() {
@@ -296,6 +313,28 @@ fn read_blocks(path: &Path, blocks: mpsc::SyncSender<Block>, free: mpsc::Receive
         }
     }
     Ok(seq)
+}
+
+/// Reads through the end of a line (its `\n`), keeping nothing of it but what follows the `\n` in the last read,
+/// which goes into `after`: the bytes read through the `\n`, and whether there was one (else the input ended).
+fn skip_line(reader: &mut dyn Read, after: &mut Vec<u8>) -> std::io::Result<(u64, bool)> {
+    let mut buf = vec![0; 64 * 1024];
+    let mut skipped = 0;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => return Ok((skipped, false)),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        match buf[..n].iter().position(|&b| b == b'\n') {
+            Some(end) => {
+                after.extend_from_slice(&buf[end + 1..n]);
+                return Ok((skipped + end as u64 + 1, true));
+            }
+            None => skipped += n as u64,
+        }
+    }
 }
 
 /// Checks each line of each block that comes, until `blocks` ends.
@@ -313,6 +352,16 @@ fn check_blocks(rules: RuleSet, blocks: &Mutex<mpsc::Receiver<Block>>, results: 
             invalid: Vec::new(),
             data: Vec::new(),
         };
+        if let Some(bytes) = block.too_long {
+            checked.entities = 1;
+            checked.bytes = bytes;
+            checked.invalid.push((block.first_line, check(rules, Err(jsonl::line_too_long(bytes, &block.data)))));
+            checked.data = block.data;
+            if results.send(checked).is_err() {
+                return;
+            }
+            continue;
+        }
         for (number, line) in (block.first_line..).zip(block.data.split_inclusive(|&b| b == b'\n')) {
             if let Some(found) = check_line(rules, line) {
                 checked.entities += 1;
@@ -558,6 +607,16 @@ mod tests {
             };
             data.extend_from_slice(line.as_bytes());
             data.push(b'\n');
+            if n == 2000 {
+                // Over the limit of a line: rejected by both paths, read through, the next line read on.
+                data.extend_from_slice(
+                    format!(
+                        "{{\"PartitionKey\":\"p\",\"RowKey\":\"huge\",\"S\":\"{}\"}}\n",
+                        "z".repeat(MAX_RECORD_BYTES + 10)
+                    )
+                    .as_bytes(),
+                );
+            }
             if n == 3000 {
                 let long: Vec<String> = (0..40).map(|i| format!("\"S{i}\":\"{}\"", "y".repeat(32_000))).collect();
                 data.extend_from_slice(
@@ -590,6 +649,28 @@ mod tests {
             }
             assert!(expected_summary.invalid > 3, "{expected_summary:?}");
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_last_line_over_the_limit_without_its_end_is_rejected_by_both_paths() {
+        let dir = std::env::temp_dir().join(format!("tablectl-validate-long-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("long.jsonl");
+        let mut data = b"{\"PartitionKey\":\"p\",\"RowKey\":\"a\"}\n".to_vec();
+        data.extend(std::iter::repeat_n(b'[', 3 * MAX_RECORD_BYTES / 2));
+        std::fs::write(&path, &data).unwrap();
+        let file = (path, Arc::<str>::from("long.jsonl"));
+        let progress = Progress::entities("test");
+        let (expected, expected_summary) = reported(Format::Json, |report| {
+            check_file(&file, Some((FileFormat::Jsonl, Compression::None)), RuleSet::Storage, report, (&progress, 0))
+        });
+        let (got, summary) =
+            reported(Format::Json, |report| check_jsonl(&file, RuleSet::Storage, 2, report, (&progress, 0)));
+        assert_eq!(summary, expected_summary);
+        assert_eq!(got, expected.replace(&file.0.display().to_string(), "long.jsonl"));
+        assert_eq!(summary.invalid, 1, "{got}");
+        assert!(got.contains(&format!("the line has {} bytes, over the", 3 * MAX_RECORD_BYTES / 2)), "{got}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

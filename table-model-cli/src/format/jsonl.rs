@@ -126,18 +126,7 @@ impl EntityReader for JsonlReader {
             self.bytes += n;
             let position = Position { source: self.source.clone(), line: self.line };
             if over {
-                let shown = &self.buf[..SHOWN_BYTES];
-                let rejected = Rejected {
-                    partition_key: None,
-                    row_key: None,
-                    property: None,
-                    rule: format!(
-                        "the line has {n} bytes, over the {MAX_RECORD_BYTES} a line may have (an entity is at most \
-                         1 MiB); its first {SHOWN_BYTES} bytes are shown"
-                    ),
-                    text: String::from_utf8_lossy(shown).into_owned(),
-                };
-                return Ok(Some(Record { position, entity: Err(rejected) }));
+                return Ok(Some(Record { position, entity: Err(line_too_long(n, &self.buf)) }));
             }
             let Some(entity) = read_line(&self.buf) else { continue };
             return Ok(Some(Record { position, entity }));
@@ -179,6 +168,28 @@ pub fn write_entity(entity: &Entity, out: &mut Vec<u8>) -> Result<(), EncodeErro
     }
     out.extend_from_slice(b"}\n");
     Ok(())
+}
+
+/// The reject of a line of `bytes` bytes, over [`MAX_RECORD_BYTES`], given its first bytes (at most
+/// [`SHOWN_BYTES`] of them are shown).
+///
+/// ```
+/// use table_model_cli::format::jsonl::line_too_long;
+/// let rejected = line_too_long(10_000_000, &[b'x'; 2000]);
+/// assert!(rejected.rule.starts_with("the line has 10000000 bytes, over the 8388608 a line may have"));
+/// assert_eq!(rejected.text.len(), 1024);
+/// ```
+pub fn line_too_long(bytes: u64, head: &[u8]) -> Rejected {
+    Rejected {
+        partition_key: None,
+        row_key: None,
+        property: None,
+        rule: format!(
+            "the line has {bytes} bytes, over the {MAX_RECORD_BYTES} a line may have (an entity is at most 1 MiB); \
+             its first {SHOWN_BYTES} bytes are shown"
+        ),
+        text: String::from_utf8_lossy(&head[..head.len().min(SHOWN_BYTES)]).into_owned(),
+    }
 }
 
 /// Reads one line of a file as [`JsonlReader`] does: `None` for a blank line, else the entity or why the line is
