@@ -23,8 +23,9 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BENCH="$ROOT/.bench"
+# shellcheck source=scripts/bench-common.sh
+source "$ROOT/scripts/bench-common.sh"
 VENV="$BENCH/venv"
-PY_SDK_VERSION="12.7.0"
 ROUNDS="${1:-3}"
 COUNT="${BENCH_COUNT:-10000}"
 PARTITIONS="${BENCH_PARTITIONS:-10}"
@@ -34,12 +35,7 @@ say() { echo "bench-vs-python.sh: $*" >&2; }
 
 if [[ "${1:-}" != "--inner" ]]; then
     [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { say "usage: scripts/bench-vs-python.sh [ROUNDS]"; exit 2; }
-    mkdir -p "$BENCH"
-    if [[ "$("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("azure-data-tables"))' 2>/dev/null)" != "$PY_SDK_VERSION" ]]; then
-        say "creating $VENV with azure-data-tables==$PY_SDK_VERSION"
-        python3 -m venv "$VENV"
-        "$VENV/bin/pip" install --quiet --disable-pip-version-check "azure-data-tables==$PY_SDK_VERSION"
-    fi
+    bench_python_venv bench-vs-python.sh
     say "building examples/bench_bulk.rs (release)"
     (cd "$ROOT" && cargo build --release --quiet --example bench_bulk)
     exec bash "$ROOT/scripts/azurite.sh" run bash "$ROOT/scripts/bench-vs-python.sh" --inner "$ROUNDS"
@@ -53,7 +49,7 @@ PY="$VENV/bin/python"
 PY_SIDE="$ROOT/scripts/bench_python_tables.py"
 RESULTS="$BENCH/results-$(date +%Y%m%d-%H%M%S).jsonl"
 # Both sides read the emulator's CPU time at the start and end of each phase: how busy the server was.
-BENCH_SERVER_PID="$(cat "$ROOT/.azurite/table.pid")"
+BENCH_SERVER_PID="$(bench_server_pid)"
 BENCH_CLK_TCK="$(getconf CLK_TCK 2>/dev/null || echo 100)"
 export BENCH_SERVER_PID BENCH_CLK_TCK
 : >"$RESULTS"
