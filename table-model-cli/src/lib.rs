@@ -13,6 +13,7 @@
 //! # Ok::<(), clap::Error>(())
 //! ```
 
+pub mod checkpoint;
 pub mod cli;
 pub mod commands;
 pub mod endpoint;
@@ -21,7 +22,10 @@ pub mod format;
 pub mod manifest;
 pub mod output;
 pub mod progress;
+pub mod rate;
 pub mod rejects;
+pub mod scan;
+pub mod write;
 
 use clap::Parser as _;
 use cli::{Cli, Command};
@@ -63,8 +67,15 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
         let mut out = std::io::stdout().lock();
         return commands::completions::run(*shell, &mut out);
     }
-    let source = endpoint::resolve(&cli.endpoint, connection_string_var)?;
-    let service = endpoint::connect(&source)?;
+    let global = endpoint::resolve(&cli.endpoint, connection_string_var).and_then(|source| endpoint::connect(&source));
+    // `copy` has an endpoint on each side, each the global one unless given.
+    let (service, copy_source) = match &cli.command {
+        Command::Copy(args) => {
+            let (from, to) = commands::copy::endpoints(args, global)?;
+            (to, Some(from))
+        }
+        _ => (global?, None),
+    };
     let stdout = std::io::stdout();
     let format = output::Format::choose(cli.json, stdout.is_terminal());
     let ctx = Context { service, format, json: cli.json };
@@ -75,7 +86,10 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
         Command::Query(args) => commands::query::run(&ctx, args, &mut out).await,
         Command::Export(args) => commands::export::run(&ctx, args, &mut out).await,
         Command::Import(args) => commands::import::run(&ctx, args, &mut out).await,
-        Command::Copy(args) => commands::copy::run(&ctx, args, &mut out).await,
+        Command::Copy(args) => match &copy_source {
+            Some(source) => commands::copy::run(&ctx, source, args, &mut out).await,
+            None => Err(CliError::failed("copy has no source endpoint")),
+        },
         Command::Validate(args) => commands::validate::run(&ctx, args, &mut out).await,
         Command::Schema(args) => commands::schema::run(&ctx, args, &mut out).await,
         Command::Completions { .. } => unreachable!("answered before connecting"),
