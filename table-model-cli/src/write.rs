@@ -92,13 +92,13 @@ pub struct ChunkWriter<'a> {
 /// rejected with its rule.
 ///
 /// # Errors
-/// [`CliError`] ([`Unreachable`](Outcome::Unreachable)) when the target could not be reached for some of
-/// them: the chunk is not settled, and the checkpoint must stay before it, so that a resumed run writes it
-/// again.
+/// [`CliError`] when the target could not be reached for some of them, or answered a transient status
+/// (`503`, `500`...) past the retries: the chunk is not settled, and the checkpoint must stay before it, so
+/// that a resumed run writes it again.
 pub async fn write_chunk(writer: &ChunkWriter<'_>, lines: Vec<Line>) -> Result<Settled, CliError> {
     let (written, failed) = write_all(writer, lines).await;
-    if let Some(failure) = failed.iter().find(|f| client_outcome(&f.error) == Outcome::Unreachable) {
-        return Err(CliError::new(Outcome::Unreachable, failure.error.to_string()));
+    if let Some(failure) = failed.iter().find(|f| stops_the_run(&f.error)) {
+        return Err(CliError::new(client_outcome(&failure.error), failure.error.to_string()));
     }
     let mut settled = Settled { written, ..Settled::default() };
     for failure in failed {
@@ -139,6 +139,16 @@ pub async fn write_chunk(writer: &ChunkWriter<'_>, lines: Vec<Line>) -> Result<S
         ));
     }
     Ok(settled)
+}
+
+/// The statuses that `azure_core`'s retry policy retries (`docs/rules.md` §12): still failing after the
+/// retries, they say the service is unwell, not that the entity is wrong.
+const TRANSIENT: [u16; 6] = [408, 429, 500, 502, 503, 504];
+
+/// Whether a failure stops the run instead of rejecting its entity: no answer, a refused credential, or a
+/// transient status the retries did not outlast. A resumed run writes the chunk again.
+fn stops_the_run(error: &ClientError) -> bool {
+    client_outcome(error) == Outcome::Unreachable || error.status().is_some_and(|s| TRANSIENT.contains(&s))
 }
 
 /// The property or key a refused entity's error names, if any.

@@ -7,7 +7,8 @@
 //! written in chunks by the bulk writer, which checks every entity against the target's rules before its
 //! transaction is sent ([`crate::write`]); an entity not written goes to the reject file as in `import`. After
 //! each chunk is settled, a checkpoint (`TARGET.copy-checkpoint.json`) keeps each range's continuation, so the
-//! same command run again after a stop goes on from there.
+//! same command run again after a stop goes on from there. The checkpoint is bound to the tables, the filter, the
+//! mode and `--parallel`, not to the endpoints: a renewed SAS, or another route to the same accounts, resumes.
 
 use super::Context;
 use crate::checkpoint::{self, AbortAfter, Command};
@@ -96,16 +97,15 @@ pub fn endpoints(
             CliError::new(e.outcome(), named.unwrap_or(message))
         }))
     };
-    let from = side("from", &args.from_connection_string, &args.from_url);
-    let to = side("to", &args.to_connection_string, &args.to_url);
-    let (from, to) = match (from, to) {
-        (Some(from), Some(to)) => (from?, to?),
+    let from = side("from", &args.from_connection_string, &args.from_url).transpose()?;
+    let to = side("to", &args.to_connection_string, &args.to_url).transpose()?;
+    Ok(match (from, to) {
+        (Some(from), Some(to)) => (from, to),
         (from, to) => {
             let global = global?;
-            (from.unwrap_or_else(|| Ok(global.clone()))?, to.unwrap_or(Ok(global))?)
+            (from.unwrap_or_else(|| global.clone()), to.unwrap_or(global))
         }
-    };
-    Ok((from, to))
+    })
 }
 
 /// The value of [`CopyCheckpoint::format`].
@@ -155,8 +155,8 @@ pub async fn run(
     let checkpoint_path =
         args.checkpoint.clone().unwrap_or_else(|| PathBuf::from(format!("{}.copy-checkpoint.json", args.target)));
     let command = Command::new("copy")
-        .with("source", format!("{}/{}", source.endpoint().url(), args.source))
-        .with("target", format!("{}/{}", ctx.service.endpoint().url(), args.target))
+        .with("source", args.source.as_str())
+        .with("target", args.target.as_str())
         .with("--filter", &args.filter)
         .with("--mode", format!("{:?}", args.mode))
         .with("--parallel", args.parallel.get());

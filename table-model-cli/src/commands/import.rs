@@ -68,12 +68,11 @@ fn check_shards(dirs: &[(&Path, Manifest)]) -> Result<(), CliError> {
     for (i, (a, ma)) in dirs.iter().enumerate() {
         for (b, mb) in &dirs[..i] {
             let same_export = ma.started == mb.started && ma.table == mb.table && ma.shard.is_none();
-            if ma.shard.is_some() && ma.shard == mb.shard && ma.plan == mb.plan {
+            if let Some(shard) = ma.shard.filter(|_| ma.shard == mb.shard && ma.plan == mb.plan) {
                 return Err(CliError::invalid(format!(
-                    "`{}` and `{}` hold the same shard {} of one export: its entities would be imported twice",
+                    "`{}` and `{}` hold the same shard {shard} of one export: its entities would be imported twice",
                     b.display(),
                     a.display(),
-                    ma.shard.expect("checked")
                 )));
             }
             if same_export && ma.files == mb.files {
@@ -94,8 +93,7 @@ fn check_shards(dirs: &[(&Path, Manifest)]) -> Result<(), CliError> {
             }
         }
     }
-    if let Some((_, first)) = dirs.iter().find(|(_, m)| m.shard.is_some()) {
-        let n = first.shard.expect("found").n;
+    if let Some((first, n)) = dirs.iter().find_map(|(_, m)| m.shard.map(|s| (m, s.n))) {
         let given: Vec<usize> =
             dirs.iter().filter(|(_, m)| m.plan == first.plan).filter_map(|(_, m)| m.shard.map(|s| s.k)).collect();
         let missing: Vec<String> = (1..=n).filter(|k| !given.contains(k)).map(|k| format!("{k}/{n}")).collect();
@@ -283,8 +281,13 @@ pub async fn run(ctx: &Context, args: &ImportArgs, out: &mut impl Write) -> Resu
         );
     }
     let resumed = saved.is_some();
-    let mut state =
+    let state =
         saved.unwrap_or(ImportCheckpoint { format: CHECKPOINT_FORMAT.to_owned(), command, ..Default::default() });
+    if !stdin && !resumed {
+        // Kept before anything is sent: a run stopped in its first chunk is resumed as one.
+        checkpoint::write_atomic(&checkpoint_path, &state)?;
+    }
+    let mut state = state;
 
     let table = ctx.service.table_client(args.table.clone());
     table.create_table_if_not_exists(None).await?;
