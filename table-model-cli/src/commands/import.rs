@@ -397,3 +397,44 @@ pub async fn run(ctx: &Context, args: &ImportArgs, out: &mut impl Write) -> Resu
     }
     Ok(outcome)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::Shard;
+    use table_model::filter::{KeyPosition, KeyRange};
+    use table_model::PartitionKey;
+
+    fn worker(k: usize, cut: &'static str) -> Manifest {
+        let plan = KeyRange::all().split([KeyPosition::partition(PartitionKey::from_static(cut))]);
+        Manifest {
+            format: crate::manifest::FORMAT.into(),
+            tool: "tablectl test".into(),
+            table: "T".into(),
+            filter: None,
+            select: None,
+            started: format!("2026-01-01T00:00:0{k}Z"),
+            files: Vec::new(),
+            ranges: Some(vec![plan[k - 1].clone()]),
+            plan: Some(plan),
+            shard: Some(Shard { k, n: 2 }),
+        }
+    }
+
+    #[test]
+    fn shards_of_one_plan_go_together_and_others_are_refused() {
+        let (a, b) = (Path::new("a"), Path::new("b"));
+        check_shards(&[(a, worker(1, "m")), (b, worker(2, "m"))]).unwrap();
+        let err = check_shards(&[(a, worker(1, "m")), (b, worker(1, "m"))]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`a` and `b` hold the same shard 1/2 of one export: its entities would be imported twice"
+        );
+        let err = check_shards(&[(a, worker(1, "m")), (b, worker(2, "n"))]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`a` (shard 1/2) and `b` (shard 2/2) were planned differently (the table changed between the workers' \
+             starts?): their key ranges may overlap or leave gaps"
+        );
+    }
+}
