@@ -7,8 +7,8 @@ with the Python SDK (azure-data-tables), against the Table service in TABLE_MODE
 
     bench_tablectl.py export --table NAME FILE
         `list_entities()` to JSON lines: each entity as one JSON object (typed values written as JSON can show
-        them: Int64 and Guid as strings, DateTime in ISO 8601, Binary in base64). Prints one JSON line with the
-        count and the time.
+        them: Int64 and Guid as strings, DateTime in ISO 8601, Binary in base64). Prints the count and the time
+        (the shell script times the whole process).
 
     bench_tablectl.py import --table NAME FILE
         Reads the JSON lines (the `@odata.type` annotations give the types), groups them by PartitionKey and
