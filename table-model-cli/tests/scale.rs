@@ -147,6 +147,14 @@ async fn parallel_and_sharded_exports_each_equal_the_plain_export() {
     assert_eq!(sizes, [1_000, 1_000, 1_000]);
     assert_eq!(export_lines(&dir.join("split")), plain);
 
+    // --max-rate paces the pages: 3,000 entities at 1,000 a second take at least 2 s (a lower bound, which
+    // load cannot break), and the export is the same.
+    let start = std::time::Instant::now();
+    let out = run(cs, &dir, &["export", &name, "-o", "paced/", "--max-rate", "1000"], &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(start.elapsed() >= Duration::from_secs(2), "{:?}", start.elapsed());
+    assert_eq!(export_lines(&dir.join("paced")), plain);
+
     // count --parallel 4 counts each entity once.
     let out = run(cs, &dir, &["count", &name, "--parallel", "4", "--json"], &[]).await;
     assert_eq!(text(&out.stdout), format!("{{\"count\":3000,\"table\":\"{name}\"}}\n"));
