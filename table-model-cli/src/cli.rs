@@ -4,6 +4,7 @@
 use crate::endpoint::EndpointArgs;
 use crate::format::{Compression, FileFormat};
 use clap::{Parser, Subcommand, ValueEnum};
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use table_model::TableName;
 
@@ -59,6 +60,9 @@ pub struct CountArgs {
     /// An OData filter, such as `PartitionKey eq 'eu' and Age ge 18`
     #[arg(long)]
     pub filter: Option<String>,
+    /// Scan this many key ranges side by side
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub parallel: NonZeroUsize,
 }
 
 /// `tablectl query`.
@@ -102,18 +106,62 @@ pub struct ExportArgs {
     /// inferred from the first 1000 entities]
     #[arg(long, value_name = "FILE")]
     pub schema: Option<PathBuf>,
-    /// Replace files that already exist
+    /// Replace files that already exist; start over instead of resuming an unfinished export in the directory
     #[arg(long)]
     pub force: bool,
+    /// Scan this many key ranges side by side (to a directory: one file per range)
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub parallel: NonZeroUsize,
+    /// Be worker K of N (from 1): export a fixed share of the key ranges, into a directory of its own
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::scan::Shard>,
+    /// Start a new numbered file once a file is past this size (bytes; `K`, `M`, `G` suffixes are powers of
+    /// 1,024), at the end of a page
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub split_size: Option<u64>,
+    /// At most this many entities per second (0: no limit) [default: 20000 for Azure Storage, no limit otherwise]
+    #[arg(long, value_name = "N")]
+    pub max_rate: Option<u64>,
+}
+
+/// Reads a size: bytes, or with a `K`, `M`, `G` (or `KiB`, `MiB`, `GiB`) suffix, powers of 1,024.
+///
+/// ```
+/// use table_model_cli::cli::parse_size;
+/// assert_eq!(parse_size("512"), Ok(512));
+/// assert_eq!(parse_size("64K"), Ok(65_536));
+/// assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+/// assert_eq!(parse_size("0").unwrap_err(), "the size must be at least 1 byte");
+/// assert!(parse_size("1.5M").is_err());
+/// ```
+///
+/// # Errors
+/// What is wrong, for clap to show.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let digits = text.trim().trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &text.trim()[digits.len()..];
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kib" => 10,
+        "m" | "mib" => 20,
+        "g" | "gib" => 30,
+        _ => return Err(format!("unknown unit `{unit}`: give bytes, or K, M or G (powers of 1,024)")),
+    };
+    let n: u64 = digits.parse().map_err(|_| format!("`{text}` is not a whole number of bytes with K, M or G"))?;
+    if n == 0 {
+        return Err("the size must be at least 1 byte".to_owned());
+    }
+    n.checked_mul(1 << shift).ok_or_else(|| format!("`{text}` is too large"))
 }
 
 /// `tablectl import`.
 #[derive(clap::Args, Debug)]
 pub struct ImportArgs {
-    /// A file (`.jsonl`, `.csv`, optionally `.gz` or `.zst`), an export directory (its manifest is checked first),
-    /// or `-` for stdin
-    #[arg(value_name = "FILE|DIR|-")]
-    pub input: PathBuf,
+    /// A file (`.jsonl`, `.csv`, optionally `.gz` or `.zst`, `.parquet`), an export directory (its manifest is
+    /// checked first), or `-` for stdin; several export directories (the shards of one export) are imported one
+    /// after the other
+    #[arg(value_name = "FILE|DIR|-", num_args = 1.., required = true)]
+    pub input: Vec<PathBuf>,
     /// The table (created if it does not exist)
     pub table: TableName,
     /// What to do with an entity whose keys exist in the table
@@ -129,6 +177,16 @@ pub struct ImportArgs {
     /// The input's compression, with `--format` [default: told by the file name; none for stdin]
     #[arg(long, value_enum, requires = "format")]
     pub compress: Option<Compression>,
+    /// At most this many entities per second (0: no limit) [default: 20000 for Azure Storage, no limit otherwise]
+    #[arg(long, value_name = "N")]
+    pub max_rate: Option<u64>,
+    /// The checkpoint an interrupted import resumes from [default: TABLE.import-checkpoint.json; removed when the
+    /// import ends]
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+    /// Start over instead of resuming the unfinished import of the checkpoint
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// How `import` writes each entity.

@@ -13,6 +13,7 @@
 //! # Ok::<(), clap::Error>(())
 //! ```
 
+pub mod checkpoint;
 pub mod cli;
 pub mod commands;
 pub mod endpoint;
@@ -21,9 +22,12 @@ pub mod format;
 pub mod manifest;
 pub mod output;
 pub mod progress;
+pub mod rate;
 pub mod rejects;
 pub mod rust_struct;
+pub mod scan;
 pub mod validate;
+pub mod write;
 
 use clap::Parser as _;
 use cli::{Cli, Command};
@@ -88,8 +92,16 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
         out.flush().map_err(CliError::stdout)?;
         return Ok(outcome);
     }
-    let source = endpoint::resolve(&cli.endpoint, connection_string_var)?;
-    let service = endpoint::connect_as(&source, kind)?;
+    let global =
+        endpoint::resolve(&cli.endpoint, connection_string_var).and_then(|source| endpoint::connect_as(&source, kind));
+    // `copy` has an endpoint on each side, each the global one unless given.
+    let (service, copy_source) = match &cli.command {
+        Command::Copy(args) => {
+            let (from, to) = commands::copy::endpoints(args, global, kind)?;
+            (to, Some(from))
+        }
+        _ => (global?, None),
+    };
     let ctx = Context { service, format, json: cli.json };
     let mut out = std::io::BufWriter::new(stdout.lock());
     let outcome = match &cli.command {
@@ -98,7 +110,10 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
         Command::Query(args) => commands::query::run(&ctx, args, &mut out).await,
         Command::Export(args) => commands::export::run(&ctx, args, &mut out).await,
         Command::Import(args) => commands::import::run(&ctx, args, &mut out).await,
-        Command::Copy(args) => commands::copy::run(&ctx, args, &mut out).await,
+        Command::Copy(args) => match &copy_source {
+            Some(source) => commands::copy::run(&ctx, source, args, &mut out).await,
+            None => Err(CliError::failed("copy has no source endpoint")),
+        },
         Command::Schema(args) => commands::schema::run(&ctx, args, &mut out).await,
         Command::Completions { .. } | Command::Validate(_) => unreachable!("answered before connecting"),
     }?;

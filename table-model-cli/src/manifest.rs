@@ -4,10 +4,12 @@
 
 use crate::error::CliError;
 use crate::format::{Compression, FileFormat};
+use crate::scan::Shard;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::{self, Read, Write};
 use std::path::Path;
+use table_model::filter::KeyRange;
 
 /// The manifest's file name in an export directory.
 pub const FILE_NAME: &str = "manifest.json";
@@ -32,6 +34,16 @@ pub struct Manifest {
     pub started: String,
     /// The data files, in order.
     pub files: Vec<ManifestFile>,
+    /// The key ranges of the whole scan, when it was cut into several (`--parallel`, `--shard`): every
+    /// worker's manifest of one sharded export holds the same plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Vec<KeyRange>>,
+    /// The ranges this export covers: the plan, or this worker's share of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranges: Option<Vec<KeyRange>>,
+    /// The worker `K/N` of a sharded export (`--shard`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
 }
 
 /// One data file of an export.
@@ -100,17 +112,7 @@ impl Manifest {
     pub fn verify(&self, dir: &Path) -> Result<(), CliError> {
         for file in &self.files {
             let path = dir.join(&file.path);
-            let reader = std::fs::File::open(&path).map_err(|e| CliError::io("read", &path, e))?;
-            let mut hashing = Hashing::new(io::sink());
-            let mut buf = vec![0; 64 * 1024];
-            let mut reader = io::BufReader::new(reader);
-            loop {
-                let n = reader.read(&mut buf).map_err(|e| CliError::io("read", &path, e))?;
-                if n == 0 {
-                    break;
-                }
-                hashing.write_all(&buf[..n]).expect("a sink takes everything");
-            }
+            let hashing = digest(&path)?;
             let (bytes, lines, sha256) = (hashing.bytes, hashing.lines, hashing.hex());
             let differs = |what: &str, found: String, expected: String| {
                 CliError::invalid(format!(
@@ -134,15 +136,30 @@ impl Manifest {
         Ok(())
     }
 
-    /// Writes the manifest into `dir`, pretty-printed.
+    /// Writes the manifest into `dir`, pretty-printed, atomically (a manifest says the export is finished).
     ///
     /// # Errors
     /// [`CliError`] ([`Failed`](crate::error::Outcome::Failed)) when it cannot be written.
     pub fn write(&self, dir: &Path) -> Result<(), CliError> {
-        let path = dir.join(FILE_NAME);
-        let mut json = serde_json::to_vec_pretty(self).expect("a manifest is always JSON");
-        json.push(b'\n');
-        std::fs::write(&path, json).map_err(|e| CliError::io("write", &path, e))
+        crate::checkpoint::write_atomic(&dir.join(FILE_NAME), self)
+    }
+}
+
+/// Reads the file at `path` once through a [`Hashing`]: its size, lines and SHA-256.
+///
+/// # Errors
+/// [`CliError`] naming the file when it cannot be read.
+pub fn digest(path: &Path) -> Result<Hashing<io::Sink>, CliError> {
+    let reader = std::fs::File::open(path).map_err(|e| CliError::io("read", path, e))?;
+    let mut hashing = Hashing::new(io::sink());
+    let mut buf = vec![0; 64 * 1024];
+    let mut reader = io::BufReader::new(reader);
+    loop {
+        let n = reader.read(&mut buf).map_err(|e| CliError::io("read", path, e))?;
+        if n == 0 {
+            return Ok(hashing);
+        }
+        hashing.write_all(&buf[..n]).expect("a sink takes everything");
     }
 }
 
@@ -237,6 +254,9 @@ mod tests {
                 first: None,
                 last: None,
             }],
+            plan: None,
+            ranges: None,
+            shard: None,
         }
     }
 

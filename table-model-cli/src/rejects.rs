@@ -64,12 +64,45 @@ pub struct RejectFile {
     path: PathBuf,
     file: Option<BufWriter<File>>,
     count: u64,
+    /// Bytes written into the file, with those of the run it resumes.
+    bytes: u64,
 }
 
 impl RejectFile {
     /// A reject file at `path`, not created yet.
     pub fn new(path: PathBuf) -> Self {
-        RejectFile { path, file: None, count: 0 }
+        RejectFile { path, file: None, count: 0, bytes: 0 }
+    }
+
+    /// The reject file of a resumed run: its first `bytes` (`count` rejects) are kept, anything after them (the
+    /// rejects of a chunk the stopped run did not finish) cut off.
+    ///
+    /// # Errors
+    /// [`CliError`] naming the file when it cannot be opened, or is shorter than its checkpoint says.
+    pub fn resume(path: PathBuf, bytes: u64, count: u64) -> Result<Self, CliError> {
+        if bytes == 0 {
+            return Ok(RejectFile { path, file: None, count: 0, bytes: 0 });
+        }
+        let sink = crate::format::Sink::resume(&path, bytes)?;
+        let file = match sink {
+            crate::format::Sink::File { file, .. } => file,
+            crate::format::Sink::Stream { name, .. } => {
+                return Err(CliError::failed(format!("cannot resume the reject file `{name}`: not a file")))
+            }
+        };
+        Ok(RejectFile { path, file: Some(file), count, bytes })
+    }
+
+    /// Flushes and syncs the file, if there is one, and says how many bytes it holds: for a checkpoint.
+    ///
+    /// # Errors
+    /// [`CliError`] naming the file when it cannot be written.
+    pub fn sync(&mut self) -> Result<u64, CliError> {
+        if let Some(file) = &mut self.file {
+            file.flush().map_err(|e| CliError::io("write", &self.path, e))?;
+            file.get_ref().sync_data().map_err(|e| CliError::io("write", &self.path, e))?;
+        }
+        Ok(self.bytes)
     }
 
     /// Writes one reject, creating the file first if needed.
@@ -88,6 +121,7 @@ impl RejectFile {
         json.push(b'\n');
         file.write_all(&json).map_err(|e| CliError::io("write", &self.path, e))?;
         self.count += 1;
+        self.bytes += json.len() as u64;
         Ok(())
     }
 

@@ -445,7 +445,7 @@ fn files(path: &Path) -> Result<Vec<(PathBuf, Arc<str>)>, CliError> {
             path.display()
         )));
     }
-    let (files, _) = super::import::inputs(path)?;
+    let (files, _) = super::import::inputs(&[path.to_owned()])?;
     Ok(files
         .into_iter()
         .map(|file| {

@@ -1,0 +1,200 @@
+//! Reading a table by key ranges side by side: the plan ([`plan`]: the library's
+//! [`TableClient::plan_ranges`], then a worker's [`Shard`] of it) and the scan ([`scan_pages`]: each range its
+//! own query, following its own continuations, at most `parallel` of them at once). `export`, `count`, `copy`
+//! and `validate` are consumers of the pages; none of them looks inside a range.
+//!
+//! Memory is bounded: each range holds at most one page (the service sends at most 1,000 entities in one,
+//! `docs/rules.md` §10) until the consumer takes it, so a scan holds at most `parallel` pages.
+
+use crate::error::CliError;
+use futures::{Stream, StreamExt as _, TryStreamExt as _};
+use std::fmt;
+use std::num::NonZeroUsize;
+use std::str::FromStr;
+use table_model::client::{QueryOptions, TableClient};
+use table_model::filter::{shard, KeyRange};
+use table_model::response::Continuation;
+use table_model::{Entity, Query};
+
+/// Worker `k` of `n` (`--shard K/N`, both counted from 1 on the command line): a fixed share of the plan's
+/// ranges, the library's [`shard`].
+///
+/// ```
+/// use table_model_cli::scan::Shard;
+/// let shard: Shard = "2/3".parse()?;
+/// assert_eq!((shard.k, shard.n), (2, 3));
+/// assert_eq!(shard.to_string(), "2/3");
+/// assert_eq!(
+///     "4/3".parse::<Shard>().unwrap_err().to_string(),
+///     "invalid shard `4/3`: K must be from 1 to N (3)"
+/// );
+/// # Ok::<(), table_model_cli::error::CliError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Shard {
+    /// This worker, from 1.
+    pub k: usize,
+    /// The number of workers.
+    pub n: usize,
+}
+
+impl Shard {
+    /// The whole plan: worker 1 of 1.
+    pub const ALL: Shard = Shard { k: 1, n: 1 };
+}
+
+impl FromStr for Shard {
+    type Err = CliError;
+
+    fn from_str(text: &str) -> Result<Shard, CliError> {
+        let invalid = |why: &str| CliError::invalid(format!("invalid shard `{text}`: {why}"));
+        let (k, n) = text.split_once('/').ok_or_else(|| invalid("write it K/N, such as 2/3"))?;
+        let number = |s: &str| s.trim().parse::<usize>().map_err(|_| invalid("K and N must be whole numbers"));
+        let (k, n) = (number(k)?, number(n)?);
+        if n == 0 {
+            return Err(invalid("N must be at least 1"));
+        }
+        if k == 0 || k > n {
+            return Err(invalid(&format!("K must be from 1 to N ({n})")));
+        }
+        Ok(Shard { k, n })
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.k, self.n)
+    }
+}
+
+/// The plan of a scan and this worker's share of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// The ranges of every worker, tiling the key space, in key order.
+    pub all: Vec<KeyRange>,
+    /// This worker's ranges: [`shard`] of `all`.
+    pub mine: Vec<KeyRange>,
+}
+
+/// Plans a scan of `table` (the entities `query`'s filter selects) for `parallel` ranges per worker and
+/// `shard.n` workers: [`TableClient::plan_ranges`] for `parallel × n` ranges, of which this worker takes its
+/// [`shard`]. Without a shard and with `parallel` 1 nothing is sent: the plan is [`KeyRange::all`].
+///
+/// Workers on different machines agree on the plan only if they read the same keys: the table must not change
+/// between the workers' starts (a backup's source, say). Each export's manifest records the whole plan, and
+/// `import` refuses manifests whose plans differ.
+///
+/// # Errors
+/// A filter too long to take a range's comparisons, or a failed request.
+pub async fn plan(
+    table: &TableClient,
+    query: &Query,
+    parallel: NonZeroUsize,
+    shard_of: Shard,
+) -> Result<Plan, CliError> {
+    let ranges = parallel.get().saturating_mul(shard_of.n);
+    let all = match NonZeroUsize::new(ranges) {
+        Some(n) if n.get() > 1 => table.plan_ranges(n, query.filter_ref(), None).await?,
+        _ => vec![KeyRange::all()],
+    };
+    let mine = shard(&all, shard_of.k - 1, shard_of.n)
+        .map_err(|e| CliError::failed(format!("cannot share the plan among the workers: {e}")))?;
+    Ok(Plan { all, mine })
+}
+
+/// Where a range's scan starts: its index (in the caller's numbering, handed back with each [`Page`]), the
+/// range, and the continuation to resume from (`None`: the range's start).
+#[derive(Clone, Debug)]
+pub struct RangeStart {
+    /// The caller's index of the range.
+    pub index: usize,
+    /// The range.
+    pub range: KeyRange,
+    /// Where to resume in it: a continuation kept from an earlier page of the same range and query.
+    pub from: Option<Continuation>,
+}
+
+/// One page of one range.
+#[derive(Debug)]
+pub struct Page {
+    /// The range's index, as in its [`RangeStart`].
+    pub range: usize,
+    /// The entities, in the order the service sent them (possibly none: a page may be empty and continue).
+    pub entities: Vec<Entity>,
+    /// Where the range goes on after this page; `None` when this was its last page.
+    pub next: Option<Continuation>,
+}
+
+/// Scans `ranges` of `table` side by side, at most `parallel` at once (a range starts when another ends): each
+/// range's query is `query` with its filter restricted to the range ([`KeyRange::filter_with`]), following its
+/// own continuations from its [`RangeStart::from`]. The pages of different ranges come in the order they
+/// arrive; those of one range in its order, the last with `next: None`. Each range yields at least one page,
+/// so a consumer sees every range end.
+///
+/// ```no_run
+/// use futures::TryStreamExt as _;
+/// use std::num::NonZeroUsize;
+/// use table_model::client::TableServiceClient;
+/// use table_model::{Query, TableName};
+/// use table_model_cli::scan::{plan, scan_pages, RangeStart, Shard};
+///
+/// # async fn run() -> Result<(), table_model_cli::error::CliError> {
+/// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+/// let table = service.table_client(TableName::from_static("Orders"));
+/// let query = Query::new().select(["PartitionKey", "RowKey"]);
+/// let parallel = NonZeroUsize::new(4).unwrap();
+/// let plan = plan(&table, &query, parallel, Shard::ALL).await?;
+/// let starts = plan.mine.into_iter().enumerate().map(|(index, range)| RangeStart { index, range, from: None });
+/// let mut count = 0;
+/// scan_pages(&table, &query, starts.collect(), parallel)
+///     .try_for_each(|page| {
+///         count += page.entities.len();
+///         async { Ok(()) }
+///     })
+///     .await?;
+/// println!("{count} entities");
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Errors
+/// Each item: the failure of a page's request (after the client's retries), or a range's query that cannot be
+/// made (a filter too long with the range's comparisons).
+pub fn scan_pages<'a>(
+    table: &'a TableClient,
+    query: &'a Query,
+    ranges: Vec<RangeStart>,
+    parallel: NonZeroUsize,
+) -> impl Stream<Item = Result<Page, CliError>> + 'a {
+    futures::stream::iter(ranges).map(move |start| range_pages(table, query, start)).flatten_unordered(parallel.get())
+}
+
+/// The pages of one range, as [`scan_pages`] yields them.
+fn range_pages<'a>(
+    table: &'a TableClient,
+    query: &Query,
+    start: RangeStart,
+) -> futures::stream::BoxStream<'a, Result<Page, CliError>> {
+    let mut ranged = query.clone();
+    if let Some(filter) = start.range.filter_with(query.filter_ref().cloned()) {
+        ranged = ranged.filter(filter);
+    }
+    let index = start.index;
+    let options = QueryOptions { continuation: start.from, ..Default::default() };
+    match table.query::<Entity>(&ranged, Some(options)) {
+        Ok(pager) => pager
+            .into_pages()
+            .map_ok(move |page| Page { range: index, entities: page.entities, next: page.continuation })
+            .map_err(CliError::from)
+            .boxed(),
+        Err(e) => futures::stream::once(async move { Err(CliError::from(e)) }).boxed(),
+    }
+}
+
+/// Parses a continuation kept in a checkpoint (its `Display` token).
+///
+/// # Errors
+/// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)) naming `what` holds it.
+pub fn continuation(token: &str, what: &std::path::Path) -> Result<Continuation, CliError> {
+    token.parse().map_err(|e| CliError::invalid(format!("invalid checkpoint `{}`: {e}", what.display())))
+}
