@@ -436,3 +436,33 @@ async fn copy_takes_an_endpoint_on_each_side_and_checks_its_options() {
     assert!(text(&out.stderr).starts_with("tablectl: no endpoint: "), "{}", text(&out.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_to_a_cosmos_kind_target_rejects_a_long_row_key_before_sending() {
+    let azurite = azurite!();
+    let dir = temp_dir("copy-cosmos");
+    let source = filled(&azurite, "CpC", 50).await;
+    // Azurite takes a RowKey of 256 bytes; Cosmos DB refuses one over 255 (`docs/rules.md` §13.1).
+    let long_row_key = "r".repeat(256);
+    let (p, r) = keys("hot", &long_row_key);
+    let long = Entity::new(p, r).with("N".parse().unwrap(), 1_i64).unwrap();
+    source.insert(&long, None).await.unwrap();
+    let name = source.table().to_string();
+    let target = unique_table("CpCD");
+
+    // Azurite plays the Cosmos DB target: the kind chooses the rules checked before sending.
+    let args = ["--service-kind", "cosmos", "copy", &name, target.as_str(), "--reject", "rejects.jsonl", "--json"];
+    let out = run(&azurite.connection_string, &dir, &args, &[]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((&summary["copied"], &summary["rejected"]), (&50.into(), &1.into()), "{summary}");
+    let rejects = std::fs::read_to_string(dir.join("rejects.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = rejects.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 1, "{rejects}");
+    assert_eq!(lines[0]["row_key"], long_row_key.as_str());
+    assert_eq!(lines[0]["property"], "RowKey");
+    assert!(lines[0]["rule"].as_str().unwrap().contains("255"), "{rejects}");
+    // Never sent: the target (which would have taken it) holds the 50 others only.
+    assert_holds(&azurite.service.table_client(target), &entities(50)).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
