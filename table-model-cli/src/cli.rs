@@ -96,12 +96,12 @@ pub struct ExportArgs {
     /// The properties to export, comma-separated (the keys always come)
     #[arg(long, value_delimiter = ',')]
     pub select: Vec<String>,
-    /// The file format
-    #[arg(long, value_enum, default_value_t = FileFormat::Jsonl)]
-    pub format: FileFormat,
-    /// Compress `jsonl` and `csv` files
-    #[arg(long, value_enum, default_value_t = Compression::None)]
-    pub compress: Compression,
+    /// The file format [default: told by the output file's name (`.jsonl`, `.csv.gz`, `.parquet`...), else jsonl]
+    #[arg(long, value_enum)]
+    pub format: Option<FileFormat>,
+    /// Compress `jsonl` and `csv` files [default: told by the output file's name, else none]
+    #[arg(long, value_enum)]
+    pub compress: Option<Compression>,
     /// The columns of `--format parquet`: a schema file, as `tablectl schema TABLE --json` prints it [default:
     /// inferred from the first 1000 entities]
     #[arg(long, value_name = "FILE")]
@@ -122,6 +122,34 @@ pub struct ExportArgs {
     /// At most this many entities per second (0: no limit) [default: 20000 for Azure Storage, no limit otherwise]
     #[arg(long, value_name = "N")]
     pub max_rate: Option<u64>,
+}
+
+impl ExportArgs {
+    /// The format and compression to write: `--format` and `--compress` when given, else what the output file's
+    /// name tells ([`FileFormat::of_path`]), else uncompressed jsonl (a directory's files, stdout).
+    ///
+    /// ```
+    /// use clap::Parser as _;
+    /// use table_model_cli::cli::{Cli, Command};
+    /// use table_model_cli::format::{Compression, FileFormat};
+    /// let of = |args: &[&str]| match Cli::try_parse_from(args).unwrap().command {
+    ///     Command::Export(args) => args.file_format(),
+    ///     _ => unreachable!(),
+    /// };
+    /// assert_eq!(of(&["tablectl", "export", "T", "-o", "t.parquet"]), (FileFormat::Parquet, Compression::None));
+    /// assert_eq!(of(&["tablectl", "export", "T", "-o", "t.csv.gz"]), (FileFormat::Csv, Compression::Gzip));
+    /// assert_eq!(of(&["tablectl", "export", "T", "-o", "backup/"]), (FileFormat::Jsonl, Compression::None));
+    /// let given = ["tablectl", "export", "T", "-o", "backup/", "--format", "csv", "--compress", "zstd"];
+    /// assert_eq!(of(&given), (FileFormat::Csv, Compression::Zstd));
+    /// ```
+    pub fn file_format(&self) -> (FileFormat, Compression) {
+        let named = match crate::commands::export::Destination::of(&self.output) {
+            crate::commands::export::Destination::File(path) => FileFormat::of_path(&path),
+            _ => None,
+        };
+        let (format, compression) = named.unwrap_or_default();
+        (self.format.unwrap_or(format), self.compress.unwrap_or(compression))
+    }
 }
 
 /// Reads a size: bytes, or with a `K`, `M`, `G` (or `KiB`, `MiB`, `GiB`) suffix, powers of 1,024.

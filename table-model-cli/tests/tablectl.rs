@@ -324,3 +324,30 @@ fn nothing_listening_exits_3_fast() {
     assert_eq!(text(&out.stdout), "");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn an_output_file_name_tells_the_format_and_compression() {
+    let azurite = azurite!();
+    let dir = temp_dir("named-format");
+    let source = unique_table("Named");
+    let table = azurite.service.create_table(&source, None).await.unwrap();
+    let written = table.bulk_write(BulkOperation::Insert, boundary_entities(), None).await;
+    assert!(written.is_complete(), "{:?}", written.failures);
+    let original = all(&table).await;
+    for (name, magic) in
+        [("t.parquet", &b"PAR1"[..]), ("t.csv.gz", &[0x1f, 0x8b][..]), ("t.jsonl.zst", &[0x28, 0xb5][..])]
+    {
+        let out = tablectl(&azurite.connection_string, &dir, &["export", source.as_str(), "-o", name]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+        let data = std::fs::read(dir.join(name)).unwrap();
+        assert!(data.starts_with(magic), "{name} starts with {:?}", &data[..4]);
+        let target = unique_table("NamedT");
+        let out = tablectl(&azurite.connection_string, &dir, &["import", name, target.as_str()]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+        let target = azurite.service.table_client(target);
+        assert_same(&original, &all(&target).await);
+        target.delete_table(None).await.unwrap();
+    }
+    table.delete_table(None).await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

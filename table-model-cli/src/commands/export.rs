@@ -149,8 +149,8 @@ pub async fn run(ctx: &Context, args: &ExportArgs, out: &mut impl Write) -> Resu
         .with("table", args.table.as_str())
         .with("--filter", &args.filter)
         .with("--select", &args.select)
-        .with("--format", args.format.extension())
-        .with("--compress", args.compress.suffix())
+        .with("--format", args.file_format().0.extension())
+        .with("--compress", args.file_format().1.suffix())
         .with("--parallel", args.parallel.get())
         .with("--shard", args.shard.map(|s| s.to_string()))
         .with("--split-size", args.split_size);
@@ -225,7 +225,8 @@ pub async fn run(ctx: &Context, args: &ExportArgs, out: &mut impl Write) -> Resu
         if live[index].is_none() && (!entities.is_empty() || (next.is_none() && !has_files)) {
             let n = state.next_file;
             state.next_file += 1;
-            let name = args.format.file_name(args.table.as_str(), numbered.then_some(n), args.compress);
+            let (format, compression) = args.file_format();
+            let name = format.file_name(args.table.as_str(), numbered.then_some(n), compression);
             let open = OpenFile { path: name, length: Some(0), entities: 0, first: None, last: None };
             state.ranges[index].open = Some(open.clone());
             // The name is kept before the file is made, so a resumed run finds (or makes) the same file.
@@ -352,12 +353,13 @@ fn finish(dir: &Path, file: Live) -> Result<ManifestFile, CliError> {
 /// An export to stdout or one file: the pages of every range into one writer, no checkpoint.
 /// The writers' options: the format, its compression, and the columns of `--schema` (read before any request).
 fn write_options(args: &ExportArgs) -> Result<WriteOptions, CliError> {
-    let schema = match (&args.schema, args.format) {
+    let (format, compression) = args.file_format();
+    let schema = match (&args.schema, format) {
         (Some(path), format::FileFormat::Parquet) => Some(format::parquet::read_schema(path)?),
         (Some(_), _) => return Err(CliError::invalid("--schema is for --format parquet")),
         (None, _) => None,
     };
-    Ok(WriteOptions { format: args.format, compression: args.compress, schema })
+    Ok(WriteOptions { format, compression, schema })
 }
 
 async fn to_one_file(
