@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use table_model::client::TableServiceClient;
-use table_model::{Entity, Query, RuleSet, TableName};
+use table_model::{Query, RuleSet, TableName};
 
 /// `tablectl validate`.
 #[derive(clap::Args, Debug)]
@@ -44,6 +44,9 @@ pub struct ValidateArgs {
     /// The input's compression, with `--format` [default: told by the file name; none for stdin]
     #[arg(long, value_enum, requires = "format")]
     pub compress: Option<Compression>,
+    /// For a table: read this many key ranges side by side (reports then come in the order read)
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub parallel: std::num::NonZeroUsize,
 }
 
 /// The rules `validate` checks: a service's, or both services' at once.
@@ -476,25 +479,31 @@ fn check_file<W: Write>(
 async fn check_table<W: Write>(
     service: &TableServiceClient,
     table: &TableName,
-    rules: RuleSet,
+    (rules, parallel): (RuleSet, std::num::NonZeroUsize),
     report: &mut Report<'_, W>,
     progress: &Progress,
 ) -> Result<(), CliError> {
     let source = format!("{TABLE_PREFIX}{table}");
     let client = service.table_client(table.clone());
-    let mut entities = client.query::<Entity>(&Query::new(), None)?;
+    let query = Query::new();
+    let plan = crate::scan::plan(&client, &query, parallel, crate::scan::Shard::ALL).await?;
+    let starts =
+        plan.mine.into_iter().enumerate().map(|(index, range)| crate::scan::RangeStart { index, range, from: None });
+    let mut pages = crate::scan::scan_pages(&client, &query, starts.collect(), parallel);
     let mut position = 0;
     let mut checked = Checked::default();
-    while let Some(entity) = entities.try_next().await? {
-        position += 1;
-        checked.findings.clear();
-        check_entity(rules, &entity, &mut checked.findings);
-        if !checked.findings.is_empty() {
-            checked.partition_key = Some(entity.partition_key().as_str().to_owned());
-            checked.row_key = Some(entity.row_key().as_str().to_owned());
+    while let Some(page) = pages.try_next().await? {
+        for entity in page.entities {
+            position += 1;
+            checked.findings.clear();
+            check_entity(rules, &entity, &mut checked.findings);
+            if !checked.findings.is_empty() {
+                checked.partition_key = Some(entity.partition_key().as_str().to_owned());
+                checked.row_key = Some(entity.row_key().as_str().to_owned());
+            }
+            report.entity(&source, Place::Entity(position), &checked)?;
+            progress.set_entities(position);
         }
-        report.entity(&source, Place::Entity(position), &checked)?;
-        progress.set_entities(position);
     }
     Ok(())
 }
@@ -547,7 +556,7 @@ pub async fn run(
         Input::Table(table) => {
             let ctx = connect()?;
             let progress = Progress::entities("validate");
-            let result = check_table(&ctx.service, table, rules, &mut report, &progress).await;
+            let result = check_table(&ctx.service, table, (rules, args.parallel), &mut report, &progress).await;
             progress.finish();
             result?;
             format!("table {table}")
