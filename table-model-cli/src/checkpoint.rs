@@ -110,6 +110,37 @@ pub fn read<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, CliError> {
     })
 }
 
+/// Reads the checkpoint an unfinished run left at `path`, if any, for a run of `command`: the checkpoint must be
+/// of `format` (its `"format"` member) and have been written by the same command line (its `"command"` member,
+/// [`Command::check`]).
+///
+/// # Errors
+/// As [`read`]; a checkpoint of another format, or of a changed command line, naming each difference
+/// ([`InvalidInput`](crate::error::Outcome::InvalidInput)).
+pub fn read_for<T: DeserializeOwned>(path: &Path, format: &str, command: &Command) -> Result<Option<T>, CliError> {
+    /// What every checkpoint starts with.
+    #[derive(Deserialize)]
+    struct Header {
+        format: String,
+        command: Command,
+    }
+    let Some(value) = read::<serde_json::Value>(path)? else { return Ok(None) };
+    let header: Header = serde_json::from_value(value.clone()).map_err(|e| {
+        CliError::invalid(format!("invalid checkpoint `{}`: {e}; remove it or give --force", path.display()))
+    })?;
+    if header.format != format {
+        return Err(CliError::invalid(format!(
+            "invalid checkpoint `{}`: format `{}`, this tablectl reads `{format}`",
+            path.display(),
+            header.format
+        )));
+    }
+    command.check(&header.command, path)?;
+    serde_json::from_value(value).map(Some).map_err(|e| {
+        CliError::invalid(format!("invalid checkpoint `{}`: {e}; remove it or give --force", path.display()))
+    })
+}
+
 /// Removes a checkpoint, if there is one.
 ///
 /// # Errors

@@ -166,16 +166,8 @@ pub async fn run(
     if args.force {
         checkpoint::remove(&checkpoint_path)?;
     }
-    let saved = checkpoint::read::<CopyCheckpoint>(&checkpoint_path)?;
+    let saved = checkpoint::read_for::<CopyCheckpoint>(&checkpoint_path, CHECKPOINT_FORMAT, &command)?;
     if let Some(saved) = &saved {
-        if saved.format != CHECKPOINT_FORMAT {
-            return Err(CliError::invalid(format!(
-                "invalid checkpoint `{}`: format `{}`, this tablectl reads `{CHECKPOINT_FORMAT}`",
-                checkpoint_path.display(),
-                saved.format
-            )));
-        }
-        command.check(&saved.command, &checkpoint_path)?;
         eprintln!(
             "tablectl: resuming the unfinished copy of `{}` ({} of {} key ranges done, {} entities settled)",
             checkpoint_path.display(),

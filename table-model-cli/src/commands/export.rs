@@ -154,16 +154,8 @@ pub async fn run(ctx: &Context, args: &ExportArgs, out: &mut impl Write) -> Resu
         .with("--parallel", args.parallel.get())
         .with("--shard", args.shard.map(|s| s.to_string()))
         .with("--split-size", args.split_size);
-    let mut state = match checkpoint::read::<ExportCheckpoint>(&checkpoint_path)? {
+    let mut state = match checkpoint::read_for::<ExportCheckpoint>(&checkpoint_path, CHECKPOINT_FORMAT, &command)? {
         Some(saved) => {
-            if saved.format != CHECKPOINT_FORMAT {
-                return Err(CliError::invalid(format!(
-                    "invalid checkpoint `{}`: format `{}`, this tablectl reads `{CHECKPOINT_FORMAT}`",
-                    checkpoint_path.display(),
-                    saved.format
-                )));
-            }
-            command.check(&saved.command, &checkpoint_path)?;
             let done = saved.ranges.iter().filter(|r| r.done).count();
             eprintln!(
                 "tablectl: resuming the unfinished export in `{}` ({done} of {} key ranges done)",

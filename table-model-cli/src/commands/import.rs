@@ -264,16 +264,11 @@ pub async fn run(ctx: &Context, args: &ImportArgs, out: &mut impl Write) -> Resu
         checkpoint::remove(&checkpoint_path)?;
     }
     // stdin cannot be read again: an import from it never resumes, and keeps no checkpoint.
-    let saved = if stdin { None } else { checkpoint::read::<ImportCheckpoint>(&checkpoint_path)? };
+    let saved = match stdin {
+        true => None,
+        false => checkpoint::read_for::<ImportCheckpoint>(&checkpoint_path, CHECKPOINT_FORMAT, &command)?,
+    };
     if let Some(saved) = &saved {
-        if saved.format != CHECKPOINT_FORMAT {
-            return Err(CliError::invalid(format!(
-                "invalid checkpoint `{}`: format `{}`, this tablectl reads `{CHECKPOINT_FORMAT}`",
-                checkpoint_path.display(),
-                saved.format
-            )));
-        }
-        command.check(&saved.command, &checkpoint_path)?;
         eprintln!(
             "tablectl: resuming the unfinished import of `{}` ({} entities settled)",
             checkpoint_path.display(),
