@@ -13,6 +13,8 @@ use azure_core::http::ClientMethodOptions;
 use futures::TryStreamExt as _;
 use std::num::NonZeroUsize;
 
+mod points;
+
 /// The options of [`TableClient::plan_ranges`]: how many requests the probes may send, and `azure_core`'s
 /// per-call options.
 ///
@@ -25,8 +27,8 @@ use std::num::NonZeroUsize;
 #[derive(Clone, Debug)]
 pub struct PlanOptions<'a> {
     /// The most requests the plan may send (32 by default). Half of them read the table's first keys page by
-    /// page, the rest step over the partitions after those; a table that is not read to its end within the
-    /// budget leaves its last range open, covering what was not seen.
+    /// page, the rest probe the key space after those; a table that is not read to its end within the budget
+    /// leaves its last range open, covering what was not seen.
     pub max_requests: usize,
     /// `azure_core`'s per-call options, used for every request.
     pub method_options: ClientMethodOptions<'a>,
@@ -51,10 +53,22 @@ impl TableClient {
     /// 1. The first pages of keys (1,000 each), for up to half the budget. A table read to its end this way
     ///    is cut at exact quantiles: each range holds `1/n` of the entities, give or take one, and a hot
     ///    partition is cut by RowKey.
-    /// 2. Otherwise, one probe per partition after those (`PartitionKey gt '<last>'`, `$top=1`) with the rest
-    ///    of the budget; the cuts are then spread evenly over the pages read and the partitions found, as
-    ///    if each weighed the same. A partition found this way is not cut by RowKey. When the budget runs
-    ///    out first, the last range is open and takes in the rest of the table.
+    /// 2. Otherwise, probes with the rest of the budget, each the first partition at or above a point
+    ///    (`PartitionKey ge '<point>'`, `$top=1`), spread over the key space rather than stepping from one
+    ///    partition to the next. A point is a string: the prefix the keys share, then up to 7 characters read
+    ///    as the digits of a number, the digits being the characters the keys read hold after that prefix
+    ///    (BMP characters a key takes, so the service's order of points is their numbers' order). A third of
+    ///    this budget (at most 8 requests) looks for the end of the table: first whether anything is above
+    ///    the greatest string those digits make, then a bisection; the rest probes points evenly spaced
+    ///    between the last key read and that end.
+    ///
+    ///    The cuts are then quantiles of an estimate: each key read counts one, and the rest of the table is
+    ///    taken to hold as many entities per unit of that number as the keys read, spread evenly up to the
+    ///    end. Each cut snaps to the key read or the partition found nearest to its quantile; a partition
+    ///    found this way is not cut by RowKey. The estimate is good for keys spread evenly over their
+    ///    characters (counters, hex, GUIDs) and poor for skewed ones (a hot partition after the keys read,
+    ///    a table whose first keys are denser than the rest); it never loses or repeats an entity. When the
+    ///    budget runs out before the end is found, the last range is open and takes in the rest.
     ///
     /// Fewer than `n` ranges come back when there are fewer entities or places to cut; an empty table is one
     /// range, [`KeyRange::all`].
@@ -94,22 +108,14 @@ impl TableClient {
         options: Option<PlanOptions<'_>>,
     ) -> Result<Vec<KeyRange>, Error> {
         let options = options.unwrap_or_default();
-        let query_options = || QueryOptions { continuation: None, method_options: options.method_options.clone() };
-        let keys_only = |filter: Option<Filter>, top: usize| {
-            let query = Query::new().select_property(PARTITION_KEY).top(top);
-            match filter {
-                Some(f) => query.filter(f),
-                None => query,
-            }
-        };
         let mut requests = 0;
 
         // 1. Dense: the first pages of keys.
         let dense_budget = options.max_requests.div_ceil(2);
-        let mut pages =
-            self.query::<Entity>(&keys_only(filter.cloned(), QUERY_MAX_TOP), Some(query_options()))?.into_pages();
+        let mut pages = self
+            .query::<Entity>(&keys_only(filter.cloned(), QUERY_MAX_TOP), Some(query_options(&options)))?
+            .into_pages();
         let mut keys: Vec<KeyPosition> = Vec::new();
-        let mut page_starts: Vec<KeyPosition> = Vec::new();
         let mut read_to_end = false;
         while requests < dense_budget {
             requests += 1;
@@ -117,11 +123,7 @@ impl TableClient {
                 read_to_end = true;
                 break;
             };
-            let first = keys.len();
             keys.extend(page.entities.iter().map(|e| KeyPosition::new(e.partition_key().clone(), e.row_key().clone())));
-            if first > 0 && keys.len() > first {
-                page_starts.push(keys[first].clone());
-            }
             if pages.continuation().is_none() {
                 read_to_end = true;
                 break;
@@ -136,41 +138,85 @@ impl TableClient {
             return self.checked(KeyRange::all().split(cuts), filter);
         }
 
-        // 2. Sparse: one probe per partition after the keys read, each the first key above the last partition.
-        let mut partitions: Vec<KeyPosition> = Vec::new();
-        let mut last: Option<PartitionKey> = keys.last().map(|k| k.partition_key.clone());
-        'walk: while requests < options.max_requests {
-            let above = last.as_ref().map(|pk| PARTITION_KEY.gt(pk.as_str()));
-            let probe = keys_only(Filter::all(above.into_iter().chain(filter.cloned())), 1);
-            let mut pages = self.query::<Entity>(&probe, Some(query_options()))?.into_pages();
-            // A page may be empty and still continue (`docs/rules.md` §10): each page is a request.
-            loop {
-                if requests >= options.max_requests {
-                    break 'walk;
+        // 2. Sparse: probes spread over the key space after the keys read, each the first partition at or
+        // above a point (`PartitionKey ge '<point>'`, `$top=1`).
+        let Some(last) = keys.last().map(|k| k.partition_key.clone()) else {
+            // Nothing read, the budget spent: one range.
+            return self.checked(vec![KeyRange::all()], filter);
+        };
+        let mut probe = Probe { table: self, filter, options: &options, requests };
+        let first = keys[0].partition_key.as_str();
+        let read = || keys.iter().map(|k| k.partition_key.as_str());
+        let (mut digits, mut hi) = points::frame(first, last.as_str(), read());
+        let mut found: Vec<PartitionKey> = Vec::new();
+        // The end: nothing is at or above `hi`, or it is taken so; `lo` is the greatest partition found.
+        // First, whether every key is below `hi` as the keys read frame it. If not, the partition found
+        // frames it again (from then on it is taken to be the end of the table).
+        let end_budget = probe.requests + (options.max_requests - probe.requests).div_ceil(3).min(8);
+        let mut lo = last.clone();
+        if let Some(Found::Key(pk)) = probe.first_at_or_above(&hi).await? {
+            (digits, hi) = points::frame(first, pk.as_str(), read().chain([pk.as_str()]));
+            lo = pk.clone();
+            found.push(pk);
+        }
+        // Then a bisection between the greatest partition found and `hi`.
+        while probe.requests < end_budget {
+            let Some(mid) = digits.between(lo.as_str(), &hi, 1).pop() else { break };
+            match probe.first_at_or_above(&mid).await? {
+                Some(Found::Key(pk)) => {
+                    lo = pk.clone();
+                    found.push(pk);
                 }
-                requests += 1;
-                match pages.try_next().await? {
-                    Some(page) => {
-                        if let Some(entity) = page.entities.into_iter().next() {
-                            let pk = entity.partition_key().clone();
-                            partitions.push(KeyPosition::partition(pk.clone()));
-                            last = Some(pk);
-                            break;
-                        }
-                        if pages.continuation().is_none() {
-                            break 'walk; // no partition above the last one
-                        }
-                    }
-                    None => break 'walk,
-                }
+                Some(Found::Nothing) => hi = mid,
+                None => break,
             }
         }
+        // Between the last key read and `hi`, points evenly spaced over what the budget allows: each probe
+        // spreads the budget left over what is left above the key it found, or below the point that found
+        // nothing.
+        let mut above = last.clone();
+        let mut upper = hi.clone();
+        loop {
+            let left = options.max_requests - probe.requests;
+            let Some(next) = digits.between(above.as_str(), &upper, left).into_iter().next() else { break };
+            match probe.first_at_or_above(&next).await? {
+                Some(Found::Key(pk)) => {
+                    above = pk.clone();
+                    found.push(pk);
+                }
+                Some(Found::Nothing) => upper = next,
+                None => break,
+            }
+        }
+        found.retain(|pk| *pk > last);
+        found.sort();
+        found.dedup();
 
-        // The places to cut, each taken to weigh the same: the starts of the pages read after the first, and
-        // the starts of the partitions found after them. `c` places make `c + 1` parts; cut `n` ways among them.
-        let places: Vec<KeyPosition> = page_starts.into_iter().chain(partitions).collect();
-        let parts = places.len() + 1;
-        let cuts = (1..n.get()).filter_map(|i| (i * parts / n.get()).checked_sub(1).map(|j| places[j].clone()));
+        // The estimate: the keys read count one each; the rest of the table is taken to hold as many
+        // entities per unit of reading as the keys read, spread evenly over the readings from the last key
+        // read up to `hi`. A place found weighs what the estimate puts below it.
+        let dense = keys.len() as f64;
+        let sparse = match digits.fraction(first, last.as_str(), &hi) {
+            Some(f) if f > 0.0 => dense * (1.0 - f) / f,
+            _ => dense,
+        };
+        let places: Vec<(KeyPosition, f64)> = (1..keys.len())
+            .map(|j| (keys[j].clone(), j as f64))
+            .chain(found.iter().enumerate().map(|(k, pk)| {
+                let share = digits
+                    .fraction(last.as_str(), pk.as_str(), &hi)
+                    .unwrap_or((k + 1) as f64 / (found.len() + 1) as f64);
+                (KeyPosition::partition(pk.clone()), dense + sparse * share)
+            }))
+            .collect();
+        let total = dense + sparse;
+        let cuts = (1..n.get()).filter_map(|i| {
+            let target = total * i as f64 / n.get() as f64;
+            places
+                .iter()
+                .min_by(|a, b| (a.1 - target).abs().total_cmp(&(b.1 - target).abs()))
+                .map(|(position, _)| position.clone())
+        });
         self.checked(KeyRange::all().split(cuts.collect::<Vec<_>>()), filter)
     }
 
@@ -183,6 +229,58 @@ impl TableClient {
             }
         }
         Ok(plan)
+    }
+}
+
+/// A keys-only query: `$select=PartitionKey,RowKey` (the service always sends RowKey with PartitionKey) and
+/// `$top`.
+fn keys_only(filter: Option<Filter>, top: usize) -> Query {
+    let query = Query::new().select_property(PARTITION_KEY).top(top);
+    match filter {
+        Some(f) => query.filter(f),
+        None => query,
+    }
+}
+
+/// The options of each query of a plan.
+fn query_options<'a>(options: &PlanOptions<'a>) -> QueryOptions<'a> {
+    QueryOptions { continuation: None, method_options: options.method_options.clone() }
+}
+
+/// What a probe found.
+enum Found {
+    /// The first partition at or above the point.
+    Key(PartitionKey),
+    /// No partition at or above the point.
+    Nothing,
+}
+
+/// The probes of a plan, counting their requests.
+struct Probe<'p, 'a> {
+    table: &'p TableClient,
+    filter: Option<&'p Filter>,
+    options: &'p PlanOptions<'a>,
+    requests: usize,
+}
+
+impl Probe<'_, '_> {
+    /// The first partition at or above `point` that the user's filter selects (`PartitionKey ge '<point>'`,
+    /// `$top=1`); `None` when the budget runs out first. A page may be empty and still continue
+    /// (`docs/rules.md` §10): each page is a request.
+    async fn first_at_or_above(&mut self, point: &str) -> Result<Option<Found>, Error> {
+        let query = keys_only(Filter::all(std::iter::once(PARTITION_KEY.ge(point)).chain(self.filter.cloned())), 1);
+        let mut pages = self.table.query::<Entity>(&query, Some(query_options(self.options)))?.into_pages();
+        while self.requests < self.options.max_requests {
+            self.requests += 1;
+            let Some(page) = pages.try_next().await? else { return Ok(Some(Found::Nothing)) };
+            if let Some(entity) = page.entities.into_iter().next() {
+                return Ok(Some(Found::Key(entity.partition_key().clone())));
+            }
+            if pages.continuation().is_none() {
+                return Ok(Some(Found::Nothing));
+            }
+        }
+        Ok(None)
     }
 }
 
@@ -202,6 +300,8 @@ mod tests {
 
     /// Empty pages that continue are followed, in the dense read and in a probe, and each counts against the
     /// budget: the plan stops after exactly `max_requests` requests (the script has no answer for another).
+    /// After the dense read, a probe looks for what is above the keys read, then one probes a point between
+    /// the last key read and the end.
     #[tokio::test]
     async fn empty_pages_are_followed_and_counted() {
         let (table, transport) = client(vec![
@@ -209,16 +309,23 @@ mod tests {
             page(&[("a", "1")], Some("a")),
             page(&[], Some("b")),
             page(&[("b", "1")], Some("b")),
-            // 4 and 5: the probe above `b` crosses a partition boundary before it finds `c`.
-            page(&[], Some("c")),
+            // 4: the probe at `bb`, above every key made of the characters read (`a` and `b`), finds `c`: the
+            // digits are now `a`, `b` and `c`, and the end is taken to be below `cc`. No budget is left for
+            // a bisection.
             page(&[("c", "1")], Some("c")),
-            // 6: the probe above `c` gets an empty page; the budget is spent.
-            page(&[], Some("d")),
+            // 5 and 6: the probe at a point between `b` and `cc` crosses a partition boundary before it finds
+            // `ca`; the budget is spent.
+            page(&[], Some("ca")),
+            page(&[("ca", "1")], Some("ca")),
         ]);
         let options = PlanOptions { max_requests: 6, ..Default::default() };
-        let plan = table.plan_ranges(NonZeroUsize::new(3).unwrap(), None, Some(options)).await.unwrap();
+        let plan = table.plan_ranges(NonZeroUsize::new(5).unwrap(), None, Some(options)).await.unwrap();
+        // The estimate, in readings of base 4 (`a` is 1, `b` 2, `c` 3): the 2 keys read span 1 of the 2.75
+        // from `a` to `cc`, so the 1.75 after them are taken to hold 3.5 entities; `c` stands 1 of the 1.75
+        // above `b`, `ca` 1.25. The places weigh 1 (`b`/`1`), 4 (`c`) and 4.5 (`ca`) of 5.5, and the cuts at
+        // 1.1, 2.2, 3.3 and 4.4 snap to the nearest (`b`/`1` twice).
         let shown: Vec<String> = plan.iter().map(ToString::to_string).collect();
-        assert_eq!(shown, ["[.., 'b'/'1')", "['b'/'1', 'c'/'')", "['c'/'', ..)"]);
+        assert_eq!(shown, ["[.., 'b'/'1')", "['b'/'1', 'c'/'')", "['c'/'', 'ca'/'')", "['ca'/'', ..)"]);
 
         let queries: Vec<String> =
             transport.urls.lock().unwrap().iter().map(|u| u.query().unwrap().to_owned()).collect();
@@ -226,9 +333,13 @@ mod tests {
         for q in &queries[..3] {
             assert!(q.contains("$select=PartitionKey%2CRowKey") && q.contains("$top=1000"), "{q}");
         }
-        for (q, above) in [(&queries[3], "b"), (&queries[4], "b"), (&queries[5], "c")] {
-            assert!(q.contains(&format!("$filter=PartitionKey%20gt%20%27{above}%27")) && q.contains("$top=1&"), "{q}");
-        }
-        assert!(queries[4].contains("NextPartitionKey=c"), "{}", queries[4]);
+        assert!(queries[3].contains("$filter=PartitionKey%20ge%20%27bb%27") && queries[3].contains("$top=1&"));
+        let point = "$filter=PartitionKey%20ge%20%27";
+        assert!(queries[4].contains(point) && queries[4].contains("$top=1&"), "{}", queries[4]);
+        assert_eq!(
+            queries[4].split('&').find(|p| p.starts_with("$filter")),
+            queries[5].split('&').find(|p| p.starts_with("$filter"))
+        );
+        assert!(queries[5].contains("NextPartitionKey=ca"), "{}", queries[5]);
     }
 }

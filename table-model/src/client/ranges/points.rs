@@ -1,0 +1,275 @@
+//! Points of the key space for a plan's probes: strings spread evenly between two keys, and the numeric
+//! reading of a key that spreads them (`docs/rules.md` §10.1).
+//!
+//! A string is read as a number from the UTF-16 code units after a common prefix, each a digit: `0` for "no
+//! more units", then `1 + i` for the `i`-th of the units points are made of ([`Digits`]). Points are built
+//! back from such numbers.
+//! Both directions keep the service's order (by UTF-16 code unit, `docs/rules.md` §2.3), though not strictly:
+//! a longer string can read as a shorter one, and a unit a point may not hold reads as the next one it may.
+
+use crate::key::{service_order, PartitionKey};
+use std::cmp::Ordering;
+use std::sync::OnceLock;
+
+/// How many code units after the common prefix are read: 7 digits of a base of at most 63,403 stay below
+/// 2^112, so a reading times a count of points fits in a `u128`.
+const DIGITS: usize = 7;
+
+/// The code units a point is made of, in order (`docs/rules.md` §10.1): the digits of the readings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Digits {
+    units: Vec<u16>,
+}
+
+impl Digits {
+    /// Every BMP character a key takes (`docs/rules.md` §2.1), with neither surrogates (a point's units are
+    /// then its characters, and the service's order of points is the order of their code points) nor
+    /// noncharacters (U+FDD0 to U+FDEF, U+FFFE and U+FFFF), which a point has no need of.
+    pub(super) fn bmp() -> Self {
+        static UNITS: OnceLock<Vec<u16>> = OnceLock::new();
+        let units = UNITS.get_or_init(|| (0..=0xFFFF_u16).filter(|&u| Self::takes(u)).collect());
+        Digits { units: units.clone() }
+    }
+
+    /// The characters of `keys` that [`Digits::bmp`] holds, when there are at least two: keys built from
+    /// few characters (digits, hex, a prefix) get points made of them, spread over what the keys use rather
+    /// than over the whole BMP. Otherwise [`Digits::bmp`].
+    pub(super) fn seen<'k>(keys: impl IntoIterator<Item = &'k str>) -> Self {
+        let mut units: Vec<u16> = keys.into_iter().flat_map(str::encode_utf16).filter(|&u| Self::takes(u)).collect();
+        units.sort_unstable();
+        units.dedup();
+        if units.len() < 2 {
+            return Self::bmp();
+        }
+        Digits { units }
+    }
+
+    /// Whether a point may hold the code unit `u`.
+    fn takes(u: u16) -> bool {
+        !(0xFDD0..=0xFDEF).contains(&u)
+            && u < 0xFFFE
+            && char::from_u32(u.into()).is_some_and(|c| PartitionKey::new(c.to_string()).is_ok())
+    }
+
+    /// A string above every string of these digits of at most `len` characters: the greatest digit,
+    /// `len + 1` times.
+    pub(super) fn top(&self, len: usize) -> String {
+        let top = *self.units.last().expect("at least two digits");
+        String::from_utf16_lossy(&vec![top; len + 1])
+    }
+
+    /// The base of a reading: one digit per unit, and `0` for "no more units".
+    fn base(&self) -> u128 {
+        self.units.len() as u128 + 1
+    }
+
+    /// `s` read as a number from its code units after the first `skip`; non-decreasing in the service's
+    /// order among strings that share those `skip` units. A unit that is not a digit reads as the next digit
+    /// above it, or as the greatest.
+    fn reading(&self, s: &[u16], skip: usize) -> u128 {
+        (0..DIGITS).fold(0, |value, i| {
+            let digit = s
+                .get(skip + i)
+                .map_or(0, |u| (self.units.partition_point(|a| a < u) + 1).min(self.units.len()) as u128);
+            value * self.base() + digit
+        })
+    }
+
+    /// The point of the reading `value` after `prefix`: one unit per digit, up to the first `0`.
+    fn point(&self, prefix: &[u16], value: u128) -> String {
+        let mut digits = [0_u128; DIGITS];
+        let mut rest = value;
+        for d in digits.iter_mut().rev() {
+            *d = rest % self.base();
+            rest /= self.base();
+        }
+        let tail = digits.iter().take_while(|&&d| d != 0).map(|&d| self.units[d as usize - 1]);
+        // The prefix ends on a whole character and the digits are BMP characters: this is valid UTF-16.
+        String::from_utf16_lossy(&prefix.iter().copied().chain(tail).collect::<Vec<_>>())
+    }
+
+    /// Up to `count` points strictly between `lo` and `hi` in the service's order, in increasing order,
+    /// spread evenly over the readings of the two after their common prefix: the `k`-th is read as
+    /// `lo + (hi - lo) * k / (count + 1)`. Fewer come back when points collide or fall on an end (the
+    /// reading of a longer string, or of a unit that is not a digit, is not exact); none when `lo` is not
+    /// below `hi`.
+    pub(super) fn between(&self, lo: &str, hi: &str, count: usize) -> Vec<String> {
+        if service_order(lo, hi) != Ordering::Less {
+            return Vec::new();
+        }
+        let (lo16, hi16): (Vec<u16>, Vec<u16>) = (lo.encode_utf16().collect(), hi.encode_utf16().collect());
+        let skip = common_prefix(&lo16, &hi16);
+        let (a, b) = (self.reading(&lo16, skip), self.reading(&hi16, skip));
+        let span = b.saturating_sub(a);
+        let parts = count as u128 + 1;
+        let mut points: Vec<String> = Vec::new();
+        for k in 1..parts {
+            let value = a + span / parts * k + span % parts * k / parts;
+            let p = self.point(&hi16[..skip], value);
+            let above = points.last().map_or(lo, String::as_str);
+            if service_order(above, &p) == Ordering::Less && service_order(&p, hi) == Ordering::Less {
+                points.push(p);
+            }
+        }
+        points
+    }
+
+    /// Where `s` stands between `lo` and `hi`, as a fraction of the span of their readings after their
+    /// common prefix: 0 at `lo` (or below), 1 at `hi` (or above); `None` when the two read the same.
+    pub(super) fn fraction(&self, lo: &str, s: &str, hi: &str) -> Option<f64> {
+        let (lo16, s16, hi16): (Vec<u16>, Vec<u16>, Vec<u16>) =
+            (lo.encode_utf16().collect(), s.encode_utf16().collect(), hi.encode_utf16().collect());
+        let skip = common_prefix(&lo16, &hi16);
+        let (a, b) = (self.reading(&lo16, skip), self.reading(&hi16, skip));
+        let x = self.reading(&s16, skip).clamp(a.min(b), b.max(a));
+        (b > a).then(|| (x - a) as f64 / (b - a) as f64)
+    }
+}
+
+/// The digits of keys in order, from `least` to `greatest` (`keys` holds them and those between), and a
+/// string above them all. The digits are the characters the keys hold after the prefix that `least` and
+/// `greatest` share (every key between shares it); the string is that prefix followed by the greatest digit,
+/// once more than the longest of the keys' rests after the prefix.
+pub(super) fn frame<'k>(least: &str, greatest: &str, keys: impl Iterator<Item = &'k str> + Clone) -> (Digits, String) {
+    let shared = least.char_indices().zip(greatest.chars()).find(|((_, a), b)| a != b);
+    let shared = shared.map_or(least.len().min(greatest.len()), |((i, _), _)| i);
+    let rests = keys.map(|k| k.get(shared..).unwrap_or_default());
+    let digits = Digits::seen(rests.clone());
+    let longest = rests.map(|r| r.chars().count()).max().unwrap_or(0);
+    let above = format!("{}{}", &greatest[..shared], digits.top(longest));
+    (digits, above)
+}
+
+/// The number of code units `a` and `b` share at their start, never ending inside a surrogate pair.
+fn common_prefix(a: &[u16], b: &[u16]) -> usize {
+    let mut len = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    if len > 0 && (0xD800..0xDC00).contains(&a[len - 1]) {
+        len -= 1;
+    }
+    len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn check(lo: &str, hi: &str, count: usize) -> Vec<String> {
+        check_with(&Digits::bmp(), lo, hi, count)
+    }
+
+    fn check_with(digits: &Digits, lo: &str, hi: &str, count: usize) -> Vec<String> {
+        let points = digits.between(lo, hi, count);
+        assert!(points.len() <= count);
+        let shared = lo.chars().zip(hi.chars()).take_while(|(a, b)| a == b).count();
+        let mut above = lo;
+        for p in &points {
+            assert_eq!(service_order(above, p), Ordering::Less, "{lo:?} {hi:?}: {points:?}");
+            // The common prefix, then BMP characters only.
+            assert!(p.chars().skip(shared).all(|c| c <= '\u{FFFF}'), "{p:?}");
+            assert!(PartitionKey::new(p.as_str()).is_ok(), "{p:?}");
+            above = p;
+        }
+        assert_eq!(service_order(above, hi), if points.is_empty() { service_order(lo, hi) } else { Ordering::Less });
+        points
+    }
+
+    #[test]
+    fn points_spread_over_decimal_and_hex_keys() {
+        let points = check("p0015", "p0999", 3);
+        assert_eq!(points.len(), 3);
+        // Evenly over the readings: the first digit after "p0" moves by about a quarter of '0'..'9' each time.
+        let firsts: Vec<char> = points.iter().map(|p| p.chars().nth(2).unwrap()).collect();
+        assert_eq!(firsts, ['2', '4', '6']);
+        assert!(points.iter().all(|p| p.starts_with("p0")));
+        let hex = check("0a3f", "ffe1", 15);
+        assert_eq!(hex.len(), 15);
+        // Over code points: ':' to '`' lie between the digits and the letters, and take their share of points.
+        assert!(hex[0].starts_with('3') && hex[7].starts_with('K') && hex[14].starts_with('b'), "{hex:?}");
+        // One point is the middle.
+        assert!(check("a", "c", 1)[0].starts_with('b'));
+    }
+
+    #[test]
+    fn ends_of_different_lengths_and_tight_ends() {
+        // A prefix is below its extensions: points between "ab" and "abc" start with "ab" and sort below "abc".
+        let points = check("ab", "abc", 4);
+        assert!(!points.is_empty() && points.iter().all(|p| p.starts_with("ab") && p.as_str() < "abc"), "{points:?}");
+        // Nothing lies between a string and the same string with the least unit a key takes after it, as a point.
+        assert!(check("a", "a ", 5).is_empty());
+        assert!(check("b", "a", 3).is_empty() && check("a", "a", 3).is_empty());
+        assert!(check("", "\u{A0}", 3).len() == 3);
+    }
+
+    #[test]
+    fn points_hold_no_forbidden_surrogate_or_astral_unit() {
+        // Around the surrogates, the controls and the forbidden ASCII: every point is a key of BMP characters.
+        for (lo, hi) in [("\u{D7F0}", "\u{E010}"), ("\u{7E}", "\u{A1}"), ("\"", "$"), (".", "0"), ("[", "]")] {
+            let points = check(lo, hi, 20);
+            for p in &points {
+                assert!(!p.contains(['#', '/', '?', '\\']) && !p.chars().any(char::is_control), "{p:?}");
+            }
+        }
+        // Astral characters in the ends sort as surrogates, below U+E000.
+        let points = check("x\u{1F600}", "x\u{FF61}", 5);
+        assert!(points.iter().all(|p| service_order(p, "x\u{1F600}") == Ordering::Greater), "{points:?}");
+        check("\u{1F600}a", "\u{1F600}b", 5);
+        check("\u{1F600}", "\u{1F601}", 5);
+    }
+
+    #[test]
+    fn digits_seen_in_keys_make_the_points() {
+        let digits = Digits::seen(["p0000", "p0417", "p0079"]);
+        assert_eq!(digits.top(5), "pppppp");
+        // Between the last key read and the top of what the digits make: points of `p` and `0` to `9` only.
+        let points = check_with(&digits, "p0079", &digits.top(5), 10);
+        assert_eq!(points.len(), 10);
+        assert!(points.iter().all(|p| p.chars().all(|c| c == 'p' || c.is_ascii_digit())), "{points:?}");
+        // Hex keys: evenly over the 16 digits, with no point in the gap between '9' and 'a'.
+        let hex = Digits::seen(["0123456789", "abcdef"]);
+        let points = check_with(&hex, "0", "g", 15);
+        let firsts: String = points.iter().map(|p| p.chars().next().unwrap()).collect();
+        assert_eq!(firsts, "0123456789abcde");
+        // Too few characters to count in: the whole BMP.
+        assert_eq!(Digits::seen(["aaa", ""]), Digits::bmp());
+        // A unit that is not a digit reads as the next digit, or the greatest: points still fall between.
+        check_with(&digits, "a", "z", 5);
+        check_with(&digits, "p0\u{1F600}", "q", 5);
+    }
+
+    #[test]
+    fn fraction_reads_the_place_between_the_ends() {
+        assert_eq!(Digits::bmp().fraction("p000", "p000", "p999"), Some(0.0));
+        assert_eq!(Digits::bmp().fraction("p000", "p999", "p999"), Some(1.0));
+        let half = Digits::bmp().fraction("a0", "a5", "a9").unwrap();
+        assert!((0.5..0.6).contains(&half), "{half}");
+        assert_eq!(Digits::bmp().fraction("a", "a", "a"), None);
+    }
+
+    /// Keys of up to 6 characters from anywhere in Unicode: the ends of a plan's points are keys.
+    fn key() -> impl Strategy<Value = String> {
+        "\\PC{0,6}".prop_filter("a key", |s| PartitionKey::new(s.as_str()).is_ok())
+    }
+
+    proptest! {
+        #[test]
+        fn points_are_strictly_between_and_increasing(
+            lo in key(),
+            hi in key(),
+            count in 0_usize..40,
+        ) {
+            let (lo, hi) = if service_order(&lo, &hi) == Ordering::Greater { (hi, lo) } else { (lo, hi) };
+            check(&lo, &hi, count);
+            check_with(&Digits::seen([lo.as_str(), hi.as_str(), "0a"]), &lo, &hi, count);
+        }
+
+        #[test]
+        fn keys_with_a_shared_prefix_get_points_with_it(prefix in "[a-z0-9]{0,20}", a in "[0-9]{1,5}", b in "[0-9]{1,5}") {
+            let (lo, hi) = (format!("{prefix}{a}"), format!("{prefix}{b}"));
+            let (lo, hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
+            for p in check(&lo, &hi, 8) {
+                prop_assert!(p.starts_with(&prefix));
+            }
+        }
+    }
+}
