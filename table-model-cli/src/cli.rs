@@ -8,8 +8,8 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use table_model::TableName;
 
-/// List, count, query, export and import Azure Table service tables (Azure Table Storage, Cosmos DB for Table,
-/// Azurite). Data goes to stdout, progress and diagnostics to stderr.
+/// Export, import, copy, validate and query Azure Table service tables of any size (Azure Table Storage, Cosmos
+/// DB for Table, Azurite). Data goes to stdout, progress and diagnostics to stderr.
 #[derive(Parser, Debug)]
 #[command(name = "tablectl", version, max_term_width = 110)]
 pub struct Cli {
@@ -33,11 +33,11 @@ pub enum Command {
     Count(CountArgs),
     /// Show a table's entities: an aligned table on a terminal, JSON lines when piped
     Query(QueryArgs),
-    /// Export a table's entities (JSON lines or typed CSV, optionally compressed) to a file, a directory (with a
-    /// manifest) or stdout
+    /// Export a table's entities (JSON lines, typed CSV or Parquet) to a file, a directory (with a manifest) or
+    /// stdout; resumable, in key ranges side by side
     Export(ExportArgs),
-    /// Import entities (JSON lines or typed CSV, optionally compressed) from a file, an export directory or stdin
-    /// into a table
+    /// Import entities (JSON lines, typed CSV or Parquet) from files, export directories or stdin into a table;
+    /// resumable
     Import(ImportArgs),
     /// Copy a table's entities into another table, on the same endpoint or another
     Copy(crate::commands::copy::CopyArgs),

@@ -1,7 +1,7 @@
-//! `tablectl`, the command-line tool of [`table_model`]: list, count, query, export and import tables of Azure
-//! Table Storage, Cosmos DB for Table and Azurite. Every piece of logic lives here, one concept per module; the
-//! binary (`src/main.rs`) only calls [`main`]. See `docs/tablectl.md` for the commands, endpoints, exit codes and
-//! the export format.
+//! `tablectl`, the command-line tool of [`table_model`]: export, import, copy, validate, inspect and query tables
+//! of Azure Table Storage, Cosmos DB for Table and Azurite. Every piece of logic lives here, one concept per
+//! module; the binary (`src/main.rs`) only calls [`main`]. See `docs/tablectl.md` for the commands, endpoints,
+//! exit codes, formats, resume and sharding.
 //!
 //! Data goes to stdout, progress and diagnostics to stderr, and the exit status tells the [`Outcome`] apart.
 //!
