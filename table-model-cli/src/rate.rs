@@ -4,11 +4,12 @@
 //! entities per second ([`STORAGE_ACCOUNT_TARGET`]); against Cosmos DB (throughput is what the account
 //! provisions, and a `429` says when it is spent) and Azurite there is no default limit. Whatever the limit, the
 //! client backs off on `503`, `500 OperationTimedOut` and `429` (honouring `x-ms-retry-after-ms` and
-//! `Retry-After`, `docs/rules.md` §12), and the bulk writer sends one transaction at a time per partition, which
-//! keeps a partition far below its own target of 2,000 entities per second on a slow link, and backs off when it
-//! is not.
+//! `Retry-After`, `docs/rules.md` §12), and against Storage the bulk writer paces each partition under its own
+//! target of 2,000 entities per second ([`partition_limit_for`]).
 
+use std::num::NonZeroU32;
 use std::time::Duration;
+use table_model::client::PARTITION_TARGET;
 use table_model::ServiceKind;
 use tokio::time::Instant;
 
@@ -38,6 +39,23 @@ pub fn limit_for(max_rate: Option<u64>, kind: ServiceKind) -> Option<u64> {
         Some(rate) => Some(rate),
         None => (kind == ServiceKind::Storage).then_some(STORAGE_ACCOUNT_TARGET),
     }
+}
+
+/// The pace of each partition written (`import`, `copy`), for the bulk writer's `partition_rate`: Azure Table
+/// Storage's documented target of 2,000 entities per second per partition ([`PARTITION_TARGET`]) against
+/// Storage, unless `--max-rate 0` lifts every bound; none against Cosmos DB and Azurite.
+///
+/// ```
+/// use table_model::client::PARTITION_TARGET;
+/// use table_model::ServiceKind;
+/// use table_model_cli::rate::partition_limit_for;
+/// assert_eq!(partition_limit_for(None, ServiceKind::Storage), Some(PARTITION_TARGET));
+/// assert_eq!(partition_limit_for(Some(500), ServiceKind::Storage), Some(PARTITION_TARGET));
+/// assert_eq!(partition_limit_for(Some(0), ServiceKind::Storage), None);
+/// assert_eq!(partition_limit_for(None, ServiceKind::Azurite), None);
+/// ```
+pub fn partition_limit_for(max_rate: Option<u64>, kind: ServiceKind) -> Option<NonZeroU32> {
+    (kind == ServiceKind::Storage && max_rate != Some(0)).then_some(PARTITION_TARGET)
 }
 
 /// Paces a run to at most `per_second` entities per second, on average over any second.

@@ -86,6 +86,8 @@ pub struct ChunkWriter<'a> {
     pub done: u64,
     /// The test-only abort (counting entities written).
     pub abort: AbortAfter,
+    /// The bulk writer's pace per partition ([`crate::rate::partition_limit_for`]).
+    pub partition_rate: Option<std::num::NonZeroU32>,
 }
 
 /// Writes a chunk and settles each of its entities: written, skipped, counted as written by a stopped run, or
@@ -187,6 +189,7 @@ async fn write_all(writer: &ChunkWriter<'_>, lines: Vec<Line>) -> (u64, Vec<Bulk
                 progress.set_entities(done + already + p.written);
                 AbortAfter::check(abort, done + already + p.written);
             })),
+            partition_rate: writer.partition_rate,
             ..Default::default()
         }
     };

@@ -57,7 +57,7 @@ mod transport;
 pub use azure_core;
 pub use bulk::{
     BulkEntity, BulkError, BulkFailure, BulkOperation, BulkOptions, BulkProgress, BulkReport, BulkTransaction, ByRef,
-    ByValue, FailureCause, ProgressFn,
+    ByValue, FailureCause, ProgressFn, PARTITION_TARGET,
 };
 pub use credential::TableCredential;
 pub use error::{Error, ErrorKind, OutcomeUnknown};

@@ -65,6 +65,8 @@ struct Seen {
     request_ids: Vec<(String, Vec<String>)>,
     in_flight: usize,
     max_in_flight: usize,
+    /// Each transaction's partition, size and arrival (on tokio's clock, paused in the rate's test).
+    arrivals: Vec<(String, usize, tokio::time::Instant)>,
 }
 
 /// Answers every `$batch` with `202` and one `204` per operation; refuses the RowKeys listed in `refuse`
@@ -89,6 +91,7 @@ impl Policy for FakeService {
             seen.request_ids.push((request_id, row_keys.clone()));
             seen.in_flight += 1;
             seen.max_in_flight = seen.max_in_flight.max(seen.in_flight);
+            seen.arrivals.push((partition.clone(), row_keys.len(), tokio::time::Instant::now()));
             seen.transactions.push((partition, row_keys.clone(), body.len()));
         }
         tokio::task::yield_now().await;
@@ -340,4 +343,54 @@ async fn each_transaction_carries_a_request_id_of_its_own() {
     let mut expected: Vec<String> = (0..report.transactions).map(|n| format!("{base}-{n}")).collect();
     expected.sort();
     assert_eq!(ids, expected);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_partition_rate_spaces_each_partitions_transactions_and_leaves_the_others_alone() {
+    let rate = std::num::NonZeroU32::new(100).unwrap();
+    let write = |partition_rate| async move {
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let table = client(seen.clone(), Vec::new());
+        // Sensor 0 gets 450 readings (5 transactions), sensors 1 and 2 get 50 each (one transaction).
+        let readings = (0..550).map(|n| reading(n, 1, "")).map(|mut r| {
+            r.sensor = match r.n {
+                0..450 => 0,
+                450..500 => 1,
+                _ => 2,
+            };
+            r
+        });
+        let options = BulkOptions { partition_rate, ..Default::default() };
+        let started = tokio::time::Instant::now();
+        let report = table.bulk_write(BulkOperation::Insert, readings, Some(options)).await;
+        assert!(report.is_complete(), "{:?}", report.failures.first());
+        assert_eq!(report.written, 550);
+        let arrivals = seen.lock().unwrap().arrivals.clone();
+        (started, arrivals)
+    };
+
+    // Paced at 100 entities per second: each transaction of sensor 0 starts once the ones before it fit the
+    // rate (100 entities: a second later), the small partitions at once.
+    let (started, arrivals) = write(Some(rate)).await;
+    let at = |partition: &str| -> Vec<(usize, f64)> {
+        arrivals
+            .iter()
+            .filter(|(p, _, _)| p == partition)
+            .map(|(_, n, t)| (*n, t.duration_since(started).as_secs_f64()))
+            .collect()
+    };
+    let hot = at("0000000000");
+    assert_eq!(hot.iter().map(|(n, _)| *n).collect::<Vec<_>>(), [100, 100, 100, 100, 50]);
+    for (i, (_, t)) in hot.iter().enumerate() {
+        assert!((t - i as f64).abs() < 0.01, "transaction {i} of the hot partition at {t} s: {hot:?}");
+    }
+    for cold in ["0000000001", "0000000002"] {
+        let cold = at(cold);
+        assert_eq!(cold.len(), 1);
+        assert!(cold[0].1 < 0.01, "a cold partition waited: {cold:?}");
+    }
+
+    // Without a rate, nothing waits.
+    let (started, arrivals) = write(None).await;
+    assert!(arrivals.iter().all(|(_, _, t)| t.duration_since(started).as_secs_f64() < 0.01), "{arrivals:?}");
 }

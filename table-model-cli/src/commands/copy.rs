@@ -252,8 +252,15 @@ pub async fn run(
                 ends.push((page.range, page.next));
             }
             pace.take(lines.len() as u64).await;
-            let writer =
-                ChunkWriter { table: &to, mode: args.mode, resumed, progress: &progress, done: this_run, abort };
+            let writer = ChunkWriter {
+                table: &to,
+                mode: args.mode,
+                resumed,
+                progress: &progress,
+                done: this_run,
+                abort,
+                partition_rate: crate::rate::partition_limit_for(args.max_rate, to.kind()),
+            };
             let settled = write_chunk(&writer, lines).await?;
             this_run += settled.written;
             for (_, reject) in &settled.rejects {

@@ -323,8 +323,15 @@ pub async fn run(ctx: &Context, args: &ImportArgs, out: &mut impl Write) -> Resu
             }
         }
         pace.take(lines.len() as u64).await;
-        let writer =
-            ChunkWriter { table: &table, mode: args.mode, resumed, progress: &progress, done: this_run, abort };
+        let writer = ChunkWriter {
+            table: &table,
+            mode: args.mode,
+            resumed,
+            progress: &progress,
+            done: this_run,
+            abort,
+            partition_rate: crate::rate::partition_limit_for(args.max_rate, table.kind()),
+        };
         let settled = match write_chunk(&writer, lines).await {
             Ok(settled) => settled,
             Err(e) => break Err(e),

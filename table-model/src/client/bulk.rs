@@ -19,7 +19,10 @@ use futures::{Stream, StreamExt};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::marker::PhantomData;
+use std::num::NonZeroU32;
 use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// What a bulk write does to each entity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -124,9 +127,17 @@ pub struct BulkOptions<'a> {
     pub max_buffered: usize,
     /// Called after each transaction is answered.
     pub progress: Option<ProgressFn>,
+    /// At most this many entities per second into any one partition (`None`: no bound). A partition's next
+    /// transaction waits, holding its place among the `concurrency`, until its partition's transactions so far
+    /// fit the rate. Azure Table Storage's documented target for one partition is 2,000 entities per second
+    /// ([`PARTITION_TARGET`], `docs/rules.md` §12); past it the service answers `503 ServerBusy`.
+    pub partition_rate: Option<NonZeroU32>,
     /// `azure_core`'s per-call options, for every transaction.
     pub method_options: ClientMethodOptions<'a>,
 }
+
+/// Azure Table Storage's documented scalability target for one partition: 2,000 entities (of 1 KiB) per second.
+pub const PARTITION_TARGET: NonZeroU32 = NonZeroU32::new(2_000).expect("not zero");
 
 impl BulkOptions<'_> {
     /// The id the transactions' `x-ms-client-request-id`s start with (each adds `-` and its index): visible
@@ -156,6 +167,7 @@ impl fmt::Debug for BulkOptions<'_> {
             .field("concurrency", &self.concurrency)
             .field("max_buffered", &self.max_buffered)
             .field("progress", &self.progress.as_ref().map(|_| "Fn"))
+            .field("partition_rate", &self.partition_rate)
             .finish_non_exhaustive()
     }
 }
@@ -408,6 +420,10 @@ struct Writer<'c, E, M> {
     progress: BulkProgress,
     /// Transactions sent so far: the index of the next one.
     sent: u64,
+    /// [`BulkOptions::partition_rate`].
+    partition_rate: Option<NonZeroU32>,
+    /// Under a partition rate: when each partition's next transaction may start.
+    partition_next: HashMap<String, Instant>,
     marker: PhantomData<fn() -> M>,
 }
 
@@ -480,15 +496,31 @@ impl<'c, E: BulkEntity<M>, M> Writer<'c, E, M> {
         }
     }
 
-    /// The next transaction whose partition has none in flight, with its index and request id.
-    fn next_ready(&mut self) -> Option<(Sealed<E>, BulkTransaction)> {
+    /// The next transaction whose partition has none in flight, with its index and request id, and when it may
+    /// be sent (under a partition rate).
+    fn next_ready(&mut self) -> Option<(Sealed<E>, BulkTransaction, Option<Instant>)> {
         let index = self.ready.iter().position(|s| !self.busy.contains(&s.partition))?;
         let sealed = self.ready.remove(index)?;
         self.busy.insert(sealed.partition.clone());
         let index = self.sent;
         self.sent += 1;
         let client_request_id = transaction_request_id(&self.report.client_request_id, index).into();
-        Some((sealed, BulkTransaction { index, client_request_id }))
+        let not_before = self.partition_rate.map(|rate| self.schedule(&sealed.partition, sealed.entities.len(), rate));
+        Some((sealed, BulkTransaction { index, client_request_id }, not_before))
+    }
+
+    /// When a transaction of `entities` into `partition` may start under `rate` entities per second: when the
+    /// partition's earlier transactions fit the rate (now, if they do); the next one's start moves past it.
+    fn schedule(&mut self, partition: &str, entities: usize, rate: NonZeroU32) -> Instant {
+        let now = Instant::now();
+        if self.partition_next.len() > 4 * BATCH_MAX_OPERATIONS {
+            // Partitions whose time has come need no entry: memory stays bounded by the busy ones.
+            self.partition_next.retain(|_, next| *next > now);
+        }
+        let start = self.partition_next.get(partition).copied().filter(|next| *next > now).unwrap_or(now);
+        let span = Duration::from_secs_f64(entities as f64 / f64::from(rate.get()));
+        self.partition_next.insert(partition.to_owned(), start + span);
+        start
     }
 
     /// Records a transaction's answer.
@@ -645,12 +677,17 @@ impl TableClient {
             report: BulkReport { written: 0, transactions: 0, bytes: 0, failures: Vec::new(), client_request_id },
             progress: BulkProgress { total, ..BulkProgress::default() },
             sent: 0,
+            partition_rate: options.partition_rate,
+            partition_next: HashMap::new(),
             marker: PhantomData,
         };
-        let send = |(sealed, transaction): (Sealed<E>, BulkTransaction)| {
+        let send = |(sealed, transaction, not_before): (Sealed<E>, BulkTransaction, Option<Instant>)| {
             let mut method_options = options.method_options.clone();
             method_options.context.insert(ClientRequestId::new(transaction.client_request_id.to_string()));
             async move {
+                if let Some(at) = not_before {
+                    tokio::time::sleep_until(at).await;
+                }
                 let result = self.submit_transaction(&sealed.batch, Some(RequestOptions { method_options })).await;
                 (sealed, transaction, result.map(drop))
             }
