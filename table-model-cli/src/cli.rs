@@ -136,10 +136,10 @@ impl ExportArgs {
     ///     Command::Export(args) => args.file_format(),
     ///     _ => unreachable!(),
     /// };
-    /// assert_eq!(of(&["tablectl", "export", "T", "-o", "t.parquet"]), (FileFormat::Parquet, Compression::None));
-    /// assert_eq!(of(&["tablectl", "export", "T", "-o", "t.csv.gz"]), (FileFormat::Csv, Compression::Gzip));
-    /// assert_eq!(of(&["tablectl", "export", "T", "-o", "backup/"]), (FileFormat::Jsonl, Compression::None));
-    /// let given = ["tablectl", "export", "T", "-o", "backup/", "--format", "csv", "--compress", "zstd"];
+    /// assert_eq!(of(&["tablectl", "export", "People", "-o", "t.parquet"]), (FileFormat::Parquet, Compression::None));
+    /// assert_eq!(of(&["tablectl", "export", "People", "-o", "t.csv.gz"]), (FileFormat::Csv, Compression::Gzip));
+    /// assert_eq!(of(&["tablectl", "export", "People", "-o", "backup/"]), (FileFormat::Jsonl, Compression::None));
+    /// let given = ["tablectl", "export", "People", "-o", "backup/", "--format", "csv", "--compress", "zstd"];
     /// assert_eq!(of(&given), (FileFormat::Csv, Compression::Zstd));
     /// ```
     pub fn file_format(&self) -> (FileFormat, Compression) {
