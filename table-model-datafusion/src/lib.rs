@@ -1,0 +1,193 @@
+//! SQL over Azure Tables: [`AzureTable`], an Apache DataFusion [`TableProvider`] for a table of the Azure Table
+//! service (Azure Storage, Cosmos DB's Table API, Azurite), with its filters, projection and `LIMIT` pushed to
+//! the service and its scan read side by side in key ranges.
+//!
+//! - **Schema.** Inferred from a sample of entities ([`AzureTable::infer`], the inference of `tablectl schema`,
+//!   [`table_model_arrow::infer`]) or declared by hand ([`AzureTable::new`]); the EDM to Arrow mapping is
+//!   [`table_model_arrow::mapping`]'s, with the overflow column for values that fit no column.
+//! - **Pushdown.** Comparisons become the typed `$filter`, `Exact` only where the service means what SQL means
+//!   (see [`pushdown`] for each decision); the projection becomes `$select`; a `LIMIT` becomes `$top` and an
+//!   early stop.
+//! - **Partitions.** [`TableClient::plan_ranges`] cuts the entities the pushed filter selects into up to
+//!   DataFusion's `target_partitions` key ranges, each a partition of the scan ([`AzureScanExec`]) following its
+//!   own continuations, one record batch per page.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use datafusion::prelude::SessionContext;
+//! use table_model::client::TableServiceClient;
+//! use table_model::TableName;
+//! use table_model_datafusion::AzureTable;
+//!
+//! # async fn run() -> datafusion::error::Result<()> {
+//! let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)
+//!     .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
+//! let orders = AzureTable::infer(service.table_client(TableName::from_static("Orders")), 1000).await?;
+//! let ctx = SessionContext::new();
+//! ctx.register_table("orders", Arc::new(orders))?;
+//! ctx.sql("SELECT \"PartitionKey\", count(*) FROM orders GROUP BY 1").await?.show().await?;
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs, missing_debug_implementations)]
+
+mod exec;
+pub mod pushdown;
+
+pub use exec::AzureScanExec;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::{DataFusionError, Result};
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
+use datafusion::physical_plan::ExecutionPlan;
+use futures::TryStreamExt as _;
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+use table_model::client::TableClient;
+use table_model::filter::KeyRange;
+use table_model::limits::QUERY_MAX_TOP;
+use table_model::{Entity, Query};
+use table_model_arrow::batch::EntitySchema;
+use table_model_arrow::infer::Inference;
+use table_model_arrow::mapping::{OVERFLOW_KEY, PARTITION_KEY, ROW_KEY};
+
+/// A table of the service as a DataFusion table: register it with
+/// [`SessionContext::register_table`](datafusion::prelude::SessionContext::register_table).
+#[derive(Clone, Debug)]
+pub struct AzureTable {
+    table: TableClient,
+    schema: Arc<EntitySchema>,
+}
+
+impl AzureTable {
+    /// A table with a schema declared by hand: `PartitionKey` and `RowKey` `Utf8` columns, a column per property
+    /// (its EDM type in its metadata, or read from its Arrow type, as [`EntitySchema::new`] says), and the
+    /// overflow column ([`table_model_arrow::infer::overflow_field`]) where a value that fits no column goes.
+    /// Without an overflow column, reading an entity with such a value is an error.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use datafusion::arrow::datatypes::Schema;
+    /// use table_model::client::TableServiceClient;
+    /// use table_model::{EdmType, TableName};
+    /// use table_model_arrow::infer::overflow_field;
+    /// use table_model_arrow::mapping::ColumnKind;
+    /// use table_model_datafusion::AzureTable;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+    /// let schema = Schema::new(vec![
+    ///     ColumnKind::String.field("PartitionKey", false),
+    ///     ColumnKind::String.field("RowKey", false),
+    ///     ColumnKind::for_edm(EdmType::Int64).field("Total", true),
+    ///     overflow_field(),
+    /// ]);
+    /// let orders = AzureTable::new(service.table_client(TableName::from_static("Orders")), Arc::new(schema))?;
+    /// assert_eq!(orders.entity_schema().arrow().fields().len(), 4);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// The schema is not one of entities: a key column missing or not `Utf8`, a column that is not a property
+    /// name or has no EDM type.
+    pub fn new(table: TableClient, schema: SchemaRef) -> Result<Self> {
+        let schema = EntitySchema::new(schema).map_err(external)?;
+        Ok(AzureTable { table, schema: Arc::new(schema) })
+    }
+
+    /// A table whose schema is inferred from its first `sample` entities (at least one is read), as `tablectl
+    /// schema` infers it ([`Inference`]): a column per property seen, of its most frequent EDM type, and the
+    /// overflow column. A property not in the sample is read into the overflow column.
+    ///
+    /// # Errors
+    /// The failure of a request, or (never for entities the service sends) an inference that is no schema.
+    pub async fn infer(table: TableClient, sample: usize) -> Result<Self> {
+        let sample = sample.max(1);
+        let query = Query::new().top(sample.min(QUERY_MAX_TOP));
+        let mut entities = table.query::<Entity>(&query, None).map_err(external)?;
+        let mut inference = Inference::new();
+        let mut seen = 0;
+        while seen < sample {
+            let Some(entity) = entities.try_next().await.map_err(external)? else { break };
+            inference.observe(&entity);
+            seen += 1;
+        }
+        let schema = inference.to_schema().map_err(external)?;
+        AzureTable::new(table, Arc::new(schema))
+    }
+
+    /// The schema as entities: which column holds what.
+    pub fn entity_schema(&self) -> &Arc<EntitySchema> {
+        &self.schema
+    }
+
+    /// The client of the table.
+    pub fn client(&self) -> &TableClient {
+        &self.table
+    }
+}
+
+#[async_trait]
+impl TableProvider for AzureTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.arrow().clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(pushdown::push(self.schema.arrow(), filters).decisions)
+    }
+
+    /// Plans the scan: the filters DataFusion hands down (those [`supports_filters_pushdown`] accepted) become
+    /// the `$filter`; the projected properties the `$select` (the keys alone for a projection of no column,
+    /// every property when the overflow column is projected); a `limit` the `$top` (when at most 1,000) and
+    /// each partition's early stop. The key space is cut into up to `target_partitions` ranges by
+    /// [`TableClient::plan_ranges`] (which sends its probes now); with a `limit`, or for a point (both keys
+    /// compared by `=`), one range, read in key order until the limit.
+    ///
+    /// [`supports_filters_pushdown`]: TableProvider::supports_filters_pushdown
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let schema = self.schema.arrow();
+        let projected = match projection {
+            Some(columns) => Arc::new(schema.project(columns)?),
+            None => schema.clone(),
+        };
+        let filters: Vec<&Expr> = filters.iter().collect();
+        let pushed = pushdown::push(schema, &filters);
+        let mut query = Query::new();
+        if let Some(filter) = pushed.filter.clone() {
+            query = query.filter(filter);
+        }
+        if !projected.fields().iter().any(|f| f.metadata().contains_key(OVERFLOW_KEY)) {
+            let names = projected.fields().iter().map(|f| f.name().clone()).filter(|n| n != ROW_KEY);
+            // `PartitionKey` alone still selects both keys: a projection of no column reads the keys only.
+            query = query.select(std::iter::once(PARTITION_KEY.to_owned()).chain(names));
+        }
+        if let Some(limit) = limit.filter(|&l| (1..=QUERY_MAX_TOP).contains(&l)) {
+            query = query.top(limit);
+        }
+        let ranges = match (limit, NonZeroUsize::new(state.config().target_partitions())) {
+            (None, Some(n)) if n.get() > 1 && !pushed.point => {
+                self.table.plan_ranges(n, pushed.filter.as_ref(), None).await.map_err(external)?
+            }
+            _ => vec![KeyRange::all()],
+        };
+        let exec = AzureScanExec::new(self.table.clone(), query, ranges, schema, projected, limit)?;
+        Ok(Arc::new(exec))
+    }
+}
+
+fn external(e: impl std::error::Error + Send + Sync + 'static) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
