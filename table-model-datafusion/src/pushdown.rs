@@ -223,3 +223,153 @@ fn string(value: &ScalarValue) -> Option<&str> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::logical_expr::{ident, lit};
+    use table_model::EdmType;
+    use table_model_arrow::infer::overflow_field;
+    use TableProviderFilterPushDown::{Exact, Inexact, Unsupported};
+
+    fn schema() -> Schema {
+        let mut fields = vec![ColumnKind::String.field(PARTITION_KEY, false), ColumnKind::String.field(ROW_KEY, false)];
+        for (name, edm) in [
+            ("S", EdmType::String),
+            ("I", EdmType::Int32),
+            ("L", EdmType::Int64),
+            ("D", EdmType::Double),
+            ("B", EdmType::Boolean),
+            ("When", EdmType::DateTime),
+        ] {
+            fields.push(ColumnKind::for_edm(edm).field(name, true));
+        }
+        fields.push(ColumnKind::DateTimeTicks.field("Old", true));
+        fields.push(overflow_field());
+        Schema::new(fields)
+    }
+
+    /// The decision and the `$filter` of one expression alone.
+    fn one(expr: Expr) -> (TableProviderFilterPushDown, Option<String>) {
+        let pushed = push(&schema(), &[&expr]);
+        (pushed.decisions[0].clone(), pushed.filter.map(|f| f.render().unwrap()))
+    }
+
+    /// A column by its exact name (`col` would read `PartitionKey` as SQL does, as `partitionkey`).
+    fn pk() -> Expr {
+        ident(PARTITION_KEY)
+    }
+
+    #[test]
+    fn key_comparisons_are_exact() {
+        assert_eq!(one(pk().eq(lit("o'k"))), (Exact, Some("PartitionKey eq 'o''k'".into())));
+        assert_eq!(one(lit("m").lt(ident(ROW_KEY))), (Exact, Some("RowKey gt 'm'".into())));
+        assert_eq!(one(pk().not_eq(lit("a"))), (Exact, Some("PartitionKey ne 'a'".into())));
+        assert_eq!(
+            one(ident(ROW_KEY).between(lit("a"), lit("c"))),
+            (Exact, Some("RowKey ge 'a' and RowKey le 'c'".into()))
+        );
+        assert_eq!(
+            one(pk().in_list(vec![lit("a"), lit("b")], false)),
+            (Exact, Some("PartitionKey eq 'a' or PartitionKey eq 'b'".into()))
+        );
+        assert_eq!(one(pk().like(lit("ab%"))), (Exact, Some("PartitionKey ge 'ab' and PartitionKey lt 'ac'".into())));
+        assert_eq!(one(pk().eq(lit("a")).or(pk().eq(lit("b")))).0, Exact);
+    }
+
+    #[test]
+    fn string_order_is_pushed_only_where_utf16_and_utf8_agree() {
+        // U+D7FF and below: both orders agree.
+        assert_eq!(one(pk().gt(lit("p\u{D7FF}"))).0, Exact);
+        // U+FF61 sorts above U+1F600 in UTF-16 units, below it in UTF-8: not pushed.
+        assert_eq!(one(pk().gt(lit("p\u{FF61}"))), (Unsupported, None));
+        assert_eq!(one(ident("S").lt_eq(lit("\u{1F600}"))), (Unsupported, None));
+        // Equality and prefixes mean the same in both orders.
+        assert_eq!(one(pk().eq(lit("p\u{FF61}"))).0, Exact);
+        assert_eq!(one(pk().like(lit("p\u{1F600}%"))).0, Exact);
+    }
+
+    #[test]
+    fn like_is_pushed_only_as_a_plain_prefix() {
+        for pattern in ["a_b%", "a%b%", "a\\%%", "ab", "%ab"] {
+            assert_eq!(one(pk().like(lit(pattern))), (Unsupported, None), "{pattern}");
+        }
+        assert_eq!(one(pk().not_like(lit("ab%"))), (Unsupported, None));
+        assert_eq!(one(pk().ilike(lit("ab%"))), (Unsupported, None));
+        assert_eq!(one(ident("S").like(lit("ab%"))), (Inexact, Some("S ge 'ab' and S lt 'ac'".into())));
+        assert_eq!(one(ident("I").like(lit("1%"))), (Unsupported, None));
+    }
+
+    #[test]
+    fn properties_are_inexact_and_typed_by_the_schema() {
+        assert_eq!(one(ident("I").gt(lit(5i32))), (Inexact, Some("I gt 5".into())));
+        assert_eq!(one(ident("L").eq(lit(5i64))), (Inexact, Some("L eq 5L".into())));
+        assert_eq!(one(ident("B").eq(lit(true))), (Inexact, Some("B eq true".into())));
+        assert_eq!(one(ident("B").lt(lit(true))), (Unsupported, None));
+        assert_eq!(one(ident("S").eq(lit("x"))), (Inexact, Some("S eq 'x'".into())));
+        // A literal of another type than the column's (no coercion happened) is not pushed.
+        assert_eq!(one(ident("I").gt(lit(5i64))), (Unsupported, None));
+        let nanos = ScalarValue::TimestampNanosecond(Some(1_700_000_000_000_000_000), Some("UTC".into()));
+        assert_eq!(
+            one(ident("When").gt_eq(lit(nanos))),
+            (Inexact, Some("When ge datetime'2023-11-14T22:13:20.0000000Z'".into()))
+        );
+        // A ticks column compares with its Int64 ticks: tick 0 is 0001-01-01, outside the service's range.
+        assert_eq!(one(ident("Old").lt(lit(0i64))), (Unsupported, None));
+        assert_eq!(
+            one(ident("Old").lt(lit(504_911_232_000_000_000i64))),
+            (Inexact, Some("Old lt datetime'1601-01-01T00:00:00.0000000Z'".into()))
+        );
+    }
+
+    #[test]
+    fn doubles_are_pushed_where_nan_and_negative_zero_cannot_be_lost() {
+        assert_eq!(one(ident("D").eq(lit(0.0f64))), (Inexact, Some("D eq 0.0".into())));
+        assert_eq!(one(ident("D").lt(lit(1.5f64))), (Inexact, Some("D lt 1.5".into())));
+        assert_eq!(one(ident("D").lt(lit(0.0f64))), (Unsupported, None));
+        assert_eq!(one(ident("D").not_eq(lit(-0.0f64))), (Unsupported, None));
+        assert_eq!(one(ident("D").gt(lit(1.5f64))), (Unsupported, None));
+        assert_eq!(one(ident("D").gt_eq(lit(1.5f64))), (Unsupported, None));
+        assert_eq!(one(ident("D").eq(lit(f64::NAN))), (Unsupported, None));
+        assert_eq!(one(ident("D").lt(lit(f64::INFINITY))), (Unsupported, None));
+    }
+
+    #[test]
+    fn what_has_no_filter_is_not_pushed() {
+        assert_eq!(one(ident("I").is_null()), (Unsupported, None));
+        assert_eq!(one(ident("I").is_not_null()), (Unsupported, None));
+        assert_eq!(one(!ident("I").eq(lit(1i32))), (Unsupported, None));
+        assert_eq!(one(ident(mapping::OVERFLOW_COLUMN).eq(lit("{}"))), (Unsupported, None));
+        assert_eq!(one(ident("Nope").eq(lit(1i32))), (Unsupported, None));
+        assert_eq!(one(ident("I").eq(ident("L"))), (Unsupported, None));
+        assert_eq!(one(ident("I").eq(lit(ScalarValue::Int32(None)))), (Unsupported, None));
+        assert_eq!(one(pk().in_list(vec![lit("a")], true)), (Unsupported, None));
+        // An `or` with one side that cannot be pushed cannot be pushed.
+        assert_eq!(one(pk().eq(lit("a")).or(ident("I").is_null())), (Unsupported, None));
+        // `and` of exact and inexact is inexact.
+        assert_eq!(one(pk().eq(lit("a")).and(ident("I").eq(lit(1i32)))).0, Inexact);
+    }
+
+    #[test]
+    fn pushed_filters_leave_a_range_its_comparisons() {
+        assert_eq!(PUSHED_MAX_COMPARISONS, 9);
+        let list = |n: usize| pk().in_list((0..n).map(|i| lit(format!("k{i}"))).collect(), false);
+        assert_eq!(one(list(9)).0, Exact);
+        // Past what a filter holds with a range's six: DataFusion applies it.
+        assert_eq!(one(list(10)), (Unsupported, None));
+        // In order: the first takes 5, the second (5) does not fit, the third (4) does.
+        let (a, b, c) = (list(5), list(5), list(4));
+        let pushed = push(&schema(), &[&a, &b, &c]);
+        assert_eq!(pushed.decisions, [Exact, Unsupported, Exact]);
+        assert_eq!(pushed.filter.unwrap().comparisons(), 9);
+    }
+
+    #[test]
+    fn a_point_is_both_keys_by_equality() {
+        let (p, r) = (pk().eq(lit("a")), lit("1").eq(ident(ROW_KEY)));
+        assert!(push(&schema(), &[&p, &r]).point);
+        assert!(!push(&schema(), &[&p]).point);
+        let range = ident(ROW_KEY).gt(lit("1"));
+        assert!(!push(&schema(), &[&p, &range]).point);
+    }
+}
