@@ -14,7 +14,9 @@
 //!   column and is `NULL` to SQL, but the service may still compare it (an `Edm.Int64` against an Int32 literal,
 //!   a DateTime of 1601 outside a timestamp column's range): the service's answer is a superset, never the same
 //!   rows for certain. An absent property is `NULL` to SQL and matches no comparison of the service's
-//!   (`docs/rules.md` §3), so it is never lost.
+//!   (`docs/rules.md` §3), so it is never lost. (Seen in the tests: Azurite answers `500` to an Int64 literal
+//!   compared with a property that holds an Int32 on some entity; an Int32 literal against an Int64 works.
+//!   Such a table, read with an Int64 column, fails on Azurite with that error rather than answering wrong.)
 //! - **String order.** The service compares strings by UTF-16 code unit; Arrow compares UTF-8 bytes, which is
 //!   code point order. The two differ only between a character at or above U+E000 and one above U+FFFF, so an
 //!   ordering comparison (`<`, `<=`, `>`, `>=`, `BETWEEN`) is pushed only when its literal holds no character at
