@@ -487,6 +487,11 @@ async fn select_star_reads_every_entity_bit_exact_and_a_declared_schema_types_th
     let sent = f.recorder.take();
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!(sent[0].top.as_deref(), Some("10"));
+    // Past a page: no `$top` (at most 1,000), and the scan stops in the second page of 1,000.
+    assert_eq!(f.rows("SELECT \"RowKey\" FROM t LIMIT 1500").await.len(), 1500);
+    let sent = f.recorder.take();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert!(sent.iter().all(|s| s.top.is_none() && s.filter.is_none()), "{sent:?}");
 
     // A schema declared by hand, of two properties: every other property goes to the overflow column, and
     // the filter is typed as the declared column says. (Not an Int64 column over Int32 values: Azurite answers
