@@ -471,10 +471,12 @@ async fn select_star_reads_every_entity_bit_exact_and_a_declared_schema_types_th
     filters_carry(&sent, "I32 eq -1499 or I32 eq -1000 or I32 eq 7");
     let guid = uuid::Uuid::from_u128(8 * 0x9E37_79B9_7F4A_7C15);
     let hex: String = guid.as_bytes().iter().map(|b| format!("{b:02x}")).collect();
-    f.check_keys(&q(&format!("\"Gid\" = arrow_cast(X'{hex}', 'FixedSizeBinary(16)')")), |e| {
-        e.value("Gid") == Some(&EdmValue::Guid(guid))
-    })
-    .await;
+    let sent = f
+        .check_keys(&q(&format!("\"Gid\" = arrow_cast(X'{hex}', 'FixedSizeBinary(16)')")), |e| {
+            e.value("Gid") == Some(&EdmValue::Guid(guid))
+        })
+        .await;
+    filters_carry(&sent, &format!("Gid eq guid'{guid}'"));
     f.check_keys(&q("\"Flag\" = false AND \"Dbl\" < 10.0 AND \"PartitionKey\" LIKE 'p%'"), |e| {
         e.value("Flag") == Some(&EdmValue::Boolean(false))
             && double(e, "Dbl").is_some_and(|v| v < 10.0)
