@@ -244,6 +244,60 @@ impl Inference {
     }
 }
 
+/// The Arrow schema of a `#[derive(TableEntity)]` struct's static [`Schema`](table_model::Schema): its exact
+/// types, where [`Inference::to_schema`] has a sample's. `PartitionKey`, `RowKey`, a `Timestamp` column (the
+/// server's, which every entity read has), a column per property of a fixed EDM type in the struct's order,
+/// and the overflow column, for what fits none: a property without a fixed type (an `EdmValue` field), one the
+/// struct does not name, a value of another type, a DateTime outside the timestamp column's range. Every
+/// property column is nullable, a required one too: the struct's rules are checked when it is read, while a
+/// table may hold entities without the property.
+///
+/// ```
+/// use table_model::TableEntity;
+/// use table_model_arrow::infer::declared_schema;
+/// #[derive(TableEntity)]
+/// struct Reading {
+///     #[table(partition_key)]
+///     sensor: String,
+///     #[table(row_key)]
+///     at: u64,
+///     #[table(rename = "Celsius")]
+///     celsius: f64,
+///     #[table(rename = "Count")]
+///     count: Option<i64>,
+/// }
+/// let schema = declared_schema(&Reading::SCHEMA);
+/// let columns: Vec<String> =
+///     schema.fields().iter().map(|f| format!("{}:{}", f.name(), f.data_type())).collect();
+/// assert_eq!(
+///     columns,
+///     [
+///         "PartitionKey:Utf8",
+///         "RowKey:Utf8",
+///         "Timestamp:Timestamp(ns, \"UTC\")",
+///         "Celsius:Float64",
+///         "Count:Int64",
+///         "@overflow:Utf8"
+///     ]
+/// );
+/// assert!(schema.fields().iter().skip(2).all(|f| f.is_nullable()));
+/// ```
+pub fn declared_schema(schema: &table_model::Schema) -> Schema {
+    let mut fields = vec![
+        ColumnKind::String.field(PARTITION_KEY, false),
+        ColumnKind::String.field(ROW_KEY, false),
+        ColumnKind::DateTime.field(TIMESTAMP, true),
+    ];
+    for property in schema.properties() {
+        let name = property.name();
+        if let (Some(edm), false) = (property.edm_type(), [PARTITION_KEY, ROW_KEY, TIMESTAMP].contains(&name)) {
+            fields.push(ColumnKind::for_edm(edm).field(name, true));
+        }
+    }
+    fields.push(overflow_field());
+    Schema::new(fields)
+}
+
 /// The overflow column's field ([`OVERFLOW_COLUMN`]).
 pub fn overflow_field() -> Field {
     Field::new(OVERFLOW_COLUMN, arrow_schema::DataType::Utf8, true)

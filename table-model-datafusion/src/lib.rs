@@ -3,7 +3,8 @@
 //! the service and its scan read side by side in key ranges.
 //!
 //! - **Schema.** Inferred from a sample of entities ([`AzureTable::infer`], the inference of `tablectl schema`,
-//!   [`table_model_arrow::infer`]) or declared by hand ([`AzureTable::new`]); the EDM to Arrow mapping is
+//!   [`table_model_arrow::infer`]), from a derived struct ([`AzureTable::for_entity`]) or declared by hand
+//!   ([`AzureTable::new`]); the EDM to Arrow mapping is
 //!   [`table_model_arrow::mapping`]'s, with the overflow column for values that fit no column.
 //! - **Pushdown.** Comparisons become the typed `$filter`, `Exact` only where the service means what SQL means
 //!   (see [`pushdown`] for each decision); the projection becomes `$select`; a `LIMIT` becomes `$top` and an
@@ -48,7 +49,7 @@ use std::sync::Arc;
 use table_model::client::TableClient;
 use table_model::filter::KeyRange;
 use table_model::limits::QUERY_MAX_TOP;
-use table_model::{Entity, Query};
+use table_model::{Entity, Query, TableEntity};
 use table_model_arrow::batch::EntitySchema;
 use table_model_arrow::infer::Inference;
 use table_model_arrow::mapping::{OVERFLOW_KEY, PARTITION_KEY, ROW_KEY};
@@ -95,6 +96,39 @@ impl AzureTable {
     pub fn new(table: TableClient, schema: SchemaRef) -> Result<Self> {
         let schema = EntitySchema::new(schema).map_err(external)?;
         Ok(AzureTable { table, schema: Arc::new(schema) })
+    }
+
+    /// A table read as a `#[derive(TableEntity)]` struct declares it: its static [`Schema`](table_model::Schema)'s
+    /// exact types ([`table_model_arrow::infer::declared_schema`]), the server's `Timestamp`, and the overflow
+    /// column for properties the struct does not type.
+    ///
+    /// ```
+    /// use datafusion::catalog::TableProvider as _;
+    /// use table_model::client::TableServiceClient;
+    /// use table_model::{TableEntity, TableName};
+    /// use table_model_datafusion::AzureTable;
+    /// #[derive(TableEntity)]
+    /// struct Order {
+    ///     #[table(partition_key)]
+    ///     customer: String,
+    ///     #[table(row_key)]
+    ///     id: String,
+    ///     #[table(rename = "Total")]
+    ///     total: i64,
+    /// }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+    /// let orders = AzureTable::for_entity::<Order>(service.table_client(TableName::from_static("Orders")))?;
+    /// let columns: Vec<String> = orders.schema().fields().iter().map(|f| f.name().clone()).collect();
+    /// assert_eq!(columns, ["PartitionKey", "RowKey", "Timestamp", "Total", "@overflow"]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// Never for a schema the derive built (kept for a schema that is no entity's).
+    pub fn for_entity<T: TableEntity>(table: TableClient) -> Result<Self> {
+        AzureTable::new(table, Arc::new(table_model_arrow::infer::declared_schema(&T::SCHEMA)))
     }
 
     /// A table whose schema is inferred from its first `sample` entities (at least one is read), as `tablectl

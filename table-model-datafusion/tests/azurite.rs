@@ -518,4 +518,24 @@ async fn select_star_reads_every_entity_bit_exact_and_a_declared_schema_types_th
     assert!(!scans.is_empty() && scans.iter().all(|s| s.select.as_deref() == Some("PartitionKey,RowKey,I64")));
     let with_str = f.all.iter().filter(|e| string(e, "Str").is_some()).count();
     assert_eq!(f.rows("SELECT count(\"Str\") FROM d").await, [with_str.to_string()]);
+
+    // The schema of a derived struct: its exact types.
+    #[derive(table_model::TableEntity)]
+    #[allow(dead_code)]
+    struct Row {
+        #[table(partition_key)]
+        pk: String,
+        #[table(row_key)]
+        rk: String,
+        #[table(rename = "I32")]
+        i32: Option<i32>,
+        #[table(rename = "When")]
+        when: Option<table_model::DateTime>,
+    }
+    let typed = AzureTable::for_entity::<Row>(f.provider.client().clone()).unwrap();
+    f.ctx.register_table("typed", Arc::new(typed)).unwrap();
+    let expected: i64 = f.all.iter().filter_map(|e| int32(e, "I32")).map(i64::from).sum();
+    let with_when = f.all.iter().filter(|e| e.value("When").is_some()).count();
+    let got = f.rows("SELECT sum(CAST(\"I32\" AS BIGINT)), count(\"When\"), count(\"Timestamp\") FROM typed").await;
+    assert_eq!(got, [format!("{expected}|{with_when}|{ENTITIES}")]);
 }
