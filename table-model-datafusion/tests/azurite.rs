@@ -66,11 +66,14 @@ fn endpoint() -> Option<String> {
             panic!("{ENDPOINT_VAR} is not set but CI is: start Azurite with `scripts/azurite.sh start`")
         }
         Err(_) => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "note: the DataFusion Azurite tests are skipped: {ENDPOINT_VAR} is not set; \
-                 run them with `bash scripts/azurite.sh run cargo test -p table-model-datafusion`"
-            );
+            static NOTICE: std::sync::Once = std::sync::Once::new();
+            NOTICE.call_once(|| {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "note: the DataFusion Azurite tests are skipped: {ENDPOINT_VAR} is not set; \
+                     run them with `bash scripts/azurite.sh run cargo test -p table-model-datafusion`"
+                );
+            });
             None
         }
     }
