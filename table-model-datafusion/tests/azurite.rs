@@ -14,7 +14,6 @@ use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::TryStreamExt as _;
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::sync::{Arc, Mutex};
 use table_model::client::{BulkOperation, TableClient, TableServiceClient, TableServiceClientOptions};
 use table_model::{AccountKey, DateTime, EdmBinary, EdmValue, Entity, PartitionKey, Query, RowKey, TableName};
@@ -22,7 +21,8 @@ use table_model_arrow::infer::overflow_field;
 use table_model_arrow::mapping::ColumnKind;
 use table_model_datafusion::AzureTable;
 
-const ENDPOINT_VAR: &str = "TABLE_MODEL_AZURITE_ENDPOINT";
+#[path = "../../tests/common/azurite_endpoint.rs"]
+mod azurite_endpoint;
 const ENTITIES: usize = 3000;
 
 /// The URL of every try the client sent.
@@ -60,23 +60,10 @@ impl Policy for Recorder {
 }
 
 fn endpoint() -> Option<String> {
-    match std::env::var(ENDPOINT_VAR) {
-        Ok(url) => Some(url),
-        Err(_) if std::env::var_os("CI").is_some() => {
-            panic!("{ENDPOINT_VAR} is not set but CI is: start Azurite with `scripts/azurite.sh start`")
-        }
-        Err(_) => {
-            static NOTICE: std::sync::Once = std::sync::Once::new();
-            NOTICE.call_once(|| {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "note: the DataFusion Azurite tests are skipped: {ENDPOINT_VAR} is not set; \
-                     run them with `bash scripts/azurite.sh run cargo test -p table-model-datafusion`"
-                );
-            });
-            None
-        }
-    }
+    azurite_endpoint::endpoint_or_skip(
+        "DataFusion Azurite tests",
+        "bash scripts/azurite.sh run cargo test -p table-model-datafusion",
+    )
 }
 
 /// Entity `i` of the test table: every EDM type, each property absent on some entities, boundary values,

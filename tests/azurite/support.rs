@@ -6,15 +6,15 @@ use azure_core::http::headers::HeaderName;
 use azure_core::http::policies::{Policy, PolicyResult};
 use azure_core::http::{AsyncRawResponse, ClientOptions, Context, Method, Request, Url};
 use futures::TryStreamExt as _;
-use std::io::Write as _;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use table_model::client::{Error, TableClient, TableCredential, TableServiceClient, TableServiceClientOptions};
 use table_model::{AccountKey, Credential, Endpoint, Entity, PartitionKey, RowKey, TableName, TableService};
 
-/// The variable `scripts/azurite.sh start` exports.
-pub const ENDPOINT_VAR: &str = "TABLE_MODEL_AZURITE_ENDPOINT";
+#[path = "../common/azurite_endpoint.rs"]
+mod azurite_endpoint;
+pub use azurite_endpoint::ENDPOINT_VAR;
 
 /// A running Azurite and the client that talks to it.
 pub struct Azurite {
@@ -27,22 +27,7 @@ pub struct Azurite {
 /// The endpoint of `TABLE_MODEL_AZURITE_ENDPOINT`, or `None` (with a notice) when it is not set. When `CI` is
 /// set, a missing endpoint fails the test instead: in CI these tests must run.
 pub fn endpoint() -> Option<String> {
-    let Ok(url) = std::env::var(ENDPOINT_VAR) else {
-        if std::env::var_os("CI").is_some() {
-            panic!("{ENDPOINT_VAR} is not set but CI is: start Azurite with `scripts/azurite.sh start`");
-        }
-        // Written to the process's stderr, past the test harness's capture, once per run.
-        static NOTICE: std::sync::Once = std::sync::Once::new();
-        NOTICE.call_once(|| {
-            let _ = writeln!(
-                std::io::stderr(),
-                "note: the Azurite tests are skipped: {ENDPOINT_VAR} is not set; \
-                 run them with `scripts/azurite.sh run cargo test --workspace`"
-            );
-        });
-        return None;
-    };
-    Some(url)
+    azurite_endpoint::endpoint_or_skip("Azurite tests", "scripts/azurite.sh run cargo test --workspace")
 }
 
 /// The Azurite of `TABLE_MODEL_AZURITE_ENDPOINT`, or `None` when the tests are skipped (see [`endpoint`]).

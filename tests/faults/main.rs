@@ -23,21 +23,18 @@ use table_model::sas::{AccessPolicy, PolicyId, SignedIdentifier, TableSasPermiss
 use table_model::service_properties::{AnalyticsLogging, GeoReplicationStatus, RetentionPolicy, ServiceProperties};
 use table_model::{AccountKey, DateTime, Entity, IfMatch, PartitionKey, Query, RowKey, TableName, UpdateMode};
 
-const ENDPOINT_VAR: &str = "TABLE_MODEL_AZURITE_ENDPOINT";
+#[path = "../common/azurite_endpoint.rs"]
+mod azurite_endpoint;
 /// A try that gets no answer within this long is lost; the proxy's `Delay` holds answers longer.
 const TRY_TIMEOUT: Duration = Duration::from_secs(2);
 const DELAY: Duration = Duration::from_millis(2_600);
 
 /// The Azurite endpoint, or `None` (the test is skipped) when it is not set outside CI.
 fn endpoint() -> Option<String> {
-    match std::env::var(ENDPOINT_VAR) {
-        Ok(url) => Some(url),
-        Err(_) if std::env::var_os("CI").is_some() => panic!("{ENDPOINT_VAR} is not set but CI is"),
-        Err(_) => {
-            eprintln!("note: the fault tests are skipped: {ENDPOINT_VAR} is not set");
-            None
-        }
-    }
+    azurite_endpoint::endpoint_or_skip(
+        "fault tests",
+        "scripts/azurite.sh run cargo test -p table-model-suite --test faults",
+    )
 }
 
 /// `127.0.0.1:port` of a path-style endpoint `http://127.0.0.1:port/account`.

@@ -4,7 +4,6 @@
 #![allow(dead_code)]
 
 use futures::TryStreamExt as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -14,7 +13,8 @@ use table_model::{
     DEVELOPMENT_ACCOUNT_KEY,
 };
 
-const ENDPOINT_VAR: &str = "TABLE_MODEL_AZURITE_ENDPOINT";
+#[path = "../../../tests/common/azurite_endpoint.rs"]
+mod azurite_endpoint;
 
 /// The Azurite of `TABLE_MODEL_AZURITE_ENDPOINT`: its connection string and a client.
 pub struct Azurite {
@@ -23,20 +23,10 @@ pub struct Azurite {
 }
 
 pub fn azurite() -> Option<Azurite> {
-    let Ok(url) = std::env::var(ENDPOINT_VAR) else {
-        if std::env::var_os("CI").is_some() {
-            panic!("{ENDPOINT_VAR} is not set but CI is: start Azurite with `scripts/azurite.sh start`");
-        }
-        static NOTICE: std::sync::Once = std::sync::Once::new();
-        NOTICE.call_once(|| {
-            let _ = writeln!(
-                std::io::stderr(),
-                "note: the tablectl Azurite tests are skipped: {ENDPOINT_VAR} is not set; \
-                 run them with `scripts/azurite.sh run cargo test -p table-model-cli`"
-            );
-        });
-        return None;
-    };
+    let url = azurite_endpoint::endpoint_or_skip(
+        "tablectl Azurite tests",
+        "scripts/azurite.sh run cargo test -p table-model-cli",
+    )?;
     let connection_string = format!(
         "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={DEVELOPMENT_ACCOUNT_KEY};\
          TableEndpoint={url};"
