@@ -9,6 +9,9 @@
 //! - **Pushdown.** Comparisons become the typed `$filter`, `Exact` only where the service means what SQL means
 //!   (see [`pushdown`] for each decision); the projection becomes `$select`; a `LIMIT` becomes `$top` and an
 //!   early stop.
+//! - **Writes.** `INSERT INTO t SELECT ...` (from another table, a Parquet file, `VALUES`) turns each row back
+//!   into an entity ([`table_model_arrow::batch::Rows`]), checks its rules and writes it with the client's bulk
+//!   writer; `REPLACE INTO` upserts. See [`sink`] for the write mode and what a row that breaks a rule writes.
 //! - **Partitions.** [`TableClient::plan_ranges`] cuts the entities the pushed filter selects into up to
 //!   DataFusion's `target_partitions` key ranges, each a partition of the scan ([`AzureScanExec`]) following its
 //!   own continuations, one record batch per page.
@@ -34,22 +37,27 @@
 
 mod exec;
 pub mod pushdown;
+pub mod sink;
 
 pub use exec::AzureScanExec;
+pub use sink::{AzureSink, InsertError};
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::{DataFusionError, Result};
+use datafusion::common::SchemaExt as _;
+use datafusion::common::{not_impl_err, DataFusionError, Result};
+use datafusion::datasource::sink::DataSinkExec;
+use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 use futures::TryStreamExt as _;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
-use table_model::client::TableClient;
+use table_model::client::{BulkOperation, TableClient};
 use table_model::filter::KeyRange;
 use table_model::limits::QUERY_MAX_TOP;
-use table_model::{Entity, Query, TableEntity};
+use table_model::{Entity, Query, TableEntity, UpdateMode};
 use table_model_arrow::batch::EntitySchema;
 use table_model_arrow::infer::Inference;
 use table_model_arrow::mapping::{OVERFLOW_KEY, PARTITION_KEY, ROW_KEY};
@@ -219,6 +227,30 @@ impl TableProvider for AzureTable {
         };
         let exec = AzureScanExec::new(self.table.clone(), query, ranges, schema, projected, limit)?;
         Ok(Arc::new(exec))
+    }
+
+    /// Plans `INSERT INTO` (an insert of each row) and `REPLACE INTO` (an upsert replacing the entity): a
+    /// [`DataSinkExec`] whose [`AzureSink`] checks each row's rules and writes with the bulk writer (see
+    /// [`sink`] for what a row that breaks a rule writes). `INSERT OVERWRITE` is not supported.
+    async fn insert_into(
+        &self,
+        _state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.schema().logically_equivalent_names_and_types(&input.schema())?;
+        let operation = match insert_op {
+            InsertOp::Append => BulkOperation::Insert,
+            InsertOp::Replace => BulkOperation::Upsert(UpdateMode::Replace),
+            InsertOp::Overwrite => {
+                return not_impl_err!(
+                    "insert overwrite into `{}` is not supported: the service cannot empty a table in one step",
+                    self.table.table()
+                );
+            }
+        };
+        let sink = AzureSink::new(self.table.clone(), self.schema.clone(), operation);
+        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
     }
 }
 
