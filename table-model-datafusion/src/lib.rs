@@ -15,6 +15,9 @@
 //! - **Partitions.** [`TableClient::plan_ranges`] cuts the entities the pushed filter selects into up to
 //!   DataFusion's `target_partitions` key ranges, each a partition of the scan ([`AzureScanExec`]) following its
 //!   own continuations, one record batch per page.
+//! - **`IN` lists.** An `IN` list on `PartitionKey` (or on `RowKey` within one partition) too long for one
+//!   `$filter` (the service's 15 comparisons) is read as a query per value, shared among the partitions
+//!   ([`AzureKeysExec`]), up to [`pushdown::IN_SPLIT_MAX`] values; a longer one is left to DataFusion.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -36,10 +39,12 @@
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod exec;
+mod keys;
 pub mod pushdown;
 pub mod sink;
 
 pub use exec::AzureScanExec;
+pub use keys::AzureKeysExec;
 pub use sink::{AzureSink, InsertError};
 
 use async_trait::async_trait;
@@ -218,6 +223,11 @@ impl TableProvider for AzureTable {
         }
         if let Some(limit) = limit.filter(|&l| (1..=QUERY_MAX_TOP).contains(&l)) {
             query = query.top(limit);
+        }
+        if let Some(list) = pushed.split {
+            // A long key `IN` list: a query per value instead of ranges (see `pushdown`).
+            let scan = AzureScanExec::new(self.table.clone(), query, vec![KeyRange::all()], schema, projected, limit)?;
+            return Ok(Arc::new(AzureKeysExec::new(scan, list, state.config().target_partitions())));
         }
         let ranges = match (limit, NonZeroUsize::new(state.config().target_partitions())) {
             (None, Some(n)) if n.get() > 1 && !pushed.point => {
