@@ -114,18 +114,21 @@ impl DataSink for AzureSink {
         let stop = stop.into_inner().expect("not poisoned");
         let written = report.written;
         let bulk = report.into_result().err();
-        let (bad_row, input) = match stop {
+        let (bad_row, input): (Option<BadRow>, Option<DataFusionError>) = match stop {
             None if bulk.is_none() => return Ok(written),
             None => (None, None),
             Some(Stop::BadRow(bad)) => (Some(bad), None),
             Some(Stop::Input(e)) => (None, Some(e)),
         };
-        let error = InsertError { table: self.table.table().to_string(), written, bad_row, bulk };
-        match input {
-            // The plan's own error first; what was written is said in its context.
-            Some(e) => Err(e.context(error.to_string())),
-            None => Err(DataFusionError::External(Box::new(error))),
+        let table = self.table.table().to_string();
+        if let Some(e) = input {
+            // The plan's own error, with what was written in its context.
+            let failures = bulk.map(|b| format!("; {b}")).unwrap_or_default();
+            let context =
+                format!("insert into `{table}`: {written} rows were written before its input failed{failures}");
+            return Err(e.context(context));
         }
+        Err(DataFusionError::External(Box::new(InsertError { table, written, bad_row, bulk })))
     }
 }
 
