@@ -20,6 +20,26 @@
 //!   and MySQL's `REPLACE` replace the row. `INSERT OVERWRITE` is refused before anything is read: the service
 //!   cannot empty a table in one step.
 //! - **Count.** The statement's answer is the number of entities written (DataFusion's `count` column).
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use datafusion::prelude::SessionContext;
+//! use table_model::client::TableServiceClient;
+//! use table_model::TableName;
+//! use table_model_datafusion::AzureTable;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+//! let ctx = SessionContext::new();
+//! let orders = AzureTable::infer(service.table_client(TableName::from_static("Orders")), 1000).await?;
+//! let archive = AzureTable::new(service.table_client(TableName::from_static("Archive")), orders.entity_schema().arrow().clone())?;
+//! ctx.register_table("orders", Arc::new(orders))?;
+//! ctx.register_table("archive", Arc::new(archive))?;
+//! // The answer is one row of one column, `count`: the entities written.
+//! ctx.sql("INSERT INTO archive SELECT * FROM orders WHERE \"PartitionKey\" < '2024'").await?.show().await?;
+//! # Ok(())
+//! # }
+//! ```
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
@@ -214,5 +234,51 @@ impl std::error::Error for InsertError {
             (None, Some(bulk)) => Some(bulk),
             (None, None) => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{ArrayRef, StringArray};
+    use table_model_arrow::mapping::ColumnKind;
+
+    fn schema() -> Arc<EntitySchema> {
+        let fields = vec![
+            ColumnKind::String.field("PartitionKey", false),
+            ColumnKind::String.field("RowKey", false),
+            ColumnKind::String.field("S", true),
+        ];
+        Arc::new(EntitySchema::new(Arc::new(datafusion::arrow::datatypes::Schema::new(fields))).unwrap())
+    }
+
+    fn batch(rows: &[(&str, &str)]) -> RecordBatch {
+        let column = |values: Vec<&str>| Arc::new(StringArray::from(values)) as ArrayRef;
+        let (pks, rks) = (rows.iter().map(|r| r.0).collect(), rows.iter().map(|r| r.1).collect());
+        let s = Arc::new(StringArray::from(vec![Some("v"); rows.len()])) as ArrayRef;
+        RecordBatch::try_new(schema().arrow().clone(), vec![column(pks), column(rks), s]).unwrap()
+    }
+
+    #[test]
+    fn a_bad_row_is_numbered_in_the_statement() {
+        let schema = schema();
+        assert_eq!(entities(&batch(&[("p", "1"), ("p", "2")]), &schema, 10).unwrap().len(), 2);
+        let bad = entities(&batch(&[("p", "1"), ("p", "a#b")]), &schema, 10).unwrap_err();
+        assert_eq!((bad.row, bad.batch_start), (11, 10));
+        assert_eq!(bad.error.keys(), Some(("p", "a#b")));
+    }
+
+    #[test]
+    fn the_error_says_which_rows_were_written() {
+        let error = |start| {
+            let bad = entities(&batch(&[("p", "1"), ("p", "a#b")]), &schema(), start).unwrap_err();
+            InsertError { table: "Orders".to_owned(), written: start, bad_row: Some(bad), bulk: None }.to_string()
+        };
+        let first = error(0);
+        assert!(first.starts_with("insert into `Orders`: row 1 (PartitionKey `p`, RowKey `a#b`): "), "{first}");
+        assert!(first.ends_with("; nothing was written"), "{first}");
+        let later = error(8192);
+        assert!(later.starts_with("insert into `Orders`: row 8193 (PartitionKey `p`, RowKey `a#b`): "), "{later}");
+        assert!(later.ends_with("; rows 0 to 8191 were written, none from row 8192 on"), "{later}");
     }
 }
