@@ -258,4 +258,15 @@ async fn a_row_that_breaks_a_rule_is_named_and_nothing_of_it_is_written() {
     assert!(error.contains("row 3 (PartitionKey `q`, RowKey `3\u{7}`): "), "{error}");
     assert!(error.ends_with("; rows 0 to 1 were written, none from row 2 on"), "{error}");
     assert_eq!(stored(&table).await, ["q|0|Str=String(\"v\")", "q|1|Str=String(\"v\")"]);
+
+    // The same key twice in one statement: the first is written, the second refused as a duplicate key.
+    let error = fails(&ctx, &format!("{insert} ('d', '1', 'first'), ('d', '1', 'second')")).await;
+    assert!(error.contains("1 of 2 entities were not written: PartitionKey `d`, RowKey `1`"), "{error}");
+    assert!(error.contains("EntityAlreadyExists"), "{error}");
+    let (pk, rk) = (PartitionKey::new("d").unwrap(), RowKey::new("1").unwrap());
+    assert_eq!(canonical(&table.get::<Entity>(&pk, &rk, None).await.unwrap()), "d|1|Str=String(\"first\")");
+    // INSERT OVERWRITE would empty the table first, which the service cannot do in one step: refused.
+    let error = fails(&ctx, "INSERT OVERWRITE TABLE t SELECT * FROM source").await;
+    assert!(error.contains("is not supported"), "{error}");
+    assert_eq!(stored(&table).await.len(), 3);
 }
