@@ -12,7 +12,7 @@ use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties, SendableRecordBatchStream,
 };
-use futures::{StreamExt as _, TryStreamExt as _};
+use futures::{Stream, StreamExt as _, TryStreamExt as _};
 use std::fmt;
 use std::sync::Arc;
 use table_model::client::TableClient;
@@ -87,6 +87,50 @@ impl AzureScanExec {
     pub fn query(&self) -> &Query {
         &self.query
     }
+
+    /// The record batches of one query (the scan's, with a range's or a key's comparisons joined to its
+    /// filter), a batch per page, stopping at the scan's limit.
+    pub(crate) fn read(&self, query: &Query) -> Result<impl Stream<Item = Result<RecordBatch>> + Send + 'static> {
+        let pages = self.table.query::<Entity>(query, None).map_err(external)?.into_pages().boxed();
+        let builder = BatchBuilder::new(self.read.clone());
+        let output: Arc<[usize]> = self.output.clone().into();
+        let projected = self.properties.eq_properties.schema().clone();
+        let remaining = self.limit.unwrap_or(usize::MAX);
+        let batches = futures::stream::unfold(Some((pages, builder, remaining)), move |state| {
+            let (output, projected) = (output.clone(), projected.clone());
+            async move {
+                let (mut pages, mut builder, mut remaining) = state?;
+                // A partition with a limit asks for no page once it has its rows.
+                if remaining == 0 {
+                    return None;
+                }
+                let page = match pages.try_next().await {
+                    Ok(Some(page)) => page,
+                    Ok(None) => return None,
+                    Err(e) => return Some((Err(external(e)), None)),
+                };
+                let take = page.entities.len().min(remaining);
+                remaining -= take;
+                let batch = page.entities[..take]
+                    .iter()
+                    .try_for_each(|entity| builder.push(entity))
+                    .and_then(|()| builder.finish())
+                    .map_err(external)
+                    .and_then(|batch| Ok(batch.project(&output)?))
+                    // The read schema's projection has the projected schema's fields; a batch of no column
+                    // (`count(*)`) keeps its row count.
+                    .and_then(|batch| {
+                        let options = RecordBatchOptions::new().with_row_count(Some(take));
+                        Ok(RecordBatch::try_new_with_options(projected, batch.columns().to_vec(), &options)?)
+                    });
+                match batch {
+                    Ok(batch) => Some((Ok(batch), Some((pages, builder, remaining)))),
+                    Err(e) => Some((Err(e), None)),
+                }
+            }
+        });
+        Ok(batches)
+    }
 }
 
 impl DisplayAs for AzureScanExec {
@@ -143,44 +187,7 @@ impl ExecutionPlan for AzureScanExec {
         if let Some(filter) = range.filter_with(self.query.filter_ref().cloned()) {
             query = query.filter(filter);
         }
-        let pages = self.table.query::<Entity>(&query, None).map_err(external)?.into_pages().boxed();
-        let builder = BatchBuilder::new(self.read.clone());
-        let output: Arc<[usize]> = self.output.clone().into();
-        let projected = self.properties.eq_properties.schema().clone();
-        let remaining = self.limit.unwrap_or(usize::MAX);
-        let batches = futures::stream::unfold(Some((pages, builder, remaining)), move |state| {
-            let (output, projected) = (output.clone(), projected.clone());
-            async move {
-                let (mut pages, mut builder, mut remaining) = state?;
-                // A partition with a limit asks for no page once it has its rows.
-                if remaining == 0 {
-                    return None;
-                }
-                let page = match pages.try_next().await {
-                    Ok(Some(page)) => page,
-                    Ok(None) => return None,
-                    Err(e) => return Some((Err(external(e)), None)),
-                };
-                let take = page.entities.len().min(remaining);
-                remaining -= take;
-                let batch = page.entities[..take]
-                    .iter()
-                    .try_for_each(|entity| builder.push(entity))
-                    .and_then(|()| builder.finish())
-                    .map_err(external)
-                    .and_then(|batch| Ok(batch.project(&output)?))
-                    // The read schema's projection has the projected schema's fields; a batch of no column
-                    // (`count(*)`) keeps its row count.
-                    .and_then(|batch| {
-                        let options = RecordBatchOptions::new().with_row_count(Some(take));
-                        Ok(RecordBatch::try_new_with_options(projected, batch.columns().to_vec(), &options)?)
-                    });
-                match batch {
-                    Ok(batch) => Some((Ok(batch), Some((pages, builder, remaining)))),
-                    Err(e) => Some((Err(e), None)),
-                }
-            }
-        });
+        let batches = self.read(&query)?;
         let schema = self.properties.eq_properties.schema().clone();
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, batches.boxed())))
     }

@@ -9,9 +9,15 @@
 //! - **Pushdown.** Comparisons become the typed `$filter`, `Exact` only where the service means what SQL means
 //!   (see [`pushdown`] for each decision); the projection becomes `$select`; a `LIMIT` becomes `$top` and an
 //!   early stop.
+//! - **Writes.** `INSERT INTO t SELECT ...` (from another table, a Parquet file, `VALUES`) turns each row back
+//!   into an entity ([`table_model_arrow::batch::Rows`]), checks its rules and writes it with the client's bulk
+//!   writer; `REPLACE INTO` upserts. See [`sink`] for the write mode and what a row that breaks a rule writes.
 //! - **Partitions.** [`TableClient::plan_ranges`] cuts the entities the pushed filter selects into up to
 //!   DataFusion's `target_partitions` key ranges, each a partition of the scan ([`AzureScanExec`]) following its
 //!   own continuations, one record batch per page.
+//! - **`IN` lists.** An `IN` list on `PartitionKey` (or on `RowKey` within one partition) too long for one
+//!   `$filter` (the service's 15 comparisons) is read as a query per value, shared among the partitions
+//!   ([`AzureKeysExec`]), up to [`pushdown::IN_SPLIT_MAX`] values; a longer one is left to DataFusion.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -33,23 +39,30 @@
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod exec;
+mod keys;
 pub mod pushdown;
+pub mod sink;
 
 pub use exec::AzureScanExec;
+pub use keys::AzureKeysExec;
+pub use sink::{AzureSink, InsertError};
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::{DataFusionError, Result};
+use datafusion::common::SchemaExt as _;
+use datafusion::common::{not_impl_err, DataFusionError, Result};
+use datafusion::datasource::sink::DataSinkExec;
+use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 use futures::TryStreamExt as _;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
-use table_model::client::TableClient;
+use table_model::client::{BulkOperation, TableClient};
 use table_model::filter::KeyRange;
 use table_model::limits::QUERY_MAX_TOP;
-use table_model::{Entity, Query, TableEntity};
+use table_model::{Entity, Query, TableEntity, UpdateMode};
 use table_model_arrow::batch::EntitySchema;
 use table_model_arrow::infer::Inference;
 use table_model_arrow::mapping::{OVERFLOW_KEY, PARTITION_KEY, ROW_KEY};
@@ -211,6 +224,11 @@ impl TableProvider for AzureTable {
         if let Some(limit) = limit.filter(|&l| (1..=QUERY_MAX_TOP).contains(&l)) {
             query = query.top(limit);
         }
+        if let Some(list) = pushed.split {
+            // A long key `IN` list: a query per value instead of ranges (see `pushdown`).
+            let scan = AzureScanExec::new(self.table.clone(), query, vec![KeyRange::all()], schema, projected, limit)?;
+            return Ok(Arc::new(AzureKeysExec::new(scan, list, state.config().target_partitions())));
+        }
         let ranges = match (limit, NonZeroUsize::new(state.config().target_partitions())) {
             (None, Some(n)) if n.get() > 1 && !pushed.point => {
                 self.table.plan_ranges(n, pushed.filter.as_ref(), None).await.map_err(external)?
@@ -219,6 +237,30 @@ impl TableProvider for AzureTable {
         };
         let exec = AzureScanExec::new(self.table.clone(), query, ranges, schema, projected, limit)?;
         Ok(Arc::new(exec))
+    }
+
+    /// Plans `INSERT INTO` (an insert of each row) and `REPLACE INTO` (an upsert replacing the entity): a
+    /// [`DataSinkExec`] whose [`AzureSink`] checks each row's rules and writes with the bulk writer (see
+    /// [`sink`] for what a row that breaks a rule writes). `INSERT OVERWRITE` is not supported.
+    async fn insert_into(
+        &self,
+        _state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.schema().logically_equivalent_names_and_types(&input.schema())?;
+        let operation = match insert_op {
+            InsertOp::Append => BulkOperation::Insert,
+            InsertOp::Replace => BulkOperation::Upsert(UpdateMode::Replace),
+            InsertOp::Overwrite => {
+                return not_impl_err!(
+                    "insert overwrite into `{}` is not supported: the service cannot empty a table in one step",
+                    self.table.table()
+                );
+            }
+        };
+        let sink = AzureSink::new(self.table.clone(), self.schema.clone(), operation);
+        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
     }
 }
 

@@ -30,7 +30,14 @@
 //! - **`IS NULL`, `NOT`, functions, casts** have no `$filter`: not pushed.
 //! - **15 comparisons** (`docs/rules.md` §7.1). A scan's range takes up to 6 ([`KeyRange::filter`]), so the
 //!   pushed filters take at most [`PUSHED_MAX_COMPARISONS`], in the order DataFusion gives them; one that does
-//!   not fit (an `IN` list of more than 9 values, say) is not pushed and DataFusion applies it.
+//!   not fit (an `IN` list of more than 9 values, say) is not pushed and DataFusion applies it, with one
+//!   exception:
+//! - **Long `IN` lists on a key are split into point queries.** The first key `IN` list that does not fit, of at
+//!   most [`IN_SPLIT_MAX`] distinct values, is read as one query per value (`PartitionKey eq 'v'` joined to the
+//!   pushed filter), the queries shared among the scan's partitions: 200 partitions read by key instead of
+//!   the table scanned once. It is `Exact`. A `RowKey` list is split only when `PartitionKey = '…'` is pushed
+//!   too (each query then reads at most one entity): alone, each `RowKey eq 'v'` would scan the table. A longer
+//!   list, or one that cannot be split, is left to DataFusion over one scan.
 //!
 //! [`KeyRange::filter`]: table_model::filter::KeyRange::filter
 
@@ -49,6 +56,26 @@ const RANGE_MAX_COMPARISONS: usize = 6;
 /// The most comparisons the pushed filters take together: the service's 15 less a range's 6.
 pub const PUSHED_MAX_COMPARISONS: usize = FILTER_MAX_COMPARISONS - RANGE_MAX_COMPARISONS;
 
+/// The most distinct values of a key `IN` list split into point queries; a longer list is left to DataFusion
+/// (one scan of what the other filters select, rather than more queries than the list is worth).
+pub const IN_SPLIT_MAX: usize = 1_000;
+
+/// A key `IN` list read as one query per value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct KeyList {
+    /// `PartitionKey` or `RowKey`.
+    pub key: &'static str,
+    /// The distinct values, in the service's key order.
+    pub values: Vec<String>,
+}
+
+impl KeyList {
+    /// The `$filter` of one value: `key eq 'value'`.
+    pub fn filter(&self, value: &str) -> Filter {
+        Filter::property(self.key).eq(EdmValue::String(EdmString::new(value).expect("checked by `key_list`")))
+    }
+}
+
 /// The filters of a scan, pushed or not.
 #[derive(Debug)]
 pub(crate) struct Pushdown {
@@ -59,6 +86,8 @@ pub(crate) struct Pushdown {
     /// Whether the pushed filters hold `PartitionKey = '…'` and `RowKey = '…'`: at most one entity, which
     /// needs no plan of ranges.
     pub point: bool,
+    /// A key `IN` list read as a query per value (its filter is not in `filter`).
+    pub split: Option<KeyList>,
 }
 
 /// Decides, in order, which of `filters` are pushed, within [`PUSHED_MAX_COMPARISONS`]. The same filters in the
@@ -70,7 +99,7 @@ pub(crate) fn push(schema: &Schema, filters: &[&Expr]) -> Pushdown {
     let mut budget = PUSHED_MAX_COMPARISONS;
     let mut pushed = Vec::new();
     let (mut partition, mut row) = (false, false);
-    let decisions = filters
+    let mut decisions: Vec<TableProviderFilterPushDown> = filters
         .iter()
         .map(|expr| match translate(schema, expr) {
             Some((filter, exact)) if filter.comparisons() <= budget && filter.render().is_ok() => {
@@ -87,7 +116,37 @@ pub(crate) fn push(schema: &Schema, filters: &[&Expr]) -> Pushdown {
             _ => TableProviderFilterPushDown::Unsupported,
         })
         .collect();
-    Pushdown { filter: Filter::all(pushed), decisions, point: partition && row }
+    // The first key list left over that is worth splitting: on `PartitionKey`, or on `RowKey` within a pushed
+    // `PartitionKey = '…'`.
+    let split = filters.iter().enumerate().find_map(|(i, expr)| {
+        let list = key_list(expr).filter(|_| decisions[i] == TableProviderFilterPushDown::Unsupported)?;
+        (list.key == PARTITION_KEY || partition).then_some((i, list))
+    });
+    let split = split.map(|(i, list)| {
+        decisions[i] = TableProviderFilterPushDown::Exact;
+        list
+    });
+    Pushdown { filter: Filter::all(pushed), decisions, point: partition && row, split }
+}
+
+/// `key IN ('v', ...)` of at most [`IN_SPLIT_MAX`] distinct values, each a literal a `$filter` holds.
+fn key_list(expr: &Expr) -> Option<KeyList> {
+    let Expr::InList(InList { expr, list, negated: false }) = expr else { return None };
+    let Expr::Column(c) = &**expr else { return None };
+    let key = [PARTITION_KEY, ROW_KEY].into_iter().find(|k| *k == c.name)?;
+    let mut values = list
+        .iter()
+        .map(|item| match item {
+            Expr::Literal(v, _) => string(v).map(str::to_owned),
+            _ => None,
+        })
+        .collect::<Option<Vec<String>>>()?;
+    values.sort_by(|a, b| table_model::key::service_order(a, b));
+    values.dedup();
+    let list = KeyList { key, values };
+    let fits = (1..=IN_SPLIT_MAX).contains(&list.values.len());
+    let renders = |v: &String| EdmString::new(v.as_str()).is_ok() && list.filter(v).render().is_ok();
+    (fits && list.values.iter().all(renders)).then_some(list)
 }
 
 /// Whether `expr` is `key = 'literal'` (either way round).
@@ -357,13 +416,52 @@ mod tests {
         assert_eq!(PUSHED_MAX_COMPARISONS, 9);
         let list = |n: usize| pk().in_list((0..n).map(|i| lit(format!("k{i}"))).collect(), false);
         assert_eq!(one(list(9)).0, Exact);
-        // Past what a filter holds with a range's six: DataFusion applies it.
-        assert_eq!(one(list(10)), (Unsupported, None));
+        // Past what a filter holds with a range's six: a property's list is left to DataFusion.
+        let ints = |n: i32| ident("I").in_list((0..n).map(lit).collect(), false);
+        assert_eq!(one(ints(10)), (Unsupported, None));
         // In order: the first takes 5, the second (5) does not fit, the third (4) does.
-        let (a, b, c) = (list(5), list(5), list(4));
+        let (a, b, c) = (ints(5), ints(5), ints(4));
         let pushed = push(&schema(), &[&a, &b, &c]);
-        assert_eq!(pushed.decisions, [Exact, Unsupported, Exact]);
+        assert_eq!(pushed.decisions, [Inexact, Unsupported, Inexact]);
         assert_eq!(pushed.filter.unwrap().comparisons(), 9);
+    }
+
+    #[test]
+    fn long_key_lists_are_split_into_point_queries() {
+        let values = |n: usize| (0..n).map(|i| lit(format!("k{i}"))).collect::<Vec<_>>();
+        let split = |filters: &[&Expr]| {
+            let pushed = push(&schema(), filters);
+            (pushed.decisions, pushed.filter.map(|f| f.render().unwrap()), pushed.split)
+        };
+        // Past the budget, a PartitionKey list is split: exact, no $filter of its own, distinct values in the
+        // service's order (U+FF61 after U+1F600 in UTF-16).
+        let mut list = values(10);
+        list.extend([lit("k3"), lit("\u{FF61}"), lit("\u{1F600}")]);
+        let (decisions, filter, keys) = split(&[&pk().in_list(list, false)]);
+        assert_eq!((decisions, filter), (vec![Exact], None));
+        let keys = keys.unwrap();
+        assert_eq!(keys.key, PARTITION_KEY);
+        assert_eq!(keys.values.len(), 12);
+        assert_eq!(keys.values[10..], ["\u{1F600}", "\u{FF61}"]);
+        assert_eq!(keys.filter("o'k").render().unwrap(), "PartitionKey eq 'o''k'");
+        // Up to IN_SPLIT_MAX distinct values; past it, DataFusion applies the list.
+        assert!(split(&[&pk().in_list(values(IN_SPLIT_MAX), false)]).2.is_some());
+        assert_eq!(split(&[&pk().in_list(values(IN_SPLIT_MAX + 1), false)]).0, [Unsupported]);
+        // A RowKey list only within one pushed partition (alone, each query would scan the table).
+        let rk_list = ident(ROW_KEY).in_list(values(20), false);
+        assert_eq!(split(&[&rk_list]).0, [Unsupported]);
+        let p = pk().eq(lit("a"));
+        let (decisions, filter, keys) = split(&[&rk_list, &p]);
+        assert_eq!((decisions, filter), (vec![Exact, Exact], Some("PartitionKey eq 'a'".to_owned())));
+        assert_eq!(keys.unwrap().key, ROW_KEY);
+        // Only the first list is split; the second is left to DataFusion.
+        let (a, b) = (pk().in_list(values(10), false), pk().in_list(values(11), false));
+        assert_eq!(split(&[&a, &b]).0, [Exact, Unsupported]);
+        // A list with a non-literal, or NOT IN, is not split.
+        let mut mixed = values(10);
+        mixed.push(ident(ROW_KEY));
+        assert_eq!(split(&[&pk().in_list(mixed, false)]).0, [Unsupported]);
+        assert_eq!(split(&[&pk().in_list(values(10), true)]).0, [Unsupported]);
     }
 
     #[test]
