@@ -12,6 +12,9 @@
 //! - **Partitions.** [`TableClient::plan_ranges`] cuts the entities the pushed filter selects into up to
 //!   DataFusion's `target_partitions` key ranges, each a partition of the scan ([`AzureScanExec`]) following its
 //!   own continuations, one record batch per page.
+//! - **Past one machine.** With the feature `codec`, `codec::AzureCodec` carries the table and its scan through
+//!   DataFusion's extension codecs (never a credential), so a Ballista cluster runs the same plans, each executor
+//!   reading its key ranges with its own client: see `docs/ballista.md`.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -32,6 +35,8 @@
 //! ```
 #![deny(missing_docs, missing_debug_implementations)]
 
+#[cfg(feature = "codec")]
+pub mod codec;
 mod exec;
 pub mod pushdown;
 
@@ -60,6 +65,8 @@ use table_model_arrow::mapping::{OVERFLOW_KEY, PARTITION_KEY, ROW_KEY};
 pub struct AzureTable {
     table: TableClient,
     schema: Arc<EntitySchema>,
+    /// Whether its scans have a range source ([`AzureScanExec`]): a table a Ballista scheduler decoded.
+    range_source: bool,
 }
 
 impl AzureTable {
@@ -95,7 +102,13 @@ impl AzureTable {
     /// name or has no EDM type.
     pub fn new(table: TableClient, schema: SchemaRef) -> Result<Self> {
         let schema = EntitySchema::new(schema).map_err(external)?;
-        Ok(AzureTable { table, schema: Arc::new(schema) })
+        Ok(AzureTable { table, schema: Arc::new(schema), range_source: false })
+    }
+
+    /// The table, its scans with a range source (see [`AzureScanExec`]).
+    #[cfg_attr(not(feature = "codec"), allow(dead_code))]
+    pub(crate) fn with_range_source(self) -> Self {
+        AzureTable { range_source: true, ..self }
     }
 
     /// A table read as a `#[derive(TableEntity)]` struct declares it: its static [`Schema`](table_model::Schema)'s
@@ -218,6 +231,7 @@ impl TableProvider for AzureTable {
             _ => vec![KeyRange::all()],
         };
         let exec = AzureScanExec::new(self.table.clone(), query, ranges, schema, projected, limit)?;
+        let exec = if self.range_source { exec.with_range_source()? } else { exec };
         Ok(Arc::new(exec))
     }
 }
