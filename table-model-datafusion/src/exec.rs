@@ -1,10 +1,13 @@
 //! The physical scan: [`AzureScanExec`], one partition per key range, each a query of its own following its own
 //! continuations, one record batch per page.
 
-use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::arrow::array::{Array as _, ArrayRef, UInt32Array};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result};
+use datafusion::datasource::memory::MemorySourceConfig;
+use datafusion::datasource::source::DataSourceExec;
 use datafusion::execution::TaskContext;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
@@ -13,6 +16,7 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties, SendableRecordBatchStream,
 };
 use futures::{Stream, StreamExt as _, TryStreamExt as _};
+use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 use table_model::client::TableClient;
@@ -25,7 +29,13 @@ use table_model_arrow::mapping::{OVERFLOW_KEY, PARTITION_KEY, ROW_KEY};
 /// pushed `$filter`, `$select` and `$top`), a record batch per page of the service (at most 1,000 entities,
 /// `docs/rules.md` §10), so a partition holds one page at a time, never the table. With a `LIMIT`, each
 /// partition stops once it has read that many rows.
-#[derive(Debug)]
+///
+/// On a Ballista cluster (a table decoded by `codec::AzureCodec`, feature `codec`), the scan has a child: an
+/// in-memory source of one row per partition, the index of its range. Ballista's scheduler gives each task the
+/// partitions of its own by slicing the leaves it knows (in-memory and file sources), and leaves any other leaf
+/// whole, so that every task of a plain scan would read every range; through this child, the scan of a task
+/// holds the ranges of its task only.
+#[derive(Clone, Debug)]
 pub struct AzureScanExec {
     table: TableClient,
     /// The query of every range, before the range's own comparisons are joined to its filter.
@@ -36,6 +46,11 @@ pub struct AzureScanExec {
     /// The columns of `read` the scan returns, in the projection's order.
     output: Vec<usize>,
     limit: Option<usize>,
+    /// The index in `ranges` of the range each partition reads: every range, in order, unless a range source
+    /// selects some.
+    selected: Vec<usize>,
+    /// The range source (see the type's documentation), when the scan has one.
+    source: Option<Arc<dyn ExecutionPlan>>,
     properties: Arc<PlanProperties>,
 }
 
@@ -69,18 +84,72 @@ impl AzureScanExec {
         let output =
             projected.fields().iter().map(|f| read.index_of(f.name())).collect::<std::result::Result<Vec<_>, _>>()?;
         let read = Arc::new(EntitySchema::new(Arc::new(read)).map_err(external)?);
-        let properties = Arc::new(PlanProperties::new(
-            EquivalenceProperties::new(projected),
-            Partitioning::UnknownPartitioning(ranges.len()),
-            EmissionType::Incremental,
-            Boundedness::Bounded,
-        ));
-        Ok(AzureScanExec { table, query, ranges, read, output, limit, properties })
+        let selected: Vec<usize> = (0..ranges.len()).collect();
+        let properties = properties(projected, selected.len());
+        Ok(AzureScanExec { table, query, ranges, read, output, limit, selected, source: None, properties })
     }
 
-    /// The key ranges, one per partition, in key order.
+    /// The scan with a range source as its child: one partition per range, each holding one row, its range's
+    /// index (see the type's documentation).
+    pub(crate) fn with_range_source(self) -> Result<Self> {
+        let schema = Arc::new(Schema::new(vec![Field::new(RANGE_INDEX, DataType::UInt32, false)]));
+        let partitions = (0..self.ranges.len())
+            .map(|i| {
+                let index = u32::try_from(i).map_err(|e| DataFusionError::External(Box::new(e)))?;
+                let column: ArrayRef = Arc::new(UInt32Array::from(vec![index]));
+                Ok(vec![RecordBatch::try_new(schema.clone(), vec![column])?])
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let source: Arc<dyn ExecutionPlan> = MemorySourceConfig::try_new_exec(&partitions, schema, None)?;
+        self.with_source(source)
+    }
+
+    /// The scan reading the ranges `source` names, partition by partition: `source` must be an in-memory source
+    /// whose every partition holds one row, a range's index.
+    pub(crate) fn with_source(self, source: Arc<dyn ExecutionPlan>) -> Result<Self> {
+        let config = source
+            .downcast_ref::<DataSourceExec>()
+            .and_then(|exec| (exec.data_source().as_ref() as &dyn Any).downcast_ref::<MemorySourceConfig>())
+            .ok_or_else(|| {
+                DataFusionError::Plan(format!(
+                    "the child of an AzureScanExec must be its in-memory source of range indices, not {}",
+                    source.name()
+                ))
+            })?;
+        let mut selected = Vec::with_capacity(config.partitions().len());
+        for (partition, batches) in config.partitions().iter().enumerate() {
+            let indices: Vec<Option<u32>> = batches
+                .iter()
+                .filter_map(|b| b.column_by_name(RANGE_INDEX))
+                .filter_map(|c| c.as_any().downcast_ref::<UInt32Array>())
+                .flat_map(|a| a.iter())
+                .collect();
+            let index = match indices.as_slice() {
+                [Some(index)] => usize::try_from(*index).ok().filter(|&i| i < self.ranges.len()),
+                _ => None,
+            };
+            let index = index.ok_or_else(|| {
+                DataFusionError::Plan(format!(
+                    "partition {partition} of the range source of an AzureScanExec does not hold one index below \
+                     its {} ranges",
+                    self.ranges.len()
+                ))
+            })?;
+            selected.push(index);
+        }
+        let properties = properties(self.properties.eq_properties.schema().clone(), selected.len());
+        Ok(AzureScanExec { selected, source: Some(source), properties, ..self })
+    }
+
+    /// The key ranges, in key order: partition `i` reads range `i` (or, with a range source, the range its
+    /// source names).
     pub fn ranges(&self) -> &[KeyRange] {
         &self.ranges
+    }
+
+    /// The key range partition `partition` reads; `None` past the last partition.
+    pub fn partition_range(&self, partition: usize) -> Option<&KeyRange> {
+        self.selected.get(partition).map(|&i| &self.ranges[i])
     }
 
     /// The query of every range (before its range's comparisons): the pushed `$filter`, `$select` and `$top`.
@@ -131,12 +200,29 @@ impl AzureScanExec {
         });
         Ok(batches)
     }
+
+    /// The client of the table read.
+    pub fn table(&self) -> &TableClient {
+        &self.table
+    }
+
+    /// Each partition's limit: it stops after that many rows.
+    pub fn limit(&self) -> Option<usize> {
+        self.limit
+    }
+
+    /// The schema the entities are read into (the keys, the projected columns and the overflow), which
+    /// [`AzureScanExec::new`] rebuilds itself from.
+    #[cfg_attr(not(feature = "codec"), allow(dead_code))]
+    pub(crate) fn read_schema(&self) -> &SchemaRef {
+        self.read.arrow()
+    }
 }
 
 impl DisplayAs for AzureScanExec {
     fn fmt_as(&self, _: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let table = self.table.table();
-        write!(f, "AzureScanExec: table={table}, partitions={}", self.ranges.len())?;
+        write!(f, "AzureScanExec: table={table}, partitions={}", self.selected.len())?;
         if let Ok(params) = self.query.render() {
             for (name, value) in params {
                 write!(f, ", {name}={value}")?;
@@ -159,7 +245,12 @@ impl ExecutionPlan for AzureScanExec {
     }
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        Vec::new()
+        self.source.iter().collect()
+    }
+
+    /// The range source is not data: repartitioning it would only break the index of its partitions.
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        vec![false; self.source.iter().len()]
     }
 
     fn apply_expressions(
@@ -170,17 +261,24 @@ impl ExecutionPlan for AzureScanExec {
     }
 
     fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
-        if !children.is_empty() {
-            return Err(DataFusionError::Internal("AzureScanExec has no children".to_owned()));
+        match (children.len(), &self.source) {
+            (0, None) => Ok(self),
+            (1, Some(_)) => {
+                let source = children.into_iter().next().expect("one child");
+                Ok(Arc::new(Arc::unwrap_or_clone(self).with_source(source)?))
+            }
+            (n, _) => Err(DataFusionError::Internal(format!(
+                "AzureScanExec has {} children, given {n}",
+                self.source.iter().len()
+            ))),
         }
-        Ok(self)
     }
 
     fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
-        let range = self.ranges.get(partition).ok_or_else(|| {
+        let range = self.partition_range(partition).ok_or_else(|| {
             DataFusionError::Internal(format!(
                 "AzureScanExec has {} partitions, asked for partition {partition}",
-                self.ranges.len()
+                self.selected.len()
             ))
         })?;
         let mut query = self.query.clone();
@@ -191,6 +289,18 @@ impl ExecutionPlan for AzureScanExec {
         let schema = self.properties.eq_properties.schema().clone();
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, batches.boxed())))
     }
+}
+
+/// The column of the range source: the index of a range in the scan's ranges.
+const RANGE_INDEX: &str = "range";
+
+fn properties(schema: SchemaRef, partitions: usize) -> Arc<PlanProperties> {
+    Arc::new(PlanProperties::new(
+        EquivalenceProperties::new(schema),
+        Partitioning::UnknownPartitioning(partitions),
+        EmissionType::Incremental,
+        Boundedness::Bounded,
+    ))
 }
 
 fn external(e: impl std::error::Error + Send + Sync + 'static) -> DataFusionError {

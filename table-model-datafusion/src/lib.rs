@@ -18,6 +18,9 @@
 //! - **`IN` lists.** An `IN` list on `PartitionKey` (or on `RowKey` within one partition) too long for one
 //!   `$filter` (the service's 15 comparisons) is read as a query per value, shared among the partitions
 //!   ([`AzureKeysExec`]), up to [`pushdown::IN_SPLIT_MAX`] values; a longer one is left to DataFusion.
+//! - **Past one machine.** With the feature `codec`, `codec::AzureCodec` carries the table and its scan through
+//!   DataFusion's extension codecs (never a credential), so a Ballista cluster runs the same plans, each executor
+//!   reading its key ranges with its own client: see `docs/ballista.md`.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -38,6 +41,8 @@
 //! ```
 #![deny(missing_docs, missing_debug_implementations)]
 
+#[cfg(feature = "codec")]
+pub mod codec;
 mod exec;
 mod keys;
 pub mod pushdown;
@@ -73,6 +78,8 @@ use table_model_arrow::mapping::{OVERFLOW_KEY, PARTITION_KEY, ROW_KEY};
 pub struct AzureTable {
     table: TableClient,
     schema: Arc<EntitySchema>,
+    /// Whether its scans have a range source ([`AzureScanExec`]): a table a Ballista scheduler decoded.
+    range_source: bool,
 }
 
 impl AzureTable {
@@ -108,7 +115,13 @@ impl AzureTable {
     /// name or has no EDM type.
     pub fn new(table: TableClient, schema: SchemaRef) -> Result<Self> {
         let schema = EntitySchema::new(schema).map_err(external)?;
-        Ok(AzureTable { table, schema: Arc::new(schema) })
+        Ok(AzureTable { table, schema: Arc::new(schema), range_source: false })
+    }
+
+    /// The table, its scans with a range source (see [`AzureScanExec`]).
+    #[cfg_attr(not(feature = "codec"), allow(dead_code))]
+    pub(crate) fn with_range_source(self) -> Self {
+        AzureTable { range_source: true, ..self }
     }
 
     /// A table read as a `#[derive(TableEntity)]` struct declares it: its static [`Schema`](table_model::Schema)'s
@@ -236,6 +249,7 @@ impl TableProvider for AzureTable {
             _ => vec![KeyRange::all()],
         };
         let exec = AzureScanExec::new(self.table.clone(), query, ranges, schema, projected, limit)?;
+        let exec = if self.range_source { exec.with_range_source()? } else { exec };
         Ok(Arc::new(exec))
     }
 

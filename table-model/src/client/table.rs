@@ -5,7 +5,7 @@ use super::error::{Error, ErrorKind, OutcomeUnknown};
 use super::options::{QueryOptions, RequestOptions, UpdateOptions};
 use super::pager::{Fetch, QueryPager};
 use crate::batch::Batch;
-use crate::connection::ServiceKind;
+use crate::connection::{Endpoint, ServiceKind};
 use crate::entity::ETag;
 use crate::filter::{self, Filter};
 use crate::json::{decode_entity, MetadataLevel};
@@ -86,6 +86,11 @@ impl TableClient {
     /// The table.
     pub fn table(&self) -> &TableName {
         &self.table
+    }
+
+    /// The endpoint of the account the table is in.
+    pub fn endpoint(&self) -> &Endpoint {
+        self.core.requests.endpoint()
     }
 
     /// Which implementation of the service this client talks to.
