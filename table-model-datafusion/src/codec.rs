@@ -1,5 +1,6 @@
 //! Plans that read Azure Tables, through DataFusion's extension codecs (feature `codec`): [`AzureCodec`]
-//! encodes an [`AzureTable`] in a logical plan and an [`AzureScanExec`] in a physical plan, so that a Ballista
+//! encodes an [`AzureTable`] in a logical plan and an [`AzureScanExec`] (or, for a long key `IN` list, an
+//! [`AzureKeysExec`]) in a physical plan, so that a Ballista
 //! cluster (its scheduler and executors built with the codec) runs them, each executor reading the key ranges
 //! of the tasks it is given.
 //!
@@ -51,7 +52,8 @@
 //! # }
 //! ```
 
-use crate::{AzureScanExec, AzureTable};
+use crate::pushdown::KeyList;
+use crate::{AzureKeysExec, AzureScanExec, AzureTable};
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::catalog::TableProvider;
 use datafusion::common::{DataFusionError, Result, TableReference};
@@ -70,6 +72,7 @@ use std::sync::Arc;
 use table_model::client::{TableClient, TableServiceClient};
 use table_model::filter::{Filter, KeyPosition, KeyRange};
 use table_model::{PartitionKey, Query, RowKey, TableName};
+use table_model_arrow::mapping::{PARTITION_KEY, ROW_KEY};
 
 /// How a process reaches a table that a plan names: with its own credentials, never any from the plan.
 ///
@@ -236,7 +239,9 @@ impl std::error::Error for CodecError {
 // invalid), so no node of a wrapped codec is mistaken for one of these.
 const SCAN_TAG: &[u8] = b"\0table-model/AzureScanExec/1\0";
 const TABLE_TAG: &[u8] = b"\0table-model/AzureTable/1\0";
+const KEYS_TAG: &[u8] = b"\0table-model/AzureKeysExec/1\0";
 const SCAN: &str = "AzureScanExec";
+const KEYS: &str = "AzureKeysExec";
 const TABLE: &str = "AzureTable";
 
 /// An [`AzureScanExec`] on the wire.
@@ -262,6 +267,22 @@ struct ScanNode {
     projected: Option<protobuf::Schema>,
     #[prost(uint64, optional, tag = "8")]
     limit: Option<u64>,
+}
+
+/// An [`AzureKeysExec`] on the wire: its scan, and the key and values of its `IN` list.
+#[derive(Clone, PartialEq, prost::Message)]
+struct KeysNode {
+    #[prost(message, optional, tag = "1")]
+    scan: Option<ScanNode>,
+    /// `PartitionKey` or `RowKey`.
+    #[prost(string, tag = "2")]
+    key: String,
+    /// The distinct values, in the service's key order.
+    #[prost(string, repeated, tag = "3")]
+    values: Vec<String>,
+    /// How many shares the values are dealt into.
+    #[prost(uint64, tag = "4")]
+    shares: u64,
 }
 
 /// An [`AzureTable`] on the wire: where it is and its schema (no credential).
@@ -334,6 +355,59 @@ fn to_usize(node: &'static str, field: &'static str, n: u64) -> Result<usize> {
 impl AzureCodec {
     /// The bytes of a scan: [`SCAN_TAG`], then its [`ScanNode`].
     fn encode_scan(scan: &AzureScanExec, buf: &mut Vec<u8>) -> Result<()> {
+        let node = AzureCodec::scan_node(scan)?;
+        buf.extend_from_slice(SCAN_TAG);
+        node.encode(buf).map_err(|e| DataFusionError::Internal(format!("encoding a scan: {e}")))
+    }
+
+    /// The bytes of a key `IN` list's node: [`KEYS_TAG`], then its [`KeysNode`].
+    fn encode_keys(keys: &AzureKeysExec, buf: &mut Vec<u8>) -> Result<()> {
+        let (key, values) = keys.keys();
+        let node = KeysNode {
+            scan: Some(AzureCodec::scan_node(keys.scan())?),
+            key: key.to_owned(),
+            values: values.to_vec(),
+            shares: to_u64(keys.shares()),
+        };
+        buf.extend_from_slice(KEYS_TAG);
+        node.encode(buf).map_err(|e| DataFusionError::Internal(format!("encoding a key list: {e}")))
+    }
+
+    fn decode_keys(&self, bytes: &[u8]) -> Result<AzureKeysExec> {
+        let node = KeysNode::decode(bytes).map_err(|e| CodecError::error(KEYS, CodecErrorKind::Malformed(e)))?;
+        let scan = node.scan.as_ref().ok_or_else(|| CodecError::error(KEYS, CodecErrorKind::Missing("scan")))?;
+        let scan = self.scan_from_node(scan)?;
+        let key = [PARTITION_KEY, ROW_KEY].into_iter().find(|k| *k == node.key).ok_or_else(|| {
+            CodecError::invalid(KEYS, "key", format!("`{}` is neither PartitionKey nor RowKey", node.key))
+        })?;
+        let list = KeyList { key, values: node.values };
+        if list.values.is_empty() {
+            return Err(CodecError::error(KEYS, CodecErrorKind::Missing("values")));
+        }
+        for pair in list.values.windows(2) {
+            if table_model::key::service_order(&pair[0], &pair[1]) != std::cmp::Ordering::Less {
+                let reason =
+                    format!("`{}` is not before `{}`, as the list's distinct values must be", pair[0], pair[1]);
+                return Err(CodecError::invalid(KEYS, "values", reason));
+            }
+        }
+        for value in &list.values {
+            table_model::EdmString::new(value.as_str()).map_err(|e| CodecError::invalid(KEYS, "values", e))?;
+        }
+        let shares = to_usize(KEYS, "shares", node.shares)?;
+        if shares == 0 {
+            return Err(CodecError::invalid(KEYS, "shares", "a key list is dealt into one share at least"));
+        }
+        let keys = AzureKeysExec::new(scan, list, shares);
+        if keys.shares() != shares {
+            let reason = format!("{shares} shares for {} values", keys.keys().1.len());
+            return Err(CodecError::invalid(KEYS, "shares", reason));
+        }
+        Ok(keys)
+    }
+
+    /// A scan as its [`ScanNode`].
+    fn scan_node(scan: &AzureScanExec) -> Result<ScanNode> {
         let params = scan.query().render().map_err(|e| DataFusionError::Internal(format!("query of a scan: {e}")))?;
         let param = |name: &str| params.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone());
         let node = ScanNode {
@@ -355,12 +429,15 @@ impl AzureCodec {
             projected: Some(encode_schema(&scan.schema())?),
             limit: scan.limit().map(to_u64),
         };
-        buf.extend_from_slice(SCAN_TAG);
-        node.encode(buf).map_err(|e| DataFusionError::Internal(format!("encoding a scan: {e}")))
+        Ok(node)
     }
 
     fn decode_scan(&self, bytes: &[u8]) -> Result<AzureScanExec> {
         let node = ScanNode::decode(bytes).map_err(|e| CodecError::error(SCAN, CodecErrorKind::Malformed(e)))?;
+        self.scan_from_node(&node)
+    }
+
+    fn scan_from_node(&self, node: &ScanNode) -> Result<AzureScanExec> {
         let table = node.table.as_ref().ok_or_else(|| CodecError::error(SCAN, CodecErrorKind::Missing("table")))?;
         let client = self.client(SCAN, table)?;
         let mut query = Query::new();
@@ -414,6 +491,20 @@ impl PhysicalExtensionCodec for AzureCodec {
         ctx: &TaskContext,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        if let Some(bytes) = buf.strip_prefix(KEYS_TAG) {
+            let keys = self.decode_keys(bytes)?;
+            return match inputs {
+                [] => Ok(Arc::new(keys)),
+                [source] => {
+                    Ok(Arc::new(keys.with_source(source.clone()).map_err(|e| CodecError::invalid(KEYS, "inputs", e))?))
+                }
+                _ => Err(CodecError::invalid(
+                    KEYS,
+                    "inputs",
+                    format!("a key list has at most one input, its index source, not {}", inputs.len()),
+                )),
+            };
+        }
         let Some(bytes) = buf.strip_prefix(SCAN_TAG) else {
             return self.physical.try_decode(buf, inputs, ctx, proto_converter);
         };
@@ -437,8 +528,11 @@ impl PhysicalExtensionCodec for AzureCodec {
         buf: &mut Vec<u8>,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<()> {
-        match node.downcast_ref::<AzureScanExec>() {
-            Some(scan) => AzureCodec::encode_scan(scan, buf),
+        if let Some(scan) = node.downcast_ref::<AzureScanExec>() {
+            return AzureCodec::encode_scan(scan, buf);
+        }
+        match node.downcast_ref::<AzureKeysExec>() {
+            Some(keys) => AzureCodec::encode_keys(keys, buf),
             None => self.physical.try_encode(node, buf, proto_converter),
         }
     }
@@ -680,13 +774,90 @@ mod tests {
         let e = replace_children_if_necessary(Arc::new(decoded.clone()), vec![other]).unwrap_err();
         assert_eq!(
             e.strip_backtrace(),
-            "Error during planning: the child of an AzureScanExec must be its in-memory source of range indices, not \
+            "Error during planning: the child of an AzureScanExec must be its in-memory source of indices, not \
              EmptyExec"
         );
     }
 
     fn scan_ranges() -> Vec<KeyRange> {
         scan().ranges().to_vec()
+    }
+
+    fn keys(values: &[&str], shares: usize) -> AzureKeysExec {
+        let list = KeyList { key: PARTITION_KEY, values: values.iter().map(|v| (*v).to_owned()).collect() };
+        AzureKeysExec::new(scan(), list, shares)
+    }
+
+    fn encode_keys_node(node: &KeysNode) -> Vec<u8> {
+        let mut buf = KEYS_TAG.to_vec();
+        node.encode(&mut buf).unwrap();
+        buf
+    }
+
+    #[test]
+    fn a_key_list_decodes_to_the_list_encoded_and_a_task_reads_its_shares_only() {
+        // In the service's order: by UTF-16 unit, so the emoji (a surrogate pair) before U+FF61.
+        let values = ["a", "o'k", "z", "é", "😀", "\u{FF61}"];
+        let original = keys(&values, 4);
+        let bytes = physical_plan_to_bytes_with_extension_codec(Arc::new(original.clone()), codec()).unwrap();
+        let decoded = physical_plan_from_bytes_with_extension_codec(&bytes, &TaskContext::default(), codec()).unwrap();
+        let decoded = decoded.downcast_ref::<AzureKeysExec>().expect("an AzureKeysExec");
+        assert_eq!(decoded.keys(), original.keys());
+        assert_eq!(decoded.shares(), 4);
+        assert_eq!(decoded.scan().query().render().unwrap(), original.scan().query().render().unwrap());
+        assert_eq!(decoded.schema(), original.schema());
+
+        // With its index source, a slice of the source (what Ballista gives a task) restricts the partitions.
+        let sourced = original.with_index_source().unwrap();
+        assert_eq!(sourced.properties().partitioning.partition_count(), 4);
+        let source = sourced.children()[0].clone();
+        let config = source.downcast_ref::<DataSourceExec>().unwrap().data_source().as_ref() as &dyn std::any::Any;
+        let config = config.downcast_ref::<MemorySourceConfig>().unwrap();
+        let slice = MemorySourceConfig::try_new_exec(&config.partitions()[3..], source.schema(), None).unwrap();
+        let restricted = replace_children_if_necessary(Arc::new(sourced), vec![slice]).unwrap();
+        let bytes = physical_plan_to_bytes_with_extension_codec(restricted, codec()).unwrap();
+        let decoded = physical_plan_from_bytes_with_extension_codec(&bytes, &TaskContext::default(), codec()).unwrap();
+        assert_eq!(decoded.properties().partitioning.partition_count(), 1);
+        assert_eq!(decoded.children().len(), 1);
+    }
+
+    #[test]
+    fn a_key_list_that_no_planner_makes_is_refused() {
+        let node = |key: &str, values: &[&str], shares: u64| KeysNode {
+            scan: Some(AzureCodec::scan_node(&scan()).unwrap()),
+            key: key.to_owned(),
+            values: values.iter().map(|v| (*v).to_owned()).collect(),
+            shares,
+        };
+        let message = |n: KeysNode| codec_error(decode(&encode_keys_node(&n)).unwrap_err()).to_string();
+        assert_eq!(
+            message(node("Name", &["a"], 1)),
+            "malformed AzureKeysExec in a plan: `key` is invalid: `Name` is neither PartitionKey nor RowKey"
+        );
+        assert_eq!(
+            message(node(PARTITION_KEY, &["b", "a"], 1)),
+            "malformed AzureKeysExec in a plan: `values` is invalid: `b` is not before `a`, as the list's distinct \
+             values must be"
+        );
+        assert_eq!(
+            message(node(PARTITION_KEY, &["a", "a"], 1)),
+            "malformed AzureKeysExec in a plan: `values` is invalid: `a` is not before `a`, as the list's distinct \
+             values must be"
+        );
+        assert_eq!(message(node(PARTITION_KEY, &[], 1)), "malformed AzureKeysExec in a plan: `values` is missing");
+        assert_eq!(
+            message(node(PARTITION_KEY, &["a", "b"], 0)),
+            "malformed AzureKeysExec in a plan: `shares` is invalid: a key list is dealt into one share at least"
+        );
+        assert_eq!(
+            message(node(PARTITION_KEY, &["a", "b"], 3)),
+            "malformed AzureKeysExec in a plan: `shares` is invalid: 3 shares for 2 values"
+        );
+        // Every truncation is an error, never a panic.
+        let bytes = encode_keys_node(&node(PARTITION_KEY, &["a", "b"], 2));
+        for end in KEYS_TAG.len()..bytes.len() {
+            let _ = decode(&bytes[..end]);
+        }
     }
 
     #[test]

@@ -92,51 +92,14 @@ impl AzureScanExec {
     /// The scan with a range source as its child: one partition per range, each holding one row, its range's
     /// index (see the type's documentation).
     pub(crate) fn with_range_source(self) -> Result<Self> {
-        let schema = Arc::new(Schema::new(vec![Field::new(RANGE_INDEX, DataType::UInt32, false)]));
-        let partitions = (0..self.ranges.len())
-            .map(|i| {
-                let index = u32::try_from(i).map_err(|e| DataFusionError::External(Box::new(e)))?;
-                let column: ArrayRef = Arc::new(UInt32Array::from(vec![index]));
-                Ok(vec![RecordBatch::try_new(schema.clone(), vec![column])?])
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let source: Arc<dyn ExecutionPlan> = MemorySourceConfig::try_new_exec(&partitions, schema, None)?;
+        let source = index_source(self.ranges.len())?;
         self.with_source(source)
     }
 
     /// The scan reading the ranges `source` names, partition by partition: `source` must be an in-memory source
     /// whose every partition holds one row, a range's index.
     pub(crate) fn with_source(self, source: Arc<dyn ExecutionPlan>) -> Result<Self> {
-        let config = source
-            .downcast_ref::<DataSourceExec>()
-            .and_then(|exec| (exec.data_source().as_ref() as &dyn Any).downcast_ref::<MemorySourceConfig>())
-            .ok_or_else(|| {
-                DataFusionError::Plan(format!(
-                    "the child of an AzureScanExec must be its in-memory source of range indices, not {}",
-                    source.name()
-                ))
-            })?;
-        let mut selected = Vec::with_capacity(config.partitions().len());
-        for (partition, batches) in config.partitions().iter().enumerate() {
-            let indices: Vec<Option<u32>> = batches
-                .iter()
-                .filter_map(|b| b.column_by_name(RANGE_INDEX))
-                .filter_map(|c| c.as_any().downcast_ref::<UInt32Array>())
-                .flat_map(|a| a.iter())
-                .collect();
-            let index = match indices.as_slice() {
-                [Some(index)] => usize::try_from(*index).ok().filter(|&i| i < self.ranges.len()),
-                _ => None,
-            };
-            let index = index.ok_or_else(|| {
-                DataFusionError::Plan(format!(
-                    "partition {partition} of the range source of an AzureScanExec does not hold one index below \
-                     its {} ranges",
-                    self.ranges.len()
-                ))
-            })?;
-            selected.push(index);
-        }
+        let selected = source_indices(&source, "AzureScanExec", "ranges", self.ranges.len())?;
         let properties = properties(self.properties.eq_properties.schema().clone(), selected.len());
         Ok(AzureScanExec { selected, source: Some(source), properties, ..self })
     }
@@ -291,8 +254,57 @@ impl ExecutionPlan for AzureScanExec {
     }
 }
 
-/// The column of the range source: the index of a range in the scan's ranges.
+/// The column of an index source: the index of a range in a scan's ranges, or of a share of an `IN` list.
 const RANGE_INDEX: &str = "range";
+
+/// An index source of `n` partitions: an in-memory source whose partition `i` holds one row, `i`. As a child of
+/// a scan whose partitions are not data (key ranges, shares of an `IN` list), it lets Ballista's scheduler give
+/// each task its partitions (see [`AzureScanExec`]'s documentation).
+pub(crate) fn index_source(n: usize) -> Result<Arc<dyn ExecutionPlan>> {
+    let schema = Arc::new(Schema::new(vec![Field::new(RANGE_INDEX, DataType::UInt32, false)]));
+    let partitions = (0..n)
+        .map(|i| {
+            let index = u32::try_from(i).map_err(|e| DataFusionError::External(Box::new(e)))?;
+            let column: ArrayRef = Arc::new(UInt32Array::from(vec![index]));
+            Ok(vec![RecordBatch::try_new(schema.clone(), vec![column])?])
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(MemorySourceConfig::try_new_exec(&partitions, schema, None)?)
+}
+
+/// The index each partition of `source` (an [`index_source`], or a slice of one) holds, each below `n`: the
+/// parts (`what`, e.g. `ranges`) of the node `node` its partitions read.
+pub(crate) fn source_indices(source: &Arc<dyn ExecutionPlan>, node: &str, what: &str, n: usize) -> Result<Vec<usize>> {
+    let config = source
+        .downcast_ref::<DataSourceExec>()
+        .and_then(|exec| (exec.data_source().as_ref() as &dyn Any).downcast_ref::<MemorySourceConfig>())
+        .ok_or_else(|| {
+            DataFusionError::Plan(format!(
+                "the child of an {node} must be its in-memory source of indices, not {}",
+                source.name()
+            ))
+        })?;
+    let mut selected = Vec::with_capacity(config.partitions().len());
+    for (partition, batches) in config.partitions().iter().enumerate() {
+        let indices: Vec<Option<u32>> = batches
+            .iter()
+            .filter_map(|b| b.column_by_name(RANGE_INDEX))
+            .filter_map(|c| c.as_any().downcast_ref::<UInt32Array>())
+            .flat_map(|a| a.iter())
+            .collect();
+        let index = match indices.as_slice() {
+            [Some(index)] => usize::try_from(*index).ok().filter(|&i| i < n),
+            _ => None,
+        };
+        let index = index.ok_or_else(|| {
+            DataFusionError::Plan(format!(
+                "partition {partition} of the index source of an {node} does not hold one index below its {n} {what}"
+            ))
+        })?;
+        selected.push(index);
+    }
+    Ok(selected)
+}
 
 fn properties(schema: SchemaRef, partitions: usize) -> Arc<PlanProperties> {
     Arc::new(PlanProperties::new(

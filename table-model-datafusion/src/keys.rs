@@ -1,7 +1,7 @@
 //! The scan of a key `IN` list split into point queries: [`AzureKeysExec`], each value of the list its own query
 //! (the scan's `$filter` and `key eq 'value'`), the queries shared among the partitions in key order.
 
-use crate::exec::AzureScanExec;
+use crate::exec::{index_source, source_indices, AzureScanExec};
 use crate::pushdown::KeyList;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result};
@@ -19,13 +19,21 @@ use table_model::filter::Filter;
 /// The scan of an [`AzureTable`](crate::AzureTable) whose filters hold a long `IN` list on a key (see
 /// [`pushdown`](crate::pushdown)): a query per value, partition `i` reading the `i`-th share of the values one
 /// after the other, each query a batch per page as [`AzureScanExec`] reads a range.
-#[derive(Debug)]
+///
+/// On a Ballista cluster it has a child, as [`AzureScanExec`] has: an in-memory source whose partitions hold the
+/// index of their share, so that each task reads the shares of its own partitions only.
+#[derive(Clone, Debug)]
 pub struct AzureKeysExec {
     /// The scan of the other filters, projection and limit, whose query each value's query extends.
     scan: AzureScanExec,
     list: KeyList,
-    /// The values of each partition: ranges of `list.values`.
+    /// The values of each share: ranges of `list.values`.
     shares: Vec<std::ops::Range<usize>>,
+    /// The index in `shares` of the share each partition reads: every share, in order, unless a source selects
+    /// some.
+    selected: Vec<usize>,
+    /// The index source, when the node has one.
+    source: Option<Arc<dyn ExecutionPlan>>,
     properties: Arc<PlanProperties>,
 }
 
@@ -43,15 +51,41 @@ impl AzureKeysExec {
                 share
             })
             .collect();
-        let properties =
-            Arc::new(scan.properties().as_ref().clone().with_partitioning(Partitioning::UnknownPartitioning(n)));
-        AzureKeysExec { scan, list, shares, properties }
+        let properties = partitioned(&scan, n);
+        AzureKeysExec { scan, list, shares, selected: (0..n).collect(), source: None, properties }
     }
 
     /// The key (`PartitionKey` or `RowKey`) and its values, one query each, in the service's key order.
     pub fn keys(&self) -> (&str, &[String]) {
         (self.list.key, &self.list.values)
     }
+
+    /// The scan whose query each value's query extends (its ranges are not read).
+    pub fn scan(&self) -> &AzureScanExec {
+        &self.scan
+    }
+
+    /// How many shares the values are dealt into (the partitions of the node without a source).
+    pub fn shares(&self) -> usize {
+        self.shares.len()
+    }
+
+    /// The node with an index source as its child: one partition per share (see the type's documentation).
+    pub(crate) fn with_index_source(self) -> Result<Self> {
+        let source = index_source(self.shares.len())?;
+        self.with_source(source)
+    }
+
+    /// The node reading the shares `source` names, partition by partition.
+    pub(crate) fn with_source(self, source: Arc<dyn ExecutionPlan>) -> Result<Self> {
+        let selected = source_indices(&source, "AzureKeysExec", "shares", self.shares.len())?;
+        let properties = partitioned(&self.scan, selected.len());
+        Ok(AzureKeysExec { selected, source: Some(source), properties, ..self })
+    }
+}
+
+fn partitioned(scan: &AzureScanExec, partitions: usize) -> Arc<PlanProperties> {
+    Arc::new(scan.properties().as_ref().clone().with_partitioning(Partitioning::UnknownPartitioning(partitions)))
 }
 
 impl DisplayAs for AzureKeysExec {
@@ -61,7 +95,7 @@ impl DisplayAs for AzureKeysExec {
             "AzureKeysExec: {} in {} values, partitions={}; ",
             self.list.key,
             self.list.values.len(),
-            self.shares.len()
+            self.selected.len()
         )?;
         self.scan.fmt_as(t, f)
     }
@@ -77,7 +111,12 @@ impl ExecutionPlan for AzureKeysExec {
     }
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        Vec::new()
+        self.source.iter().collect()
+    }
+
+    /// The index source is not data: repartitioning it would only break the index of its partitions.
+    fn benefits_from_input_partitioning(&self) -> Vec<bool> {
+        vec![false; self.source.iter().len()]
     }
 
     fn apply_expressions(
@@ -88,17 +127,24 @@ impl ExecutionPlan for AzureKeysExec {
     }
 
     fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
-        if !children.is_empty() {
-            return Err(DataFusionError::Internal("AzureKeysExec has no children".to_owned()));
+        match (children.len(), &self.source) {
+            (0, None) => Ok(self),
+            (1, Some(_)) => {
+                let source = children.into_iter().next().expect("one child");
+                Ok(Arc::new(Arc::unwrap_or_clone(self).with_source(source)?))
+            }
+            (n, _) => Err(DataFusionError::Internal(format!(
+                "AzureKeysExec has {} children, given {n}",
+                self.source.iter().len()
+            ))),
         }
-        Ok(self)
     }
 
     fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
-        let share = self.shares.get(partition).ok_or_else(|| {
+        let share = self.selected.get(partition).map(|&i| &self.shares[i]).ok_or_else(|| {
             DataFusionError::Internal(format!(
                 "AzureKeysExec has {} partitions, asked for partition {partition}",
-                self.shares.len()
+                self.selected.len()
             ))
         })?;
         let streams = self.list.values[share.clone()]

@@ -240,7 +240,9 @@ impl TableProvider for AzureTable {
         if let Some(list) = pushed.split {
             // A long key `IN` list: a query per value instead of ranges (see `pushdown`).
             let scan = AzureScanExec::new(self.table.clone(), query, vec![KeyRange::all()], schema, projected, limit)?;
-            return Ok(Arc::new(AzureKeysExec::new(scan, list, state.config().target_partitions())));
+            let exec = AzureKeysExec::new(scan, list, state.config().target_partitions());
+            let exec = if self.range_source { exec.with_index_source()? } else { exec };
+            return Ok(Arc::new(exec));
         }
         let ranges = match (limit, NonZeroUsize::new(state.config().target_partitions())) {
             (None, Some(n)) if n.get() > 1 && !pushed.point => {
