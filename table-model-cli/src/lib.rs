@@ -13,6 +13,10 @@
 //! # Ok::<(), clap::Error>(())
 //! ```
 
+#[cfg(feature = "sql")]
+pub mod batches;
+#[cfg(feature = "sql")]
+pub mod catalog;
 pub mod checkpoint;
 pub mod cli;
 pub mod commands;
@@ -115,6 +119,8 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
             None => Err(CliError::failed("copy has no source endpoint")),
         },
         Command::Schema(args) => commands::schema::run(&ctx, args, &mut out).await,
+        #[cfg(feature = "sql")]
+        Command::Sql(args) => commands::sql::run(&ctx, args, stdout.is_terminal(), &mut out).await,
         Command::Completions { .. } | Command::Validate(_) => unreachable!("answered before connecting"),
     }?;
     out.flush().map_err(CliError::stdout)?;
