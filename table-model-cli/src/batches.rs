@@ -52,7 +52,7 @@ const ROW_GROUP_BYTES: usize = 16 * 1024 * 1024;
 /// let mut out = Vec::new();
 /// let mut writer = BatchWriter::new(Sink::stream("stdout", &mut out), RowFormat::Jsonl, Compression::None, batch.schema())?;
 /// writer.write(&batch)?;
-/// assert_eq!(writer.finish()?, (2, 48));
+/// assert_eq!(writer.finish()?, (2, 56));
 /// assert_eq!(String::from_utf8(out)?, "{\"Name\":\"Ada\",\"Score\":\"NaN\"}\n{\"Name\":null,\"Score\":-0.0}\n");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -227,5 +227,80 @@ impl Encoder for DoubleEncoder<'_> {
                 serde_json::Number::from_f64(v).map(|n| n.to_string()).unwrap_or_default().as_bytes(),
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Float64Array, Int64Array};
+    use datafusion::arrow::datatypes::{Field, Schema};
+
+    fn write_all(format: RowFormat, batches: &[RecordBatch], schema: SchemaRef) -> (String, u64) {
+        let mut out = Vec::new();
+        let mut writer = BatchWriter::new(Sink::stream("stdout", &mut out), format, Compression::None, schema).unwrap();
+        for batch in batches {
+            writer.write(batch).unwrap();
+        }
+        let (rows, bytes) = writer.finish().unwrap();
+        assert_eq!(bytes, out.len() as u64);
+        (String::from_utf8(out).unwrap(), rows)
+    }
+
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![Field::new("N", DataType::Int64, true), Field::new("D", DataType::Float64, true)]))
+    }
+
+    #[test]
+    fn no_row_still_gives_a_header() {
+        assert_eq!(write_all(RowFormat::Csv, &[], schema()), ("N,D\n".to_owned(), 0));
+        assert_eq!(write_all(RowFormat::Jsonl, &[], schema()), (String::new(), 0));
+        let (text, _) = write_all(RowFormat::Table, &[], schema());
+        assert_eq!(text, "+---+---+\n| N | D |\n+---+---+\n+---+---+\n");
+    }
+
+    #[test]
+    fn a_terminal_table_is_aligned_in_blocks() {
+        let n = BLOCK + 2;
+        let batch = RecordBatch::try_new(
+            schema(),
+            vec![
+                Arc::new(Int64Array::from_iter_values(0..n as i64)),
+                Arc::new(Float64Array::from(vec![f64::INFINITY; n])),
+            ],
+        )
+        .unwrap();
+        // Two batches: the first block is written when it holds BLOCK rows or more, the rest at the end.
+        let (text, rows) = write_all(RowFormat::Table, &[batch.clone(), batch.slice(0, 1)], schema());
+        assert_eq!(rows, n as u64 + 1);
+        assert_eq!(text.matches("| N ").count(), 2, "two blocks, each with its header");
+        assert!(text.contains("| 1001 | inf |"), "{text}");
+    }
+
+    #[test]
+    fn compression_is_refused_where_it_means_nothing() {
+        for format in [RowFormat::Table, RowFormat::Parquet] {
+            let err =
+                BatchWriter::new(Sink::stream("stdout", Vec::new()), format, Compression::Gzip, schema()).unwrap_err();
+            assert_eq!(err.outcome(), crate::error::Outcome::InvalidInput);
+        }
+    }
+
+    #[test]
+    fn doubles_keep_their_special_values_in_json() {
+        let batch = RecordBatch::try_new(
+            schema(),
+            vec![
+                Arc::new(Int64Array::from(vec![Some(i64::MIN), None, Some(1)])),
+                Arc::new(Float64Array::from(vec![Some(f64::NEG_INFINITY), Some(0.1), None])),
+            ],
+        )
+        .unwrap();
+        let (text, rows) = write_all(RowFormat::Jsonl, &[batch], schema());
+        assert_eq!(rows, 3);
+        assert_eq!(
+            text,
+            "{\"N\":-9223372036854775808,\"D\":\"-Infinity\"}\n{\"N\":null,\"D\":0.1}\n{\"N\":1,\"D\":null}\n"
+        );
     }
 }

@@ -40,14 +40,14 @@ use tokio::sync::OnceCell;
 pub struct ServiceTables {
     service: TableServiceClient,
     sample: usize,
-    tables: Vec<(TableName, OnceCell<Arc<AzureTable>>)>,
+    tables: Vec<Entry>,
 }
 
 impl ServiceTables {
     /// These tables of `service` (a name given twice counts once), each inferred from its first `sample` entities
     /// when first named.
     pub fn new(service: TableServiceClient, names: impl IntoIterator<Item = TableName>, sample: usize) -> Self {
-        let mut tables: Vec<(TableName, OnceCell<Arc<AzureTable>>)> = Vec::new();
+        let mut tables: Vec<Entry> = Vec::new();
         for name in names {
             if !tables.iter().any(|(t, _)| t.as_str() == name.as_str()) {
                 tables.push((name, OnceCell::new()));
@@ -66,7 +66,7 @@ impl ServiceTables {
     }
 
     /// The table named `name` as written, else the one named so in another case; an error when several are.
-    fn find(&self, name: &str) -> Result<Option<&(TableName, OnceCell<Arc<AzureTable>>)>> {
+    fn find(&self, name: &str) -> Result<Option<&Entry>> {
         if let Some(exact) = self.tables.iter().find(|(table, _)| table.as_str() == name) {
             return Ok(Some(exact));
         }
@@ -82,6 +82,9 @@ impl ServiceTables {
         }
     }
 }
+
+/// A table's name and its provider, built once.
+type Entry = (TableName, OnceCell<Arc<AzureTable>>);
 
 #[async_trait]
 impl SchemaProvider for ServiceTables {
@@ -108,5 +111,39 @@ impl SchemaProvider for ServiceTables {
 
     fn table_exist(&self, name: &str) -> bool {
         self.tables.iter().any(|(table, _)| table.as_str().eq_ignore_ascii_case(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tables(names: &[&str]) -> ServiceTables {
+        let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None).unwrap();
+        ServiceTables::new(service, names.iter().map(|n| TableName::new(*n).unwrap()), 10)
+    }
+
+    #[tokio::test]
+    async fn names_are_found_as_written_then_in_any_case() {
+        let tables = tables(&["Orders", "Customers"]);
+        for name in ["Orders", "orders", "ORDERS"] {
+            assert_eq!(tables.table_type(name).await.unwrap(), Some(TableType::Base), "{name}");
+        }
+        assert_eq!(tables.table_type("order").await.unwrap(), None);
+        assert!(tables.table("nosuch").await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn two_tables_in_different_cases_are_told_apart_only_as_written() {
+        // As Cosmos DB may list them.
+        let tables = tables(&["Orders", "ORDERS"]);
+        assert_eq!(tables.table_type("ORDERS").await.unwrap(), Some(TableType::Base));
+        let err = tables.table("orders").await.err().unwrap();
+        assert_eq!(
+            err.strip_backtrace(),
+            "Error during planning: table name `orders` matches the tables `Orders` and `ORDERS`, which the service \
+             tells apart: write the name as the table has it, in double quotes"
+        );
+        assert!(tables.table_exist("orders"));
     }
 }
