@@ -5,6 +5,10 @@
 //!
 //! Data goes to stdout, progress and diagnostics to stderr, and the exit status tells the [`Outcome`] apart.
 //!
+//! The default cargo feature `sql` adds `tablectl sql` (the modules `catalog`, `batches` and `commands::sql`),
+//! SQL through Apache DataFusion and table-model-datafusion, which need Rust 1.94; without it
+//! (`--no-default-features`) the tool builds without DataFusion on the workspace's Rust.
+//!
 //! ```
 //! use clap::Parser as _;
 //! use table_model_cli::cli::{Cli, Command};
