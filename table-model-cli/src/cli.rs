@@ -45,6 +45,10 @@ pub enum Command {
     Validate(crate::commands::validate::ValidateArgs),
     /// Show the properties of a table or file: their EDM types, how many entities carry each, conflicts
     Schema(crate::commands::schema::SchemaArgs),
+    /// Run a SQL statement over the tables (Apache DataFusion): an aligned table on a terminal, JSON lines when
+    /// piped, CSV or Parquet
+    #[cfg(feature = "sql")]
+    Sql(crate::commands::sql::SqlArgs),
     /// Print the completion script of a shell (`tablectl completions bash > /etc/bash_completion.d/tablectl`)
     Completions {
         /// The shell

@@ -124,3 +124,37 @@ impl From<ClientError> for CliError {
         CliError::new(client_outcome(&error), error.to_string())
     }
 }
+
+/// A DataFusion error of `tablectl sql`: a client error inside it (a request that failed while a table was
+/// sampled or scanned) keeps its own outcome and message; a statement DataFusion cannot parse or plan (a syntax
+/// error, a table or column it does not know, something it does not support) is [`Outcome::InvalidInput`];
+/// anything else [`Outcome::Failed`]. The message is DataFusion's (without a backtrace).
+///
+/// ```
+/// use datafusion::error::DataFusionError;
+/// use table_model_cli::error::{CliError, Outcome};
+/// let err = CliError::from(DataFusionError::Plan("table 'datafusion.public.nosuch' not found".into()));
+/// assert_eq!(err.outcome(), Outcome::InvalidInput);
+/// assert_eq!(err.to_string(), "Error during planning: table 'datafusion.public.nosuch' not found");
+/// assert_eq!(CliError::from(DataFusionError::Execution("out of memory".into())).outcome(), Outcome::Failed);
+/// ```
+#[cfg(feature = "sql")]
+impl From<datafusion::error::DataFusionError> for CliError {
+    fn from(error: datafusion::error::DataFusionError) -> Self {
+        use datafusion::error::DataFusionError as E;
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&error);
+        while let Some(e) = cause {
+            if let Some(client) = e.downcast_ref::<ClientError>() {
+                return CliError::new(client_outcome(client), client.to_string());
+            }
+            cause = e.source();
+        }
+        let outcome = match error.find_root() {
+            E::SQL(..) | E::Plan(_) | E::SchemaError(..) | E::NotImplemented(_) | E::Configuration(_) => {
+                Outcome::InvalidInput
+            }
+            _ => Outcome::Failed,
+        };
+        CliError::new(outcome, error.strip_backtrace())
+    }
+}

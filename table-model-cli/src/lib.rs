@@ -5,6 +5,10 @@
 //!
 //! Data goes to stdout, progress and diagnostics to stderr, and the exit status tells the [`Outcome`] apart.
 //!
+//! The default cargo feature `sql` adds `tablectl sql` (the modules `catalog`, `batches` and `commands::sql`),
+//! SQL through Apache DataFusion and table-model-datafusion, which need Rust 1.94; without it
+//! (`--no-default-features`) the tool builds without DataFusion on the workspace's Rust.
+//!
 //! ```
 //! use clap::Parser as _;
 //! use table_model_cli::cli::{Cli, Command};
@@ -13,6 +17,10 @@
 //! # Ok::<(), clap::Error>(())
 //! ```
 
+#[cfg(feature = "sql")]
+pub mod batches;
+#[cfg(feature = "sql")]
+pub mod catalog;
 pub mod checkpoint;
 pub mod cli;
 pub mod commands;
@@ -115,6 +123,8 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
             None => Err(CliError::failed("copy has no source endpoint")),
         },
         Command::Schema(args) => commands::schema::run(&ctx, args, &mut out).await,
+        #[cfg(feature = "sql")]
+        Command::Sql(args) => commands::sql::run(&ctx, args, stdout.is_terminal(), &mut out).await,
         Command::Completions { .. } | Command::Validate(_) => unreachable!("answered before connecting"),
     }?;
     out.flush().map_err(CliError::stdout)?;

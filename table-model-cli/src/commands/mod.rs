@@ -7,6 +7,8 @@ pub mod export;
 pub mod import;
 pub mod query;
 pub mod schema;
+#[cfg(feature = "sql")]
+pub mod sql;
 pub mod tables;
 pub mod validate;
 

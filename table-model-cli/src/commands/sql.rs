@@ -1,0 +1,190 @@
+//! `tablectl sql "SELECT ..."`: a SQL statement over the connection's tables, run by Apache DataFusion with
+//! table-model-datafusion's provider ([`table_model_datafusion::AzureTable`]: filters, projection and `LIMIT`
+//! pushed to the service, key ranges read side by side). The tables are DataFusion's default schema
+//! ([`crate::catalog::ServiceTables`]: every table the service lists, or those of `--table`), each inferred from
+//! a sample when the statement names it. The rows are written as they come ([`crate::batches`]).
+
+use super::Context;
+use crate::batches::{BatchWriter, RowFormat};
+use crate::catalog::ServiceTables;
+use crate::error::{CliError, Outcome};
+use crate::format::{Compression, FileFormat, Sink};
+use crate::output::Format;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use futures::TryStreamExt as _;
+use std::io::Write;
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::sync::Arc;
+use table_model::TableName;
+
+/// `tablectl sql`.
+#[derive(clap::Args, Debug)]
+pub struct SqlArgs {
+    /// The statement, such as `SELECT "PartitionKey", count(*) FROM orders GROUP BY 1` (property names are
+    /// case-sensitive: quote them; table names are not)
+    pub statement: String,
+    /// Write the rows to a file (its name tells the format: `.jsonl`, `.csv`, `.parquet`, optionally `.gz` or
+    /// `.zst`), or `-` for stdout
+    #[arg(short, long, value_name = "FILE|-")]
+    pub output: Option<PathBuf>,
+    /// The rows' format [default: told by the output file's name, else jsonl; on stdout, table on a terminal, jsonl
+    /// otherwise or with --json]
+    #[arg(long, value_enum)]
+    pub format: Option<RowFormat>,
+    /// Compress jsonl and csv [default: told by the output file's name, else none]
+    #[arg(long, value_enum)]
+    pub compress: Option<Compression>,
+    /// Replace the output file if it exists
+    #[arg(long)]
+    pub force: bool,
+    /// Infer each table's columns from its first N entities
+    #[arg(long, value_name = "N", default_value = "1000")]
+    pub sample: NonZeroUsize,
+    /// Read up to N key ranges of a table side by side (DataFusion's `target_partitions`) [default: the number of
+    /// CPU cores]
+    #[arg(long, value_name = "N")]
+    pub partitions: Option<NonZeroUsize>,
+    /// Register only these tables, comma-separated or repeated, without listing the account's tables (for a SAS
+    /// that cannot list them)
+    #[arg(long = "table", value_name = "NAME", value_delimiter = ',')]
+    pub tables: Vec<TableName>,
+}
+
+/// Where the rows go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Standard output.
+    Stdout,
+    /// A file.
+    File(PathBuf),
+}
+
+impl SqlArgs {
+    /// The destination, format and compression of the rows: `--format` and `--compress` when given, else what
+    /// the output file's name tells ([`FileFormat::of_path`]), else jsonl for a file; on stdout, a table on a
+    /// terminal (`Format::Human`) and jsonl otherwise. Parquet and compressed output never go to a terminal.
+    ///
+    /// ```
+    /// use clap::Parser as _;
+    /// use table_model_cli::batches::RowFormat;
+    /// use table_model_cli::cli::{Cli, Command};
+    /// use table_model_cli::commands::sql::Target;
+    /// use table_model_cli::format::Compression;
+    /// use table_model_cli::output::Format;
+    /// let of = |args: &[&str], stdout: Format, terminal: bool| match Cli::try_parse_from(args).unwrap().command {
+    ///     Command::Sql(args) => args.destination(stdout, terminal),
+    ///     _ => unreachable!(),
+    /// };
+    /// let q = ["tablectl", "sql", "SELECT 1"];
+    /// assert_eq!(of(&q, Format::Human, true)?, (Target::Stdout, RowFormat::Table, Compression::None));
+    /// assert_eq!(of(&q, Format::Json, false)?, (Target::Stdout, RowFormat::Jsonl, Compression::None));
+    /// let file = of(&[&q[..], &["-o", "rows.csv.gz"]].concat(), Format::Human, true)?;
+    /// assert_eq!(file, (Target::File("rows.csv.gz".into()), RowFormat::Csv, Compression::Gzip));
+    /// let parquet = of(&[&q[..], &["--format", "parquet"]].concat(), Format::Human, true).unwrap_err();
+    /// assert_eq!(parquet.to_string(), "parquet is binary and stdout is a terminal: give -o FILE, or redirect stdout");
+    /// assert_eq!(of(&[&q[..], &["--format", "parquet"]].concat(), Format::Json, false)?.1, RowFormat::Parquet);
+    /// # Ok::<(), table_model_cli::error::CliError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)): binary output to a terminal.
+    pub fn destination(&self, stdout: Format, terminal: bool) -> Result<(Target, RowFormat, Compression), CliError> {
+        let target = match &self.output {
+            Some(path) if path.as_os_str() != "-" => Target::File(path.clone()),
+            _ => Target::Stdout,
+        };
+        let named = match &target {
+            Target::File(path) => FileFormat::of_path(path),
+            Target::Stdout => None,
+        };
+        let format = self.format.unwrap_or(match (named, &target) {
+            (Some((FileFormat::Jsonl, _)), _) | (None, Target::File(_)) => RowFormat::Jsonl,
+            (Some((FileFormat::Csv, _)), _) => RowFormat::Csv,
+            (Some((FileFormat::Parquet, _)), _) => RowFormat::Parquet,
+            (None, Target::Stdout) if stdout == Format::Human => RowFormat::Table,
+            (None, Target::Stdout) => RowFormat::Jsonl,
+        });
+        let compression = self.compress.or(named.map(|(_, c)| c)).unwrap_or_default();
+        if target == Target::Stdout && terminal {
+            if format == RowFormat::Parquet {
+                return Err(CliError::invalid(
+                    "parquet is binary and stdout is a terminal: give -o FILE, or redirect stdout",
+                ));
+            }
+            if compression != Compression::None {
+                return Err(CliError::invalid(
+                    "compressed output is binary and stdout is a terminal: give -o FILE, or redirect stdout",
+                ));
+            }
+        }
+        Ok((target, format, compression))
+    }
+}
+
+/// Runs the statement and writes its rows; to a file, a summary on stderr.
+///
+/// # Errors
+/// A statement DataFusion cannot parse or plan (a table it does not know, a column a table does not have):
+/// [`InvalidInput`](Outcome::InvalidInput) with DataFusion's message, before anything is written; a failed
+/// request, with the outcome of the client's error; a row that cannot be written; stdout closed.
+pub async fn run(ctx: &Context, args: &SqlArgs, terminal: bool, out: &mut impl Write) -> Result<Outcome, CliError> {
+    let (target, format, compression) = args.destination(ctx.format, terminal)?;
+    let tables = if args.tables.is_empty() {
+        ServiceTables::list(ctx.service.clone(), args.sample.get()).await?
+    } else {
+        ServiceTables::new(ctx.service.clone(), args.tables.iter().cloned(), args.sample.get())
+    };
+    let session = session(tables, args.partitions)?;
+    let frame = session.sql(&args.statement).await?;
+    let mut rows = frame.execute_stream().await?;
+    let sink = match &target {
+        Target::File(path) => Sink::create(path, args.force)?,
+        Target::Stdout => Sink::stream("stdout", &mut *out),
+    };
+    let writer = BatchWriter::new(sink, format, compression, rows.schema())?;
+    let written = write_rows(&mut rows, writer).await;
+    let (count, bytes) = match (written, &target) {
+        (Ok(written), _) => written,
+        (Err(e), Target::File(path)) => {
+            // A file cut short by an error is no result: it goes.
+            let _ = std::fs::remove_file(path);
+            return Err(e);
+        }
+        (Err(e), Target::Stdout) => return Err(e),
+    };
+    if let Target::File(path) = &target {
+        eprintln!("tablectl: wrote {count} rows ({bytes} bytes) to {}", path.display());
+    }
+    Ok(Outcome::Done)
+}
+
+/// A DataFusion session over `tables`, its default schema, with `information_schema` (`SHOW TABLES`, `SHOW
+/// COLUMNS FROM t`) and `partitions` as `target_partitions` when given.
+///
+/// # Errors
+/// Never for DataFusion's default catalog (kept for a session without it).
+pub fn session(tables: ServiceTables, partitions: Option<NonZeroUsize>) -> Result<SessionContext, CliError> {
+    let mut config = SessionConfig::new().with_information_schema(true);
+    if let Some(n) = partitions {
+        config = config.with_target_partitions(n.get());
+    }
+    let catalog_name = config.options().catalog.default_catalog.clone();
+    let schema_name = config.options().catalog.default_schema.clone();
+    let session = SessionContext::new_with_config(config);
+    let catalog = session
+        .catalog(&catalog_name)
+        .ok_or_else(|| CliError::failed(format!("DataFusion has no catalog `{catalog_name}`")))?;
+    catalog.register_schema(&schema_name, Arc::new(tables))?;
+    Ok(session)
+}
+
+async fn write_rows(
+    rows: &mut datafusion::physical_plan::SendableRecordBatchStream,
+    mut writer: BatchWriter<'_>,
+) -> Result<(u64, u64), CliError> {
+    while let Some(batch) = rows.try_next().await? {
+        writer.write(&batch)?;
+    }
+    writer.finish()
+}

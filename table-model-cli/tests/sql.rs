@@ -1,0 +1,239 @@
+//! `tablectl sql` end to end against Azurite (`scripts/azurite.sh run cargo test -p table-model-cli`): the built
+//! binary, each output format compared with the rows computed from the entities the test wrote, a join, a
+//! `GROUP BY`, and the errors' exit codes and messages.
+#![cfg(feature = "sql")]
+
+mod support;
+
+use arrow_array::{Array, Int64Array, StringArray};
+use std::collections::BTreeMap;
+use support::*;
+use table_model::client::BulkOperation;
+use table_model::{Entity, TableName};
+
+/// Customers (keys `c`, `c0`...`c4`, a `Name`) and their orders (PartitionKey the customer, a `Total`, a `Note`
+/// on every third, text CSV must quote now and then).
+fn customers() -> Vec<Entity> {
+    (0..5)
+        .map(|i| {
+            let (p, r) = keys("c", &format!("c{i}"));
+            Entity::new(p, r).with("Name".parse().unwrap(), format!("Customer {i}")).unwrap()
+        })
+        .collect()
+}
+
+fn orders() -> Vec<Entity> {
+    (0..40_i64)
+        .map(|i| {
+            let (p, r) = keys(&format!("c{}", i % 5), &format!("o{i:03}"));
+            let mut order = Entity::new(p, r).with("Total".parse().unwrap(), i * 7 % 100).unwrap();
+            if i % 3 == 0 {
+                order.insert("Note".parse().unwrap(), format!("note {i}, \"rush\"")).unwrap();
+            }
+            order
+        })
+        .collect()
+}
+
+fn total(order: &Entity) -> i64 {
+    order.get::<i64>("Total").unwrap()
+}
+
+fn note(order: &Entity) -> Option<String> {
+    order.get::<String>("Note").ok()
+}
+
+/// The orders with a Total of at least 50, in key order: what the format tests select.
+fn big_orders() -> Vec<Entity> {
+    let mut big: Vec<Entity> = orders().into_iter().filter(|o| total(o) >= 50).collect();
+    big.sort_by(|a, b| (a.partition_key(), a.row_key()).cmp(&(b.partition_key(), b.row_key())));
+    big
+}
+
+fn select_big(table: &TableName) -> String {
+    format!(
+        "SELECT \"PartitionKey\", \"RowKey\", \"Total\", \"Note\" FROM {table} WHERE \"Total\" >= 50 \
+         ORDER BY \"PartitionKey\", \"RowKey\""
+    )
+}
+
+async fn write(azurite: &Azurite, name: &TableName, entities: Vec<Entity>) {
+    let table = azurite.service.create_table(name, None).await.unwrap();
+    let report = table.bulk_write(BulkOperation::Insert, entities, None).await;
+    assert!(report.is_complete(), "{:?}", report.failures);
+}
+
+fn ok(out: &std::process::Output) -> String {
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+#[tokio::test]
+async fn each_format_holds_the_rows_the_entities_give() {
+    let azurite = azurite!();
+    let dir = temp_dir("sql-formats");
+    let name = unique_table("SqlOrd");
+    write(&azurite, &name, orders()).await;
+    let expected = big_orders();
+    assert!(expected.len() > 5 && expected.len() < 40);
+    let query = select_big(&name);
+
+    // Piped: JSON lines, every column in each row (null for an absent Note). The unquoted name folds to
+    // lowercase and still finds the table.
+    assert!(name.as_str().chars().any(|c| c.is_ascii_uppercase()));
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", &query]);
+    let got: Vec<serde_json::Value> = ok(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let want: Vec<serde_json::Value> = expected
+        .iter()
+        .map(|o| {
+            serde_json::json!({"PartitionKey": o.partition_key().as_str(), "RowKey": o.row_key().as_str(),
+                "Total": total(o), "Note": note(o)})
+        })
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(text(&out.stderr), "");
+    // The name quoted as the table has it, and `--json`, give the same lines.
+    let quoted = query.replace(&format!("FROM {name}"), &format!("FROM \"{name}\""));
+    assert_eq!(ok(&tablectl(&azurite.connection_string, &dir, &["--json", "sql", &quoted])), text(&out.stdout));
+
+    // CSV: a header, then RFC 4180 rows (the Note's comma and quotes quoted), an absent Note empty.
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", &query, "--format", "csv"]);
+    let mut want = String::from("PartitionKey,RowKey,Total,Note\n");
+    for o in &expected {
+        let note = note(o).map(|n| format!("\"{}\"", n.replace('"', "\"\""))).unwrap_or_default();
+        want.push_str(&format!("{},{},{},{note}\n", o.partition_key(), o.row_key(), total(o)));
+    }
+    assert_eq!(ok(&out), want);
+
+    // A terminal table (asked for, since stdout is a pipe here): a header and the rows, cells between `|`.
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", &query, "--format", "table"]);
+    let cells: Vec<Vec<String>> = ok(&out)
+        .lines()
+        .filter(|l| l.starts_with('|'))
+        .map(|l| l.trim_matches('|').split('|').map(|c| c.trim().to_owned()).collect())
+        .collect();
+    let mut want = vec![vec!["PartitionKey".to_owned(), "RowKey".to_owned(), "Total".to_owned(), "Note".to_owned()]];
+    want.extend(expected.iter().map(|o| {
+        vec![o.partition_key().to_string(), o.row_key().to_string(), total(o).to_string(), note(o).unwrap_or_default()]
+    }));
+    assert_eq!(cells, want);
+
+    // Parquet, to a file its name tells: typed columns, and a summary on stderr only.
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", &query, "-o", "big.parquet"]);
+    assert_eq!(ok(&out), "");
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "tablectl: wrote {} rows ({} bytes) to big.parquet\n",
+            expected.len(),
+            std::fs::metadata(dir.join("big.parquet")).unwrap().len()
+        )
+    );
+    let file = std::fs::File::open(dir.join("big.parquet")).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
+    let mut rows = Vec::new();
+    for batch in reader {
+        let batch = batch.unwrap();
+        let column = |i: usize| batch.column(i).clone();
+        let (p, r, t, n) = (column(0), column(1), column(2), column(3));
+        let p = p.as_any().downcast_ref::<StringArray>().unwrap();
+        let r = r.as_any().downcast_ref::<StringArray>().unwrap();
+        let t = t.as_any().downcast_ref::<Int64Array>().unwrap();
+        let n = n.as_any().downcast_ref::<StringArray>().unwrap();
+        for i in 0..batch.num_rows() {
+            let note = (!n.is_null(i)).then(|| n.value(i).to_owned());
+            rows.push((p.value(i).to_owned(), r.value(i).to_owned(), t.value(i), note));
+        }
+    }
+    let want: Vec<_> =
+        expected.iter().map(|o| (o.partition_key().to_string(), o.row_key().to_string(), total(o), note(o))).collect();
+    assert_eq!(rows, want);
+    // The file is not replaced without --force.
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", &query, "-o", "big.parquet"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stderr), "tablectl: `big.parquet` already exists; give --force to replace it\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_join_and_a_group_by_give_what_the_entities_give() {
+    let azurite = azurite!();
+    let dir = temp_dir("sql-join");
+    let (orders_name, customers_name) = (unique_table("SqlJo"), unique_table("SqlCu"));
+    write(&azurite, &orders_name, orders()).await;
+    write(&azurite, &customers_name, customers()).await;
+
+    // Per customer's name: its orders and their sum, through a join on the customer's key.
+    let names: BTreeMap<String, String> =
+        customers().iter().map(|c| (c.row_key().to_string(), c.get::<String>("Name").unwrap())).collect();
+    let mut want: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    for o in orders() {
+        let entry = want.entry(names[o.partition_key().as_str()].clone()).or_default();
+        *entry = (entry.0 + 1, entry.1 + total(&o));
+    }
+    let want: Vec<serde_json::Value> =
+        want.iter().map(|(name, (n, sum))| serde_json::json!({"Name": name, "n": n, "total": sum})).collect();
+    let join = format!(
+        "SELECT c.\"Name\", count(*) AS n, sum(o.\"Total\") AS total FROM {orders_name} o \
+         JOIN \"{customers_name}\" c ON o.\"PartitionKey\" = c.\"RowKey\" GROUP BY c.\"Name\" ORDER BY c.\"Name\""
+    );
+    // Only these two tables (requests name them as given: Azurite tells case apart); two partitions per scan.
+    let only = format!("{orders_name},{customers_name}");
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", &join, "--table", &only, "--partitions", "2"]);
+    let got: Vec<serde_json::Value> = ok(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(got, want);
+
+    // A GROUP BY over one table: the orders of each customer with a Note.
+    let mut want: BTreeMap<String, i64> = BTreeMap::new();
+    for o in orders().iter().filter(|o| note(o).is_some()) {
+        *want.entry(o.partition_key().to_string()).or_default() += 1;
+    }
+    let group = format!(
+        "SELECT \"PartitionKey\" AS customer, count(*) AS notes FROM {orders_name} WHERE \"Note\" IS NOT NULL \
+         GROUP BY \"PartitionKey\" ORDER BY customer"
+    );
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", &group, "--format", "csv", "--sample", "5"]);
+    let mut csv = String::from("customer,notes\n");
+    for (customer, n) in &want {
+        csv.push_str(&format!("{customer},{n}\n"));
+    }
+    // A sample of 5 entities (c0's first orders, o000 with a Note) types every column.
+    assert_eq!(ok(&out), csv);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn errors_have_their_exit_codes_and_nothing_on_stdout() {
+    let azurite = azurite!();
+    let dir = temp_dir("sql-errors");
+    let name = unique_table("SqlErr");
+    write(&azurite, &name, orders()).await;
+
+    // A syntax error: status 2, DataFusion's message, nothing on stdout.
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", &format!("SELEC * FROM {name}")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "");
+    assert_eq!(
+        text(&out.stderr),
+        "tablectl: SQL error: ParserError(\"Expected: an SQL statement, found: SELEC at Line: 1, Column: 1\")\n"
+    );
+
+    // A table the service does not list: a planning error, status 2.
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", "SELECT * FROM NoSuchTable"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "");
+    assert_eq!(text(&out.stderr), "tablectl: Error during planning: table 'datafusion.public.nosuchtable' not found\n");
+
+    // A column the table does not have: status 2 too.
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", &format!("SELECT \"Nope\" FROM {name}")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).starts_with("tablectl: Schema error: No field named \"Nope\"."), "{}", text(&out.stderr));
+
+    // A table named with --table that the service does not have: the service's answer, status 4.
+    let out =
+        tablectl(&azurite.connection_string, &dir, &["sql", "SELECT * FROM nosuchtable", "--table", "NoSuchTable"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "");
+    assert!(text(&out.stderr).contains("TableNotFound"), "{}", text(&out.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
