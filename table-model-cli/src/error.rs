@@ -144,6 +144,14 @@ impl From<datafusion::error::DataFusionError> for CliError {
         use datafusion::error::DataFusionError as E;
         let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&error);
         while let Some(e) = cause {
+            // A row of an `INSERT` that breaks a rule is wrong input when nothing of the statement was written.
+            if let Some(insert) = e.downcast_ref::<table_model_datafusion::InsertError>() {
+                let outcome = match (insert.bad_row(), insert.written()) {
+                    (Some(_), 0) if insert.bulk().is_none() => Outcome::InvalidInput,
+                    _ => Outcome::Failed,
+                };
+                return CliError::new(outcome, insert.to_string());
+            }
             if let Some(client) = e.downcast_ref::<ClientError>() {
                 return CliError::new(client_outcome(client), client.to_string());
             }

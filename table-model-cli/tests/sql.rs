@@ -237,3 +237,52 @@ async fn errors_have_their_exit_codes_and_nothing_on_stdout() {
     assert!(text(&out.stderr).contains("TableNotFound"), "{}", text(&out.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn insert_writes_through_the_bulk_writer_and_a_bad_row_is_invalid_input() {
+    let azurite = azurite!();
+    let dir = temp_dir("sql-insert");
+    let (from, to) = (unique_table("SqlInF"), unique_table("SqlInT"));
+    write(&azurite, &from, orders()).await;
+    // The target holds one order, so that its inferred schema is the orders'.
+    let seed: Vec<Entity> = orders().into_iter().take(1).collect();
+    write(&azurite, &to, seed.clone()).await;
+
+    // The big orders, each under a new RowKey: the count on stdout, the entities in the target.
+    let insert = format!(
+        "INSERT INTO {to} SELECT \"PartitionKey\", \"RowKey\" || '-copy', \"Timestamp\", \"Total\", \"Note\", \
+         \"@overflow\" FROM {from} WHERE \"Total\" >= 50"
+    );
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", &insert, "--table", &format!("{from},{to}")]);
+    let big = big_orders();
+    assert_eq!(ok(&out), format!("{{\"count\":{}}}\n", big.len()));
+    let table = azurite.service.table_client(&to);
+    let mut want: Vec<(String, String, i64, Option<String>)> = seed
+        .iter()
+        .map(|o| (o.partition_key().to_string(), o.row_key().to_string(), total(o), note(o)))
+        .chain(big.iter().map(|o| (o.partition_key().to_string(), format!("{}-copy", o.row_key()), total(o), note(o))))
+        .collect();
+    want.sort();
+    let got: Vec<(String, String, i64, Option<String>)> = all(&table)
+        .await
+        .iter()
+        .map(|o| (o.partition_key().to_string(), o.row_key().to_string(), total(o), note(o)))
+        .collect();
+    assert_eq!(got, want);
+
+    // A row whose PartitionKey breaks a rule: wrong input (status 2), the row named, nothing written.
+    let bad =
+        format!("INSERT INTO {to} (\"PartitionKey\", \"RowKey\", \"Total\") VALUES ('ok', 'r1', 1), ('a/b', 'r2', 2)");
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", &bad, "--table", &to.to_string()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "");
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "tablectl: insert into `{to}`: row 1 (PartitionKey `a/b`, RowKey `r2`): invalid partition key \"a/b\": \
+             character `/` at index 1 is not allowed; nothing was written\n"
+        )
+    );
+    assert_eq!(all(&table).await.len(), want.len());
+    let _ = std::fs::remove_dir_all(&dir);
+}
