@@ -273,7 +273,7 @@ async fn insert_writes_through_the_bulk_writer_and_a_bad_row_is_invalid_input() 
     // A row whose PartitionKey breaks a rule: wrong input (status 2), the row named, nothing written.
     let bad =
         format!("INSERT INTO {to} (\"PartitionKey\", \"RowKey\", \"Total\") VALUES ('ok', 'r1', 1), ('a/b', 'r2', 2)");
-    let out = tablectl(&azurite.connection_string, &dir, &["sql", &bad, "--table", &to.to_string()]);
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", &bad, "--table", to.as_str()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "");
     assert_eq!(
