@@ -162,7 +162,7 @@ impl AzureTable {
     /// ```
     /// use datafusion::catalog::TableProvider as _;
     /// use datafusion::logical_expr::TableProviderFilterPushDown;
-    /// use datafusion::prelude::{col, lit};
+    /// use datafusion::prelude::{ident, lit};
     /// use table_model::client::TableServiceClient;
     /// use table_model::{TableEntity, TableName};
     /// use table_model_datafusion::AzureTable;
@@ -176,7 +176,7 @@ impl AzureTable {
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
     /// let orders = AzureTable::for_entity::<Order>(service.table_client(TableName::from_static("Orders")))?;
-    /// let by_customer = col("PartitionKey").eq(lit("c-7"));
+    /// let by_customer = ident("PartitionKey").eq(lit("c-7"));
     /// assert_eq!(orders.supports_filters_pushdown(&[&by_customer])?, [TableProviderFilterPushDown::Exact]);
     /// let orders = orders.with_filter_pushdown(false);
     /// assert_eq!(orders.supports_filters_pushdown(&[&by_customer])?, [TableProviderFilterPushDown::Unsupported]);
