@@ -80,6 +80,8 @@ pub struct AzureTable {
     schema: Arc<EntitySchema>,
     /// Whether its scans have a range source ([`AzureScanExec`]): a table a Ballista scheduler decoded.
     range_source: bool,
+    /// Whether filters become the `$filter` ([`AzureTable::with_filter_pushdown`]).
+    filter_pushdown: bool,
 }
 
 impl AzureTable {
@@ -115,7 +117,7 @@ impl AzureTable {
     /// name or has no EDM type.
     pub fn new(table: TableClient, schema: SchemaRef) -> Result<Self> {
         let schema = EntitySchema::new(schema).map_err(external)?;
-        Ok(AzureTable { table, schema: Arc::new(schema), range_source: false })
+        Ok(AzureTable { table, schema: Arc::new(schema), range_source: false, filter_pushdown: true })
     }
 
     /// The table, its scans with a range source (see [`AzureScanExec`]).
@@ -178,6 +180,41 @@ impl AzureTable {
         AzureTable::new(table, Arc::new(schema))
     }
 
+    /// The table with filter pushdown on (the default) or off. Off, every filter is reported
+    /// [`Unsupported`](TableProviderFilterPushDown::Unsupported) and no `$filter` is sent: the scan reads every
+    /// entity (of its projection) and DataFusion applies the filters itself, as a baseline to measure pushdown
+    /// against. The projection, `LIMIT` and the key ranges of the scan are unchanged.
+    ///
+    /// ```
+    /// use datafusion::catalog::TableProvider as _;
+    /// use datafusion::logical_expr::TableProviderFilterPushDown;
+    /// use datafusion::prelude::{ident, lit};
+    /// use table_model::client::TableServiceClient;
+    /// use table_model::{TableEntity, TableName};
+    /// use table_model_datafusion::AzureTable;
+    /// #[derive(TableEntity)]
+    /// struct Order {
+    ///     #[table(partition_key)]
+    ///     customer: String,
+    ///     #[table(row_key)]
+    ///     id: String,
+    /// }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+    /// let orders = AzureTable::for_entity::<Order>(service.table_client(TableName::from_static("Orders")))?;
+    /// let by_customer = ident("PartitionKey").eq(lit("c-7"));
+    /// assert_eq!(orders.supports_filters_pushdown(&[&by_customer])?, [TableProviderFilterPushDown::Exact]);
+    /// let orders = orders.with_filter_pushdown(false);
+    /// assert_eq!(orders.supports_filters_pushdown(&[&by_customer])?, [TableProviderFilterPushDown::Unsupported]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_filter_pushdown(mut self, pushdown: bool) -> Self {
+        self.filter_pushdown = pushdown;
+        self
+    }
+
     /// The schema as entities: which column holds what.
     pub fn entity_schema(&self) -> &Arc<EntitySchema> {
         &self.schema
@@ -200,6 +237,9 @@ impl TableProvider for AzureTable {
     }
 
     fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
+        if !self.filter_pushdown {
+            return Ok(vec![TableProviderFilterPushDown::Unsupported; filters.len()]);
+        }
         Ok(pushdown::push(self.schema.arrow(), filters).decisions)
     }
 
@@ -223,7 +263,8 @@ impl TableProvider for AzureTable {
             Some(columns) => Arc::new(schema.project(columns)?),
             None => schema.clone(),
         };
-        let filters: Vec<&Expr> = filters.iter().collect();
+        // Without pushdown DataFusion hands down no filter (each was `Unsupported`); none is pushed regardless.
+        let filters: Vec<&Expr> = filters.iter().filter(|_| self.filter_pushdown).collect();
         let pushed = pushdown::push(schema, &filters);
         let mut query = Query::new();
         if let Some(filter) = pushed.filter.clone() {
