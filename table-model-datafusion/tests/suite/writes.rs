@@ -20,8 +20,7 @@ use table_model_arrow::mapping::ColumnKind;
 use table_model_arrow::parquet::ParquetEntityWriter;
 use table_model_datafusion::{AzureTable, InsertError};
 
-#[path = "../../tests/common/azurite_endpoint.rs"]
-mod azurite_endpoint;
+use crate::azurite_endpoint;
 
 const ENTITIES: usize = 360;
 

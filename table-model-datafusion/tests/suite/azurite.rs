@@ -21,8 +21,7 @@ use table_model_arrow::infer::overflow_field;
 use table_model_arrow::mapping::ColumnKind;
 use table_model_datafusion::AzureTable;
 
-#[path = "../../tests/common/azurite_endpoint.rs"]
-mod azurite_endpoint;
+use crate::azurite_endpoint;
 const ENTITIES: usize = 3000;
 
 /// The URL of every try the client sent.

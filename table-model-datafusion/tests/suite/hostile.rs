@@ -20,8 +20,7 @@ use table_model::{AccountKey, DateTime, EdmBinary, EdmValue, Entity, PartitionKe
 use table_model_datafusion::pushdown::IN_SPLIT_MAX;
 use table_model_datafusion::AzureTable;
 
-#[path = "../../tests/common/azurite_endpoint.rs"]
-mod azurite_endpoint;
+use crate::azurite_endpoint;
 
 /// The `$filter` of every try the client sent (`""` when none).
 #[derive(Debug, Default)]

@@ -24,8 +24,7 @@ use table_model::{AccountKey, DateTime, EdmBinary, EdmValue, Entity, PartitionKe
 use table_model_datafusion::codec::AzureCodec;
 use table_model_datafusion::AzureTable;
 
-#[path = "../../tests/common/azurite_endpoint.rs"]
-mod azurite_endpoint;
+use crate::azurite_endpoint;
 
 const ORDERS: usize = 3000;
 const CUSTOMERS: usize = 400;
