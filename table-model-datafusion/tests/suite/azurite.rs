@@ -5,40 +5,32 @@
 //! Skipped with a notice without `TABLE_MODEL_AZURITE_ENDPOINT`, unless `CI` is set, where that fails; run with
 //! `bash scripts/azurite.sh run cargo test -p table-model-datafusion`.
 
-use async_trait::async_trait;
-use azure_core::http::policies::{Policy, PolicyResult};
-use azure_core::http::{ClientOptions, Context, Request, Url};
+use azure_core::http::ClientOptions;
 use datafusion::arrow::datatypes::Schema;
-use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::TryStreamExt as _;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use table_model::client::{BulkOperation, TableClient, TableServiceClient, TableServiceClientOptions};
 use table_model::{AccountKey, DateTime, EdmBinary, EdmValue, Entity, PartitionKey, Query, RowKey, TableName};
 use table_model_arrow::infer::overflow_field;
 use table_model_arrow::mapping::ColumnKind;
 use table_model_datafusion::AzureTable;
 
-use crate::azurite_endpoint;
+use crate::{azurite_endpoint, param, rows, Recorder};
 const ENTITIES: usize = 3000;
 
-/// The URL of every try the client sent.
-#[derive(Debug, Default)]
-struct Recorder {
-    sent: Mutex<Vec<Url>>,
+/// The queries a [`Recorder`] saw.
+trait Queries {
+    /// The queries sent since the last call: each request's `$filter`, `$select` and `$top` (`None` when absent).
+    fn take(&self) -> Vec<Sent>;
 }
 
-impl Recorder {
-    /// The queries sent since the last call: each request's `$filter`, `$select` and `$top` (`None` when absent).
+impl Queries for Recorder {
     fn take(&self) -> Vec<Sent> {
-        let urls = std::mem::take(&mut *self.sent.lock().unwrap());
-        urls.iter()
-            .map(|url| {
-                let param = |name: &str| url.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned());
-                Sent { filter: param("$filter"), select: param("$select"), top: param("$top") }
-            })
+        self.take_urls()
+            .iter()
+            .map(|url| Sent { filter: param(url, "$filter"), select: param(url, "$select"), top: param(url, "$top") })
             .collect()
     }
 }
@@ -48,14 +40,6 @@ struct Sent {
     filter: Option<String>,
     select: Option<String>,
     top: Option<String>,
-}
-
-#[async_trait]
-impl Policy for Recorder {
-    async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
-        self.sent.lock().unwrap().push(request.url().clone());
-        next[0].send(ctx, request, &next[1..]).await
-    }
 }
 
 fn endpoint() -> Option<String> {
@@ -170,18 +154,7 @@ async fn fixture(tag: &str, partitions: usize) -> Option<Fixture> {
 impl Fixture {
     /// The rows of a query, each as its cells' text joined by `|`.
     async fn rows(&self, sql: &str) -> Vec<String> {
-        let frame = self.ctx.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-        let batches: Vec<RecordBatch> = frame.collect().await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-        let options = FormatOptions::default().with_null("NULL");
-        let mut rows = Vec::new();
-        for batch in &batches {
-            let formatters: Vec<_> =
-                batch.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &options).unwrap()).collect();
-            for row in 0..batch.num_rows() {
-                rows.push(formatters.iter().map(|f| f.value(row).to_string()).collect::<Vec<_>>().join("|"));
-            }
-        }
-        rows
+        rows(&self.ctx, sql).await
     }
 
     /// The keys (`pk/rk`) of the rows `sql` returns, sorted, against those of the entities `keep` selects.

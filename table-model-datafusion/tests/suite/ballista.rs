@@ -5,62 +5,40 @@
 //! Skipped with a notice without `TABLE_MODEL_AZURITE_ENDPOINT`, unless `CI` is set, where that fails; run with
 //! `bash scripts/azurite.sh run cargo test -p table-model-datafusion`.
 
-use async_trait::async_trait;
-use azure_core::http::policies::{Policy, PolicyResult};
-use azure_core::http::{ClientOptions, Context, Request, Url};
+use azure_core::http::ClientOptions;
 use ballista::extension::SessionContextExt as _;
 use ballista_core::extension::SessionConfigExt as _;
 use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
 use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
-use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::catalog::TableProvider as _;
 use datafusion::execution::{SessionState, SessionStateBuilder};
 use datafusion::prelude::{SessionConfig, SessionContext};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use table_model::client::{BulkOperation, TableServiceClient, TableServiceClientOptions};
 use table_model::{AccountKey, DateTime, EdmBinary, EdmValue, Entity, PartitionKey, RowKey, TableName};
 use table_model_datafusion::codec::AzureCodec;
 use table_model_datafusion::AzureTable;
 
-use crate::azurite_endpoint;
+use crate::{azurite_endpoint, param, rows, Recorder};
 
 const ORDERS: usize = 3000;
 const CUSTOMERS: usize = 400;
 
-/// The URL of every request a client sent.
-#[derive(Debug, Default)]
-struct Recorder {
-    sent: Mutex<Vec<Url>>,
-}
-
-impl Recorder {
+/// The first pages a [`Recorder`] saw.
+trait FirstPages {
     /// The `$filter` (`""` for none) of each query sent to `table` for the first page of a range (no
     /// continuation) since the last call; the requests of other tables stay.
+    fn take_first_pages(&self, table: &str) -> Vec<String>;
+}
+
+impl FirstPages for Recorder {
     fn take_first_pages(&self, table: &str) -> Vec<String> {
-        let mut sent = self.sent.lock().unwrap();
-        let path = format!("/{table}()");
-        let (taken, kept): (Vec<Url>, Vec<Url>) = sent.drain(..).partition(|url| url.path().ends_with(&path));
-        *sent = kept;
-        let param = |url: &Url, name: &str| url.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned());
-        taken
+        self.take_urls_to(&format!("/{table}()"))
             .iter()
             .filter(|url| param(url, "NextPartitionKey").is_none())
             .map(|url| param(url, "$filter").unwrap_or_default())
             .collect()
-    }
-
-    fn count(&self) -> usize {
-        self.sent.lock().unwrap().len()
-    }
-}
-
-#[async_trait]
-impl Policy for Recorder {
-    async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
-        self.sent.lock().unwrap().push(request.url().clone());
-        next[0].send(ctx, request, &next[1..]).await
     }
 }
 
@@ -138,21 +116,6 @@ fn table_alias<'a>(table: &TableName, orders: &TableName) -> &'a str {
     } else {
         "customers"
     }
-}
-
-async fn rows(ctx: &SessionContext, sql: &str) -> Vec<String> {
-    let frame = ctx.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-    let batches: Vec<RecordBatch> = frame.collect().await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-    let options = FormatOptions::default().with_null("NULL");
-    let mut rows = Vec::new();
-    for batch in &batches {
-        let formatters: Vec<_> =
-            batch.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &options).unwrap()).collect();
-        for row in 0..batch.num_rows() {
-            rows.push(formatters.iter().map(|f| f.value(row).to_string()).collect::<Vec<_>>().join("|"));
-        }
-    }
-    rows
 }
 
 /// A session state whose Ballista codecs reach the account through `service` (this process's own client).
@@ -278,7 +241,7 @@ async fn a_ballista_cluster_answers_as_datafusion_does_with_the_reads_split_betw
     // Both executors read, each with its own client; the client sent nothing (its plan carried no credential),
     // and the scheduler planned the key ranges with its own client's probes.
     assert!(read_by_a > 0 && read_by_b > 0, "ranges read by executor a: {read_by_a}, by executor b: {read_by_b}");
-    assert_eq!(client_rec.count(), 0, "the client sent requests: {:?}", client_rec.sent.lock().unwrap());
+    assert_eq!(client_rec.count(), 0, "the client sent requests: {:?}", client_rec.take_urls());
     assert!(scheduler_rec.count() > 0);
 
     for name in [&orders, &customers] {

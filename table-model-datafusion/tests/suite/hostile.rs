@@ -6,41 +6,27 @@
 //! Skipped with a notice without `TABLE_MODEL_AZURITE_ENDPOINT`, unless `CI` is set, where that fails; run with
 //! `bash scripts/azurite.sh run cargo test -p table-model-datafusion`.
 
-use async_trait::async_trait;
-use azure_core::http::policies::{Policy, PolicyResult};
-use azure_core::http::{ClientOptions, Context, Request, Url};
-use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use azure_core::http::ClientOptions;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::TryStreamExt as _;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use table_model::client::{BulkOperation, TableClient, TableServiceClient, TableServiceClientOptions};
 use table_model::{AccountKey, DateTime, EdmBinary, EdmValue, Entity, PartitionKey, Query, RowKey, TableName};
 use table_model_datafusion::pushdown::IN_SPLIT_MAX;
 use table_model_datafusion::AzureTable;
 
-use crate::azurite_endpoint;
+use crate::{azurite_endpoint, param, rows, Recorder};
 
-/// The `$filter` of every try the client sent (`""` when none).
-#[derive(Debug, Default)]
-struct Recorder {
-    sent: Mutex<Vec<Url>>,
+/// The filters a [`Recorder`] saw.
+trait Filters {
+    /// The `$filter` of every try sent since the last call (`""` when none).
+    fn take(&self) -> Vec<String>;
 }
 
-impl Recorder {
+impl Filters for Recorder {
     fn take(&self) -> Vec<String> {
-        let urls = std::mem::take(&mut *self.sent.lock().unwrap());
-        let filter = |url: &Url| url.query_pairs().find(|(k, _)| k == "$filter").map(|(_, v)| v.into_owned());
-        urls.iter().map(|url| filter(url).unwrap_or_default()).collect()
-    }
-}
-
-#[async_trait]
-impl Policy for Recorder {
-    async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
-        self.sent.lock().unwrap().push(request.url().clone());
-        next[0].send(ctx, request, &next[1..]).await
+        self.take_urls().iter().map(|url| param(url, "$filter").unwrap_or_default()).collect()
     }
 }
 
@@ -139,18 +125,7 @@ async fn fixture(tag: &str) -> Option<Fixture> {
 
 impl Fixture {
     async fn rows(&self, sql: &str) -> Vec<String> {
-        let frame = self.ctx.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-        let batches: Vec<RecordBatch> = frame.collect().await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-        let options = FormatOptions::default().with_null("NULL");
-        let mut rows = Vec::new();
-        for batch in &batches {
-            let formatters: Vec<_> =
-                batch.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &options).unwrap()).collect();
-            for row in 0..batch.num_rows() {
-                rows.push(formatters.iter().map(|f| f.value(row).to_string()).collect::<Vec<_>>().join("|"));
-            }
-        }
-        rows
+        rows(&self.ctx, sql).await
     }
 
     /// The keys of the rows of `a` that `where_` keeps, against those `keep` keeps; the filters sent.

@@ -11,3 +11,65 @@ mod azurite;
 mod ballista;
 mod hostile;
 mod writes;
+
+use async_trait::async_trait;
+use azure_core::http::policies::{Policy, PolicyResult};
+use azure_core::http::{Context, Request, Url};
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::prelude::SessionContext;
+use std::sync::{Arc, Mutex};
+
+/// Every try a client sent, recorded by this policy in its pipeline (`per_try_policies`).
+#[derive(Debug, Default)]
+pub struct Recorder {
+    sent: Mutex<Vec<Url>>,
+}
+
+impl Recorder {
+    /// The URLs sent since the last call.
+    pub fn take_urls(&self) -> Vec<Url> {
+        std::mem::take(&mut *self.sent.lock().unwrap())
+    }
+
+    /// The URLs sent to a path ending in `suffix` since the last call; the others stay.
+    pub fn take_urls_to(&self, suffix: &str) -> Vec<Url> {
+        let mut sent = self.sent.lock().unwrap();
+        let (taken, kept) = sent.drain(..).partition(|url: &Url| url.path().ends_with(suffix));
+        *sent = kept;
+        taken
+    }
+
+    /// How many tries are recorded.
+    pub fn count(&self) -> usize {
+        self.sent.lock().unwrap().len()
+    }
+}
+
+#[async_trait]
+impl Policy for Recorder {
+    async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
+        self.sent.lock().unwrap().push(request.url().clone());
+        next[0].send(ctx, request, &next[1..]).await
+    }
+}
+
+/// The query parameter `name` of `url`, decoded.
+pub fn param(url: &Url, name: &str) -> Option<String> {
+    url.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned())
+}
+
+/// The rows of a query, each as its cells' text joined by `|` (`NULL` for a null).
+pub async fn rows(ctx: &SessionContext, sql: &str) -> Vec<String> {
+    let frame = ctx.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let batches = frame.collect().await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let options = FormatOptions::default().with_null("NULL");
+    let mut rows = Vec::new();
+    for batch in &batches {
+        let formatters: Vec<_> =
+            batch.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &options).unwrap()).collect();
+        for row in 0..batch.num_rows() {
+            rows.push(formatters.iter().map(|f| f.value(row).to_string()).collect::<Vec<_>>().join("|"));
+        }
+    }
+    rows
+}

@@ -8,7 +8,6 @@
 use datafusion::arrow::array::{ArrayRef, StringArray};
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::TryStreamExt as _;
@@ -20,7 +19,7 @@ use table_model_arrow::mapping::ColumnKind;
 use table_model_arrow::parquet::ParquetEntityWriter;
 use table_model_datafusion::{AzureTable, InsertError};
 
-use crate::azurite_endpoint;
+use crate::{azurite_endpoint, rows};
 
 const ENTITIES: usize = 360;
 
@@ -112,20 +111,6 @@ fn same(got: &[String], expected: &[String]) {
     let first = got.iter().zip(expected).find(|(g, e)| g != e);
     assert!(first.is_none(), "got {:?}, expected {:?}", first.unwrap().0, first.unwrap().1);
     assert_eq!(got.len(), expected.len());
-}
-
-async fn rows(ctx: &SessionContext, sql: &str) -> Vec<String> {
-    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap_or_else(|e| panic!("{sql}: {e}"));
-    let options = FormatOptions::default().with_null("NULL");
-    let mut rows = Vec::new();
-    for batch in &batches {
-        let formatters: Vec<_> =
-            batch.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &options).unwrap()).collect();
-        for row in 0..batch.num_rows() {
-            rows.push(formatters.iter().map(|f| f.value(row).to_string()).collect::<Vec<_>>().join("|"));
-        }
-    }
-    rows
 }
 
 /// The error of a statement that must fail, as text, and its [`InsertError`] when it is one.
