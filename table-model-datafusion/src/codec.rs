@@ -808,12 +808,16 @@ mod tests {
         assert_eq!(decoded.schema(), original.schema());
 
         // With its index source, a slice of the source (what Ballista gives a task) restricts the partitions.
-        let sourced = original.with_index_source().unwrap();
+        let sourced = original.clone().with_index_source().unwrap();
         assert_eq!(sourced.properties().partitioning.partition_count(), 4);
         let source = sourced.children()[0].clone();
         let config = source.downcast_ref::<DataSourceExec>().unwrap().data_source().as_ref() as &dyn std::any::Any;
         let config = config.downcast_ref::<MemorySourceConfig>().unwrap();
         let slice = MemorySourceConfig::try_new_exec(&config.partitions()[3..], source.schema(), None).unwrap();
+        // A node without a source takes no child.
+        #[allow(deprecated)] // What `replace_children` calls after its own count check.
+        let e = Arc::new(original.clone()).with_new_children(vec![slice.clone()]).unwrap_err();
+        assert!(e.strip_backtrace().starts_with("Internal error: AzureKeysExec has 0 children, given 1"), "{e}");
         let restricted = replace_children_if_necessary(Arc::new(sourced), vec![slice]).unwrap();
         let bytes = physical_plan_to_bytes_with_extension_codec(restricted, codec()).unwrap();
         let decoded = physical_plan_from_bytes_with_extension_codec(&bytes, &TaskContext::default(), codec()).unwrap();

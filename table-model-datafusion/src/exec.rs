@@ -224,17 +224,7 @@ impl ExecutionPlan for AzureScanExec {
     }
 
     fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
-        match (children.len(), &self.source) {
-            (0, None) => Ok(self),
-            (1, Some(_)) => {
-                let source = children.into_iter().next().expect("one child");
-                Ok(Arc::new(Arc::unwrap_or_clone(self).with_source(source)?))
-            }
-            (n, _) => Err(DataFusionError::Internal(format!(
-                "AzureScanExec has {} children, given {n}",
-                self.source.iter().len()
-            ))),
-        }
+        with_new_source(self, children)
     }
 
     fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
@@ -251,6 +241,42 @@ impl ExecutionPlan for AzureScanExec {
         let batches = self.read(&query)?;
         let schema = self.properties.eq_properties.schema().clone();
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, batches.boxed())))
+    }
+}
+
+/// A node of this crate whose one possible child is its index source ([`index_source`]).
+pub(crate) trait IndexSourced: ExecutionPlan + Clone + Sized + 'static {
+    /// The index source, when the node has one.
+    fn source(&self) -> Option<&Arc<dyn ExecutionPlan>>;
+
+    /// The node reading the parts `source` names.
+    fn sourced(self, source: Arc<dyn ExecutionPlan>) -> Result<Self>;
+}
+
+impl IndexSourced for AzureScanExec {
+    fn source(&self) -> Option<&Arc<dyn ExecutionPlan>> {
+        self.source.as_ref()
+    }
+
+    fn sourced(self, source: Arc<dyn ExecutionPlan>) -> Result<Self> {
+        self.with_source(source)
+    }
+}
+
+/// [`ExecutionPlan::with_new_children`] of an [`IndexSourced`] node: its index source replaced (by a slice of it,
+/// as Ballista's scheduler gives a task), or no child for a node without one.
+pub(crate) fn with_new_source<T: IndexSourced>(
+    node: Arc<T>,
+    children: Vec<Arc<dyn ExecutionPlan>>,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let has = node.source().iter().len();
+    match (children.len(), has) {
+        (0, 0) => Ok(node),
+        (1, 1) => {
+            let source = children.into_iter().next().expect("one child");
+            Ok(Arc::new(Arc::unwrap_or_clone(node).sourced(source)?))
+        }
+        (n, _) => Err(DataFusionError::Internal(format!("{} has {has} children, given {n}", node.name()))),
     }
 }
 

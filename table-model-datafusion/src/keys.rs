@@ -1,7 +1,7 @@
 //! The scan of a key `IN` list split into point queries: [`AzureKeysExec`], each value of the list its own query
 //! (the scan's `$filter` and `key eq 'value'`), the queries shared among the partitions in key order.
 
-use crate::exec::{index_source, source_indices, AzureScanExec};
+use crate::exec::{index_source, source_indices, with_new_source, AzureScanExec, IndexSourced};
 use crate::pushdown::KeyList;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{DataFusionError, Result};
@@ -84,6 +84,16 @@ impl AzureKeysExec {
     }
 }
 
+impl IndexSourced for AzureKeysExec {
+    fn source(&self) -> Option<&Arc<dyn ExecutionPlan>> {
+        self.source.as_ref()
+    }
+
+    fn sourced(self, source: Arc<dyn ExecutionPlan>) -> Result<Self> {
+        self.with_source(source)
+    }
+}
+
 fn partitioned(scan: &AzureScanExec, partitions: usize) -> Arc<PlanProperties> {
     Arc::new(scan.properties().as_ref().clone().with_partitioning(Partitioning::UnknownPartitioning(partitions)))
 }
@@ -127,17 +137,7 @@ impl ExecutionPlan for AzureKeysExec {
     }
 
     fn with_new_children(self: Arc<Self>, children: Vec<Arc<dyn ExecutionPlan>>) -> Result<Arc<dyn ExecutionPlan>> {
-        match (children.len(), &self.source) {
-            (0, None) => Ok(self),
-            (1, Some(_)) => {
-                let source = children.into_iter().next().expect("one child");
-                Ok(Arc::new(Arc::unwrap_or_clone(self).with_source(source)?))
-            }
-            (n, _) => Err(DataFusionError::Internal(format!(
-                "AzureKeysExec has {} children, given {n}",
-                self.source.iter().len()
-            ))),
-        }
+        with_new_source(self, children)
     }
 
     fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
