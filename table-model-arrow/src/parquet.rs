@@ -54,6 +54,19 @@ pub struct WriterOptions {
     pub row_group_bytes: usize,
 }
 
+impl WriterOptions {
+    /// The Parquet writer's properties of these options: zstd columns, row groups of at most `row_group_rows`
+    /// rows and `row_group_bytes` bytes, and `created_by` naming the writer in the file's metadata.
+    pub fn properties(&self, created_by: impl Into<String>) -> WriterProperties {
+        WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_max_row_group_row_count(Some(self.row_group_rows))
+            .set_max_row_group_bytes(Some(self.row_group_bytes))
+            .set_created_by(created_by.into())
+            .build()
+    }
+}
+
 impl Default for WriterOptions {
     fn default() -> Self {
         WriterOptions {
@@ -114,12 +127,7 @@ impl<W: Write + Send> ParquetEntityWriter<W> {
 
     fn writing(out: W, schema: SchemaRef, options: &WriterOptions) -> Result<State<W>, Error> {
         let entity_schema = Arc::new(EntitySchema::new(schema.clone())?);
-        let properties = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::default()))
-            .set_max_row_group_row_count(Some(options.row_group_rows))
-            .set_max_row_group_bytes(Some(options.row_group_bytes))
-            .set_created_by(format!("table-model-arrow {}", env!("CARGO_PKG_VERSION")))
-            .build();
+        let properties = options.properties(format!("table-model-arrow {}", env!("CARGO_PKG_VERSION")));
         let writer = ArrowWriter::try_new(out, schema, Some(properties))?;
         Ok(State::Writing { writer: Box::new(writer), batch: Box::new(BatchBuilder::new(entity_schema)) })
     }

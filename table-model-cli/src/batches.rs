@@ -12,8 +12,6 @@ use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::json::writer::{Encoder, EncoderFactory, EncoderOptions, LineDelimited, NullableEncoder};
 use datafusion::arrow::record_batch::RecordBatch;
 use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
 use std::io::Write as _;
 use std::sync::Arc;
 
@@ -30,13 +28,24 @@ pub enum RowFormat {
     Parquet,
 }
 
+impl RowFormat {
+    /// Whether rows in this format can be compressed: jsonl and csv can; a table is text for a terminal, and a
+    /// Parquet file compresses its columns itself.
+    ///
+    /// # Errors
+    /// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)): `compression` for a table or Parquet.
+    pub fn check_compression(self, compression: Compression) -> Result<(), CliError> {
+        if compression != Compression::None && matches!(self, RowFormat::Table | RowFormat::Parquet) {
+            return Err(CliError::invalid(
+                "--compress is for jsonl and csv: a table is text, and a Parquet file compresses its columns itself",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Rows of a terminal table aligned together (as `tablectl query` aligns them).
 pub const BLOCK: usize = crate::commands::query::BLOCK;
-
-/// Row groups of a Parquet file hold at most this many rows (as the parquet format of `export`).
-const ROW_GROUP_ROWS: usize = 8192;
-/// ... and at most this many bytes.
-const ROW_GROUP_BYTES: usize = 16 * 1024 * 1024;
 
 /// Writes record batches in a [`RowFormat`].
 ///
@@ -88,22 +97,14 @@ impl<'a> BatchWriter<'a> {
         compression: Compression,
         schema: SchemaRef,
     ) -> Result<Self, CliError> {
-        if compression != Compression::None && matches!(format, RowFormat::Table | RowFormat::Parquet) {
-            return Err(CliError::invalid(
-                "--compress is for jsonl and csv: a table is text, and a Parquet file compresses its columns itself",
-            ));
-        }
+        format.check_compression(compression)?;
         let state = match format {
             RowFormat::Table => State::Table { block: Vec::new(), rows: 0 },
             RowFormat::Jsonl => State::Jsonl,
             RowFormat::Csv => State::Csv { header: true },
             RowFormat::Parquet => {
-                let properties = WriterProperties::builder()
-                    .set_compression(ParquetCompression::ZSTD(ZstdLevel::default()))
-                    .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-                    .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
-                    .set_created_by(crate::TOOL.to_owned())
-                    .build();
+                // The row groups and column compression of `export`'s Parquet files.
+                let properties = table_model_arrow::parquet::WriterOptions::default().properties(crate::TOOL);
                 let writer = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(properties))
                     .map_err(|e| CliError::failed(format!("cannot write these rows as parquet: {e}")))?;
                 State::Parquet(Box::new(writer))
@@ -223,9 +224,10 @@ impl Encoder for DoubleEncoder<'_> {
             f64::INFINITY => out.extend_from_slice(b"\"Infinity\""),
             f64::NEG_INFINITY => out.extend_from_slice(b"\"-Infinity\""),
             // serde_json's shortest form that reads back to the same bits (`0.1`, `-0.0`, `1e300`).
-            v => out.extend_from_slice(
-                serde_json::Number::from_f64(v).map(|n| n.to_string()).unwrap_or_default().as_bytes(),
-            ),
+            // Into the Vec directly (no String per value); a finite f64 into a Vec cannot fail.
+            v => {
+                let _ = serde_json::to_writer(&mut *out, &v);
+            }
         }
     }
 }

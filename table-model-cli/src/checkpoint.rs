@@ -125,7 +125,7 @@ pub fn read_for<T: DeserializeOwned>(path: &Path, format: &str, command: &Comman
         command: Command,
     }
     let Some(value) = read::<serde_json::Value>(path)? else { return Ok(None) };
-    let header: Header = serde_json::from_value(value.clone()).map_err(|e| {
+    let header = Header::deserialize(&value).map_err(|e| {
         CliError::invalid(format!("invalid checkpoint `{}`: {e}; remove it or give --force", path.display()))
     })?;
     if header.format != format {

@@ -152,6 +152,19 @@ async fn each_format_holds_the_rows_the_entities_give() {
     let out = tablectl(&azurite.connection_string, &dir, &["sql", &query, "-o", "big.parquet"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(text(&out.stderr), "tablectl: `big.parquet` already exists; give --force to replace it\n");
+    // With --force it is.
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", &query, "-o", "big.parquet", "--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).starts_with(&format!("tablectl: wrote {} rows (", expected.len())));
+    // Compression a Parquet file cannot take is refused before anything is asked or written.
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", &query, "-o", "rows.parquet", "--compress", "gzip"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "tablectl: --compress is for jsonl and csv: a table is text, and a Parquet file compresses its columns \
+         itself\n"
+    );
+    assert!(!dir.join("rows.parquet").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -28,8 +28,8 @@
 //!   returns `-0.0`, a superset).
 //! - **Binary, Guid, Boolean:** `=` and `<>` only (the service's order of Guids is not Arrow's bytes).
 //! - **`IS NULL`, `NOT`, functions, casts** have no `$filter`: not pushed.
-//! - **15 comparisons** (`docs/rules.md` §7.1). A scan's range takes up to 6 ([`KeyRange::filter`]), so the
-//!   pushed filters take at most [`PUSHED_MAX_COMPARISONS`], in the order DataFusion gives them; one that does
+//! - **15 comparisons** (`docs/rules.md` §7.1). A scan's range takes up to 6 ([`KeyRange::MAX_COMPARISONS`]),
+//!   so the pushed filters take at most [`PUSHED_MAX_COMPARISONS`], in the order DataFusion gives them; one that does
 //!   not fit (an `IN` list of more than 9 values, say) is not pushed and DataFusion applies it, with one
 //!   exception:
 //! - **Long `IN` lists on a key are split into point queries.** The first key `IN` list that does not fit, of at
@@ -38,23 +38,19 @@
 //!   the table scanned once. It is `Exact`. A `RowKey` list is split only when `PartitionKey = '…'` is pushed
 //!   too (each query then reads at most one entity): alone, each `RowKey eq 'v'` would scan the table. A longer
 //!   list, or one that cannot be split, is left to DataFusion over one scan.
-//!
-//! [`KeyRange::filter`]: table_model::filter::KeyRange::filter
 
 use datafusion::arrow::datatypes::Schema;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::expr::{Between, InList, Like};
 use datafusion::logical_expr::{BinaryExpr, Expr, Operator, TableProviderFilterPushDown};
-use table_model::filter::Filter;
+use table_model::filter::{Filter, KeyRange};
 use table_model::limits::FILTER_MAX_COMPARISONS;
 use table_model::{EdmBinary, EdmString, EdmValue};
 use table_model_arrow::mapping::{self, ColumnKind, PARTITION_KEY, ROW_KEY};
 
-/// The comparisons a range of a scan may add to the pushed filters ([`table_model::filter::KeyRange::filter`]).
-const RANGE_MAX_COMPARISONS: usize = 6;
-
-/// The most comparisons the pushed filters take together: the service's 15 less a range's 6.
-pub const PUSHED_MAX_COMPARISONS: usize = FILTER_MAX_COMPARISONS - RANGE_MAX_COMPARISONS;
+/// The most comparisons the pushed filters take together: the service's 15 less the most a scan's range adds
+/// ([`KeyRange::MAX_COMPARISONS`]).
+pub const PUSHED_MAX_COMPARISONS: usize = FILTER_MAX_COMPARISONS - KeyRange::MAX_COMPARISONS;
 
 /// The most distinct values of a key `IN` list split into point queries; a longer list is left to DataFusion
 /// (one scan of what the other filters select, rather than more queries than the list is worth).

@@ -32,7 +32,8 @@
 //! let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
 //! let ctx = SessionContext::new();
 //! let orders = AzureTable::infer(service.table_client(TableName::from_static("Orders")), 1000).await?;
-//! let archive = AzureTable::new(service.table_client(TableName::from_static("Archive")), orders.entity_schema().arrow().clone())?;
+//! let schema = orders.entity_schema().arrow().clone();
+//! let archive = AzureTable::new(service.table_client(TableName::from_static("Archive")), schema)?;
 //! ctx.register_table("orders", Arc::new(orders))?;
 //! ctx.register_table("archive", Arc::new(archive))?;
 //! // The answer is one row of one column, `count`: the entities written.

@@ -264,9 +264,10 @@ pub async fn run(ctx: &Context, args: &ImportArgs, out: &mut impl Write) -> Resu
         checkpoint::remove(&checkpoint_path)?;
     }
     // stdin cannot be read again: an import from it never resumes, and keeps no checkpoint.
-    let saved = match stdin {
-        true => None,
-        false => checkpoint::read_for::<ImportCheckpoint>(&checkpoint_path, CHECKPOINT_FORMAT, &command)?,
+    let saved = if stdin {
+        None
+    } else {
+        checkpoint::read_for::<ImportCheckpoint>(&checkpoint_path, CHECKPOINT_FORMAT, &command)?
     };
     if let Some(saved) = &saved {
         eprintln!(

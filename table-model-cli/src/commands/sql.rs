@@ -88,7 +88,7 @@ impl SqlArgs {
     /// ```
     ///
     /// # Errors
-    /// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)): binary output to a terminal.
+    /// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)): binary output to a terminal, or compression for a table or Parquet.
     pub fn destination(&self, stdout: Format, terminal: bool) -> Result<(Target, RowFormat, Compression), CliError> {
         let target = match &self.output {
             Some(path) if path.as_os_str() != "-" => Target::File(path.clone()),
@@ -106,6 +106,7 @@ impl SqlArgs {
             (None, Target::Stdout) => RowFormat::Jsonl,
         });
         let compression = self.compress.or(named.map(|(_, c)| c)).unwrap_or_default();
+        format.check_compression(compression)?;
         if target == Target::Stdout && terminal {
             if format == RowFormat::Parquet {
                 return Err(CliError::invalid(
@@ -142,12 +143,14 @@ pub async fn run(ctx: &Context, args: &SqlArgs, terminal: bool, out: &mut impl W
         Target::File(path) => Sink::create(path, args.force)?,
         Target::Stdout => Sink::stream("stdout", &mut *out),
     };
-    let writer = BatchWriter::new(sink, format, compression, rows.schema())?;
-    let written = write_rows(&mut rows, writer).await;
+    let written = match BatchWriter::new(sink, format, compression, rows.schema()) {
+        Ok(writer) => write_rows(&mut rows, writer).await,
+        Err(e) => Err(e),
+    };
     let (count, bytes) = match (written, &target) {
         (Ok(written), _) => written,
         (Err(e), Target::File(path)) => {
-            // A file cut short by an error is no result: it goes.
+            // A file cut short by an error (or left empty by a writer that could not start) is no result: it goes.
             let _ = std::fs::remove_file(path);
             return Err(e);
         }

@@ -121,6 +121,17 @@ impl TryFrom<RawKeyRange> for KeyRange {
 }
 
 impl KeyRange {
+    /// The most comparisons [`KeyRange::filter`] holds: 6, for a range with a RowKey in both bounds. A filter
+    /// joined to a range's ([`KeyRange::filter_with`]) fits the service's 15 (`docs/rules.md` §7.1) when it
+    /// holds at most `FILTER_MAX_COMPARISONS - KeyRange::MAX_COMPARISONS`.
+    ///
+    /// ```
+    /// use table_model::filter::KeyRange;
+    /// use table_model::limits::FILTER_MAX_COMPARISONS;
+    /// assert_eq!(FILTER_MAX_COMPARISONS - KeyRange::MAX_COMPARISONS, 9);
+    /// ```
+    pub const MAX_COMPARISONS: usize = 6;
+
     /// The whole key space: no bound on either side.
     ///
     /// ```
@@ -187,7 +198,8 @@ impl KeyRange {
             && self.end.as_ref().is_none_or(|e| e.cmp_key(pk, rk) == Ordering::Less)
     }
 
-    /// The range as a `$filter`; `None` for [`KeyRange::all`]. It holds at most 6 comparisons: a bound with
+    /// The range as a `$filter`; `None` for [`KeyRange::all`]. It holds at most
+    /// [`MAX_COMPARISONS`](KeyRange::MAX_COMPARISONS): a bound with
     /// the empty RowKey is one (`PartitionKey ge 'a'`), another is three (`PartitionKey gt 'a' or
     /// (PartitionKey eq 'a' and RowKey ge 'k')`), and a range within one partition is
     /// `PartitionKey eq 'p' and RowKey ge 'b' and RowKey lt 'd'`.
@@ -239,7 +251,8 @@ impl KeyRange {
     }
 
     /// A user's filter restricted to the range: `(range) and (filter)`, either alone when the other is
-    /// missing. The range takes at most 6 of the 15 comparisons a filter may hold (`docs/rules.md` §7.1).
+    /// missing. The range takes at most [`KeyRange::MAX_COMPARISONS`] of the 15 comparisons a filter may hold
+    /// (`docs/rules.md` §7.1).
     ///
     /// ```
     /// use table_model::filter::{Filter, KeyPosition, KeyRange};
@@ -524,9 +537,10 @@ mod tests {
             "(PartitionKey gt 'a' or (PartitionKey eq 'a' and RowKey ge 'k')) and (PartitionKey lt 'o''B' or \
              (PartitionKey eq 'o''B' and RowKey lt 'k'''))"
         );
-        assert_eq!(widest.filter().unwrap().comparisons(), 6);
-        // With a user's filter of 9 comparisons, the widest range still fits the limit of 15.
-        let user = Filter::all((0..9).map(|i| Filter::property("N").ne(i))).unwrap();
+        assert_eq!(widest.filter().unwrap().comparisons(), KeyRange::MAX_COMPARISONS);
+        // With a user's filter of the rest of the 15, the widest range still fits.
+        let rest = crate::limits::FILTER_MAX_COMPARISONS - KeyRange::MAX_COMPARISONS;
+        let user = Filter::all((0..rest as i32).map(|i| Filter::property("N").ne(i))).unwrap();
         assert!(widest.filter_with(Some(user)).unwrap().render().is_ok());
     }
 
