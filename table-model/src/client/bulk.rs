@@ -129,7 +129,7 @@ pub struct BulkOptions<'a> {
     pub progress: Option<ProgressFn>,
     /// At most this many entities per second into any one partition (`None`: no bound). A partition's next
     /// transaction waits, holding its place among the `concurrency`, until its partition's transactions so far
-    /// fit the rate. Azure Table Storage's documented target for one partition is 2,000 entities per second
+    /// in this call fit the rate (the pace is not carried from one call to the next). Azure Table Storage's documented target for one partition is 2,000 entities per second
     /// ([`PARTITION_TARGET`], `docs/rules.md` §12); past it the service answers `503 ServerBusy`.
     pub partition_rate: Option<NonZeroU32>,
     /// `azure_core`'s per-call options, for every transaction.
