@@ -3,7 +3,8 @@
 # of a keyed table (`table-model-datafusion/benches/scan.rs`):
 #   1. instructions (callgrind, client process only) per entity of the provider's scan into record batches, of
 #      the client's query into a derived struct, and of decoding the same page in process with
-#      `response::query_as` (the baseline) or into a `BatchBuilder`; each operation reads one page of 1,000
+#      `response::query_as` (the baseline), straight into a `BatchBuilder` or through `Entity`s into one; each
+#      operation reads one page of 1,000
 #      entities N1 and N2 times and (count(N2) - count(N1)) / ((N2 - N1) * 1000) is the cost of one entity;
 #   2. wall time (interleaved minima) of a full-table aggregate with target_partitions 1 and 4, and of a query
 #      of one partition of fifty with and without filter pushdown, with the entities each made the server send,
@@ -27,7 +28,7 @@ if [[ "$what" == all || "$what" == instructions ]]; then
         echo "$out" | grep -o 'Collected : [0-9]*' | grep -o '[0-9]*'
     }
     declare -A per
-    for op in decode/query_as decode/batch page/query_as scan/batches; do
+    for op in decode/query_as decode/batch decode/entities page/query_as scan/batches; do
         a=$(count "$op" 2)
         b=$(count "$op" 12)
         per[$op]=$(( (b - a) / 10 / 1000 ))
@@ -36,6 +37,7 @@ if [[ "$what" == all || "$what" == instructions ]]; then
     echo "scan into batches / decode with query_as:            $(ratio "${per[scan/batches]}" "${per[decode/query_as]}")"
     echo "scan into batches / the client's query into structs: $(ratio "${per[scan/batches]}" "${per[page/query_as]}")"
     echo "decode into a batch / decode with query_as:          $(ratio "${per[decode/batch]}" "${per[decode/query_as]}")"
+    echo "entities into a batch / decode with query_as:        $(ratio "${per[decode/entities]}" "${per[decode/query_as]}")"
 fi
 
 if [[ "$what" == all || "$what" == time ]]; then

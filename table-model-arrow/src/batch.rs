@@ -1,5 +1,6 @@
 //! Entities to Arrow record batches and back: [`BatchBuilder`] appends entities to a batch of at most so many
-//! rows, [`entities`] reads a batch's rows back into entities.
+//! rows, or the entities of a query page's JSON straight from the JSON ([`BatchBuilder::push_page`], no
+//! [`Entity`] made); [`entities`] reads a batch's rows back into entities.
 //!
 //! A value goes into its property's column when [`ColumnKind::accepts`] it; every other one (another EDM type, a
 //! property outside the schema, a DateTime outside a timestamp column's range, a `Timestamp` the schema has no
@@ -38,9 +39,11 @@ use arrow_array::cast::AsArray as _;
 use arrow_array::types::{Float64Type, Int32Type, Int64Type, TimestampNanosecondType};
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{DataType, SchemaRef};
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::Arc;
-use table_model::json::{decode_entity_with, BodyWriter, EntityVisitor, SystemProperties};
+use table_model::json::{decode_entity_with, decode_query_with, BodyWriter, EntityVisitor, SystemProperties};
+use table_model::KeyKind;
 use table_model::{DateTime, DecodeError, EdmBinary, EdmString, EdmValue, Entity, PartitionKey, PropertyName, RowKey};
 use uuid::Uuid;
 
@@ -246,9 +249,10 @@ impl ColumnBuilder {
 
 /// Builds a record batch of entities, row by row, for an [`EntitySchema`] with an overflow column.
 ///
-/// [`push`](BatchBuilder::push) as many entities as a batch should hold (see [`rows`](BatchBuilder::rows) and
-/// [`bytes`](BatchBuilder::bytes)), then [`finish`](BatchBuilder::finish) it; the builder is then empty, ready
-/// for the next batch.
+/// [`push`](BatchBuilder::push) entities, or [`push_page`](BatchBuilder::push_page) the JSON of a query page
+/// (decoded straight into the columns, without an [`Entity`]), as many as a batch should hold (see
+/// [`rows`](BatchBuilder::rows) and [`bytes`](BatchBuilder::bytes)), then [`finish`](BatchBuilder::finish) it;
+/// the builder is then empty, ready for the next batch.
 #[derive(Debug)]
 pub struct BatchBuilder {
     schema: Arc<EntitySchema>,
@@ -259,15 +263,43 @@ pub struct BatchBuilder {
     overflow: StringBuilder,
     rows: usize,
     bytes: usize,
-    /// Per property column, the value of the current entity (reused).
+    /// Per property column, where [`push`](BatchBuilder::push)'s entity has its value (reused).
     slots: Vec<Option<usize>>,
+    /// The column of the n-th property of the last entity, the guess for the n-th of the next one: entities of
+    /// a table mostly list their properties in the same order, so most names are found with one comparison.
+    order: Vec<usize>,
+    /// As `order`, for the n-th member name of a page's entity (`null`s included), which the decoder asks about
+    /// before it types the values.
+    member_order: Vec<usize>,
+    /// The entity [`push_page`](BatchBuilder::push_page) is decoding.
+    row: RowValues,
 }
+
+/// The values of the entity being decoded, held until its last property is read, so that an entity the
+/// decoder refuses halfway appends nothing.
+#[derive(Debug, Default)]
+struct RowValues {
+    keys: Option<(PartitionKey, RowKey)>,
+    timestamp: Option<DateTime>,
+    /// Per property column, the entity's value.
+    values: Vec<Option<EdmValue>>,
+    /// The values that fit no column, as the service's JSON.
+    overflow: Option<BodyWriter>,
+    /// How many properties of the entity were read.
+    read: usize,
+    /// Why the entity cannot be a row (not a decoding error: the schema has no overflow column).
+    refused: Option<Error>,
+}
+
+/// No column is guessed for this position yet.
+const NO_GUESS: usize = usize::MAX;
 
 impl BatchBuilder {
     /// An empty batch of this schema. A schema of [`Inference::to_schema`](crate::infer::Inference::to_schema)
     /// has the overflow column; without one, what does not fit its column has nowhere to go, and
     /// [`push`](BatchBuilder::push) refuses such an entity.
     pub fn new(schema: Arc<EntitySchema>) -> Self {
+        let columns = schema.properties.len();
         BatchBuilder {
             partition_key: StringBuilder::new(),
             row_key: StringBuilder::new(),
@@ -276,7 +308,10 @@ impl BatchBuilder {
             overflow: StringBuilder::new(),
             rows: 0,
             bytes: 0,
-            slots: vec![None; schema.properties.len()],
+            slots: vec![None; columns],
+            order: Vec::new(),
+            member_order: Vec::new(),
+            row: RowValues { values: std::iter::repeat_with(|| None).take(columns).collect(), ..RowValues::default() },
             schema,
         }
     }
@@ -305,47 +340,120 @@ impl BatchBuilder {
     pub fn push(&mut self, entity: &Entity) -> Result<(), Error> {
         self.slots.iter_mut().for_each(|slot| *slot = None);
         let mut overflow: Option<BodyWriter> = None;
-        for (i, (name, value)) in entity.iter().enumerate() {
-            match self.schema.by_name.get(name.as_str()) {
-                Some(&p) if self.schema.properties[p].2.accepts(value) => self.slots[p] = Some(i),
+        let values: Vec<(&PropertyName, &EdmValue)> = entity.iter().collect();
+        for (i, &(name, value)) in values.iter().enumerate() {
+            match column(&self.schema, &mut self.order, i, name.as_str()) {
+                Some(p) if self.schema.properties[p].2.accepts(value) => self.slots[p] = Some(i),
                 _ => {
                     overflow.get_or_insert_with(|| BodyWriter::new("", "")).property(name, value);
                 }
             }
         }
-        let timestamp = entity.timestamp();
+        let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
+        let (timestamp, overflow) = self.overflow(overflow, entity.timestamp(), pk, rk)?;
+        let slots = std::mem::take(&mut self.slots);
+        self.append(pk, rk, timestamp, overflow, slots.iter().map(|slot| slot.map(|i| values[i].1)));
+        self.slots = slots;
+        Ok(())
+    }
+
+    /// Appends the entities of a query page, the service's JSON (`{"value": [...]}`, as
+    /// [`response::RawPage`](table_model::response::RawPage) holds it) at any metadata level but `nometadata`
+    /// (whose Int64, Guid, DateTime and Binary values have no annotation and would read as strings), as rows.
+    /// Each value goes straight from the JSON into its column, without an [`Entity`]; the decoder checks every
+    /// rule [`decode_query`](table_model::json::decode_query) checks. Returns the number of rows appended.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use arrow_array::cast::AsArray as _;
+    /// use arrow_array::types::Int64Type;
+    /// use arrow_array::Array as _;
+    /// use arrow_schema::{DataType, Field, Schema};
+    /// use table_model_arrow::batch::{BatchBuilder, EntitySchema};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let schema = Schema::new(vec![
+    ///     Field::new("PartitionKey", DataType::Utf8, false),
+    ///     Field::new("RowKey", DataType::Utf8, false),
+    ///     Field::new("Total", DataType::Int64, true),
+    /// ]);
+    /// let mut builder = BatchBuilder::new(Arc::new(EntitySchema::new(Arc::new(schema))?));
+    /// let page = br#"{"value":[
+    ///     {"PartitionKey":"p","RowKey":"1","Total@odata.type":"Edm.Int64","Total":"9007199254740993"},
+    ///     {"PartitionKey":"p","RowKey":"2"}
+    /// ]}"#;
+    /// assert_eq!(builder.push_page(page)?, 2);
+    /// let batch = builder.finish()?;
+    /// let total = batch.column(2).as_primitive::<Int64Type>();
+    /// assert_eq!((total.value(0), total.is_null(1)), (9_007_199_254_740_993, true));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`ErrorKind::Decode`] for a page the service's decoder refuses (invalid JSON, a broken rule), naming the
+    /// entity's index in the page and the property; [`ErrorKind::Schema`] for an entity with a value that fits
+    /// no column when the schema has no overflow column. The rows of the entities before the one that failed
+    /// are appended, the failing entity's and those after it are not.
+    pub fn push_page(&mut self, json: &[u8]) -> Result<usize, Error> {
+        let builder = RefCell::new(self);
+        let decoded = decode_query_with(json, || PageEntity { builder: &builder, members: Cell::new(0) });
+        let this = builder.into_inner();
+        match decoded {
+            Ok(rows) => Ok(rows.len()),
+            Err(e) => Err(match this.row.refused.take() {
+                Some(refused) => refused,
+                None => Error::new(ErrorKind::Decode(e)),
+            }),
+        }
+    }
+
+    /// The row's `Timestamp` when its column holds it, and the row's overflow JSON: the values that fit no
+    /// column, and a `Timestamp` that does not fit its column or has none.
+    fn overflow(
+        &self,
+        writer: Option<BodyWriter>,
+        timestamp: Option<DateTime>,
+        partition_key: &str,
+        row_key: &str,
+    ) -> Result<(Option<DateTime>, Option<String>), Error> {
         let timestamp_fits = match (&self.schema.timestamp, timestamp) {
             (_, None) => true,
             (Some((_, kind)), Some(dt)) => kind.accepts(&EdmValue::DateTime(dt)),
             (None, Some(_)) => false,
         };
-        let overflow = match (overflow, timestamp_fits) {
-            (None, true) => None,
-            (writer, _) => {
-                if self.schema.overflow.is_none() {
-                    return Err(Error::schema(format!(
-                        "entity ({}, {}) has values that fit no column, and the schema has no overflow column",
-                        entity.partition_key(),
-                        entity.row_key()
-                    )));
-                }
-                let body = writer.unwrap_or_else(|| BodyWriter::new("", "")).finish();
-                let body = body.map_err(|e| Error::new(ErrorKind::Encode(e)))?;
-                Some(overflow_json(body.as_str(), (!timestamp_fits).then_some(timestamp).flatten()))
-            }
-        };
-
-        // Nothing fails from here: append the row.
-        let values: Vec<(&PropertyName, &EdmValue)> = entity.iter().collect();
-        self.partition_key.append_value(entity.partition_key().as_str());
-        self.row_key.append_value(entity.row_key().as_str());
-        self.bytes += entity.partition_key().len() + entity.row_key().len() + 8;
-        if let Some(builder) = &mut self.timestamp {
-            let value = timestamp.filter(|_| timestamp_fits).map(EdmValue::DateTime);
-            self.bytes += builder.append(value.as_ref());
+        if writer.is_none() && timestamp_fits {
+            return Ok((timestamp, None));
         }
-        for (builder, slot) in self.properties.iter_mut().zip(&self.slots) {
-            self.bytes += builder.append(slot.map(|i| values[i].1));
+        if self.schema.overflow.is_none() {
+            return Err(Error::schema(format!(
+                "entity ({partition_key}, {row_key}) has values that fit no column, and the schema has no overflow \
+                 column"
+            )));
+        }
+        let body = writer.unwrap_or_else(|| BodyWriter::new("", "")).finish();
+        let body = body.map_err(|e| Error::new(ErrorKind::Encode(e)))?;
+        let json = overflow_json(body.as_str(), (!timestamp_fits).then_some(timestamp).flatten());
+        Ok((timestamp.filter(|_| timestamp_fits), Some(json)))
+    }
+
+    /// Appends a row: its keys, the `Timestamp` its column holds, the value of each property column in the
+    /// schema's order, and the overflow. Nothing fails here.
+    fn append<'v>(
+        &mut self,
+        partition_key: &str,
+        row_key: &str,
+        timestamp: Option<DateTime>,
+        overflow: Option<String>,
+        values: impl Iterator<Item = Option<&'v EdmValue>>,
+    ) {
+        self.partition_key.append_value(partition_key);
+        self.row_key.append_value(row_key);
+        self.bytes += partition_key.len() + row_key.len() + 8;
+        if let Some(builder) = &mut self.timestamp {
+            self.bytes += builder.append(timestamp.map(EdmValue::DateTime).as_ref());
+        }
+        for (builder, value) in self.properties.iter_mut().zip(values) {
+            self.bytes += builder.append(value);
         }
         match &overflow {
             Some(json) => {
@@ -355,7 +463,6 @@ impl BatchBuilder {
             None => self.overflow.append_null(),
         }
         self.rows += 1;
-        Ok(())
     }
 
     /// The batch of the rows pushed so far; the builder is empty again.
@@ -380,6 +487,92 @@ impl BatchBuilder {
         self.bytes = 0;
         let columns = columns.into_iter().map(|c| c.expect("every column of the schema is built")).collect();
         Ok(RecordBatch::try_new(self.schema.schema.clone(), columns)?)
+    }
+}
+
+/// The property column named `name`, the `position`-th property of its entity: the column the same position
+/// had last time when the name is its, else a hash lookup, which becomes the guess.
+fn column(schema: &EntitySchema, order: &mut Vec<usize>, position: usize, name: &str) -> Option<usize> {
+    if let Some(&p) = order.get(position) {
+        if p != NO_GUESS && schema.properties[p].1.as_str() == name {
+            return Some(p);
+        }
+    }
+    let found = schema.by_name.get(name).copied();
+    if order.len() <= position {
+        order.resize(position + 1, NO_GUESS);
+    }
+    order[position] = found.unwrap_or(NO_GUESS);
+    found
+}
+
+/// One entity of [`BatchBuilder::push_page`]: the decoder makes one per entity, and each writes into the
+/// builder's [`RowValues`] (the decoder never holds two at a time, but cannot say so to the borrow checker).
+struct PageEntity<'a, 'b> {
+    builder: &'a RefCell<&'b mut BatchBuilder>,
+    /// How many member names the decoder asked about.
+    members: Cell<usize>,
+}
+
+impl EntityVisitor for PageEntity<'_, '_> {
+    type Value = ();
+
+    fn is_known_property(&self, property: &str) -> bool {
+        // A column's name was checked when the schema was read.
+        let position = self.members.replace(self.members.get() + 1);
+        let builder = &mut **self.builder.borrow_mut();
+        column(&builder.schema, &mut builder.member_order, position, property).is_some()
+    }
+
+    fn begin(&mut self, system: SystemProperties) -> Result<(), DecodeError> {
+        let builder = &mut **self.builder.borrow_mut();
+        let row = &mut builder.row;
+        let partition_key = system.partition_key.ok_or_else(|| DecodeError::missing_key(KeyKind::Partition))?;
+        let row_key = system.row_key.ok_or_else(|| DecodeError::missing_key(KeyKind::Row))?;
+        row.keys = Some((partition_key, row_key));
+        row.timestamp = system.timestamp;
+        row.values.iter_mut().for_each(|value| *value = None);
+        row.overflow = None;
+        row.read = 0;
+        Ok(())
+    }
+
+    fn property(&mut self, name: &str, value: EdmValue) -> Result<(), DecodeError> {
+        let builder = &mut **self.builder.borrow_mut();
+        let position = builder.row.read;
+        builder.row.read += 1;
+        match column(&builder.schema, &mut builder.order, position, name) {
+            Some(p) if builder.schema.properties[p].2.accepts(&value) => builder.row.values[p] = Some(value),
+            _ => {
+                builder.row.overflow.get_or_insert_with(|| BodyWriter::new("", "")).property(name, &value);
+            }
+        }
+        Ok(())
+    }
+
+    fn end(self) -> Result<(), DecodeError> {
+        let builder = &mut **self.builder.borrow_mut();
+        let (partition_key, row_key) =
+            builder.row.keys.take().ok_or_else(|| DecodeError::custom("end before begin"))?;
+        let overflow = builder.row.overflow.take();
+        let (timestamp, overflow) =
+            match builder.overflow(overflow, builder.row.timestamp, partition_key.as_str(), row_key.as_str()) {
+                Ok(row) => row,
+                Err(e) => {
+                    builder.row.refused = Some(e);
+                    return Err(DecodeError::custom("the entity fits no row"));
+                }
+            };
+        let values = std::mem::take(&mut builder.row.values);
+        builder.append(
+            partition_key.as_str(),
+            row_key.as_str(),
+            timestamp,
+            overflow,
+            values.iter().map(Option::as_ref),
+        );
+        builder.row.values = values;
+        Ok(())
     }
 }
 

@@ -36,6 +36,9 @@ pub enum ErrorKind {
     Row(String),
     /// An entity cannot be written: its overflow properties do not encode (an entity over 1 MiB).
     Encode(table_model::EncodeError),
+    /// A query page does not decode ([`BatchBuilder::push_page`](crate::batch::BatchBuilder::push_page)): not
+    /// JSON, or an entity that breaks the service's rules; the error names the entity's index and the property.
+    Decode(table_model::DecodeError),
 }
 
 impl Error {
@@ -101,6 +104,7 @@ impl fmt::Display for Error {
             ErrorKind::Schema(message) => write!(f, "invalid schema: {message}"),
             ErrorKind::Row(message) => f.write_str(message),
             ErrorKind::Encode(e) => write!(f, "cannot encode the overflow column: {e}"),
+            ErrorKind::Decode(e) => write!(f, "invalid query page: {e}"),
         }
     }
 }
@@ -111,6 +115,7 @@ impl std::error::Error for Error {
             ErrorKind::Parquet(e) => Some(e),
             ErrorKind::Arrow(e) => Some(e),
             ErrorKind::Encode(e) => Some(e),
+            ErrorKind::Decode(e) => Some(e),
             ErrorKind::Schema(_) | ErrorKind::Row(_) => None,
         }
     }

@@ -1,6 +1,7 @@
 //! Entities through record batches and through Parquet files, back bit for bit: every EDM type at its
 //! boundaries, absent properties, mixed schemas, type conflicts, values outside the schema, random entities; and
-//! hostile files, which are typed errors.
+//! hostile files, which are typed errors. Query pages decoded straight into batches (`BatchBuilder::push_page`)
+//! make the batches their entities make, and a page that does not decode is an error naming its entity.
 
 use arrow_array::cast::AsArray as _;
 use arrow_array::Array as _;
@@ -456,4 +457,181 @@ fn a_value_over_its_limit_is_an_error_naming_its_property() {
     let err = entities(&batch, &schema).unwrap_err();
     assert_eq!((err.row_number(), err.keys(), err.property()), (Some(0), Some(("p", "r")), Some("S")));
     assert!(err.to_string().starts_with("row 0: property `S`: "), "{err}");
+}
+
+/// A query page of the service (minimal metadata) holding the entities: each one's request body, with its
+/// `Timestamp` and an ETag.
+fn page_of(entities: &[Entity]) -> String {
+    let mut page = String::from(r#"{"odata.metadata":"https://a.table.core.windows.net/$metadata#t","value":["#);
+    for (i, e) in entities.iter().enumerate() {
+        let body = table_model::json::encode_entity(e).unwrap();
+        let members = body.as_str().strip_prefix('{').unwrap();
+        page.push_str(if i == 0 { "{" } else { ",{" });
+        page.push_str(&format!(r#""odata.etag":"W/\"datetime'{i}'\"","#));
+        if let Some(timestamp) = e.timestamp() {
+            page.push_str(&format!(r#""Timestamp@odata.type":"Edm.DateTime","Timestamp":"{timestamp}","#));
+        }
+        page.push_str(members);
+    }
+    page.push_str("]}");
+    page
+}
+
+/// The batch of a page decoded into entities, each pushed: what `push_page` must make.
+fn batch_through_entities(schema: &Arc<EntitySchema>, page: &str) -> arrow_array::RecordBatch {
+    let mut builder = BatchBuilder::new(schema.clone());
+    for e in table_model::json::decode_query(page.as_bytes(), None).unwrap() {
+        builder.push(&e).unwrap();
+    }
+    builder.finish().unwrap()
+}
+
+#[test]
+fn a_page_decoded_into_a_batch_is_the_batch_of_its_entities() {
+    let input = boundary_entities();
+    for sample in [1, 3, input.len()] {
+        let schema = schema_of(&input[..sample]);
+        let page = page_of(&input);
+        let mut builder = BatchBuilder::new(schema.clone());
+        assert_eq!(builder.push_page(page.as_bytes()).unwrap(), input.len());
+        let batch = builder.finish().unwrap();
+        assert_eq!(batch, batch_through_entities(&schema, &page), "schema of {sample} entities");
+        // JSON has one NaN: the page's entities, not the input, are what the batch must hold.
+        let decoded = table_model::json::decode_query(page.as_bytes(), None).unwrap();
+        assert_same(&decoded, &entities(&batch, &schema).unwrap());
+    }
+}
+
+#[test]
+fn a_page_may_list_properties_in_any_order_and_leave_any_out() {
+    let schema =
+        schema_of(&[entity("p", "0").with("A".parse().unwrap(), 1).unwrap().with("B".parse().unwrap(), "b").unwrap()]);
+    // The same names in other orders, one left out, one not in the schema, one of another type: each entity
+    // breaks the guess the one before it left.
+    let page = br#"{"value":[
+        {"PartitionKey":"p","RowKey":"1","A":1,"B":"x"},
+        {"PartitionKey":"p","RowKey":"2","B":"y","A":2},
+        {"PartitionKey":"p","RowKey":"3","C":true,"A":3},
+        {"PartitionKey":"p","RowKey":"4","A":"four","B":null},
+        {"PartitionKey":"p","RowKey":"5"}
+    ]}"#;
+    let mut builder = BatchBuilder::new(schema.clone());
+    assert_eq!(builder.push_page(page).unwrap(), 5);
+    let batch = builder.finish().unwrap();
+    assert_eq!(batch, batch_through_entities(&schema, std::str::from_utf8(page).unwrap()));
+    let a = batch.column_by_name("A").unwrap().as_primitive::<arrow_array::types::Int32Type>();
+    assert_eq!(
+        (0..5).map(|i| a.is_valid(i).then(|| a.value(i))).collect::<Vec<_>>(),
+        [Some(1), Some(2), Some(3), None, None]
+    );
+    let overflow = batch.column_by_name(OVERFLOW_COLUMN).unwrap().as_string::<i32>();
+    assert_eq!(overflow.value(2), r#"{"C":true}"#);
+    assert_eq!(overflow.value(3), r#"{"A":"four"}"#);
+    assert!(overflow.is_null(0) && overflow.is_null(1) && overflow.is_null(4));
+}
+
+#[test]
+fn a_page_that_does_not_decode_is_an_error_naming_its_entity_and_keeps_the_rows_before_it() {
+    let schema = schema_of(&[entity("p", "0").with("A".parse().unwrap(), 1).unwrap()]);
+    let cases: [(&str, &str); 4] = [
+        (r#"{"PartitionKey":"p","RowKey":"bad/key","A":1}"#, "RowKey"),
+        (r#"{"PartitionKey":"p","RowKey":"2","A@odata.type":"Edm.Int64","A":"x"}"#, "A"),
+        (r#"{"PartitionKey":"p","RowKey":"2","A":1,"A":2}"#, ""),
+        (r#"{"PartitionKey":"p","RowKey":"2","bad name":1}"#, "bad name"),
+    ];
+    for (bad, property) in cases {
+        let page = format!(
+            r#"{{"value":[{{"PartitionKey":"p","RowKey":"1","A":7}},{bad},{{"PartitionKey":"p","RowKey":"3"}}]}}"#
+        );
+        let mut builder = BatchBuilder::new(schema.clone());
+        let err = builder.push_page(page.as_bytes()).unwrap_err();
+        let ErrorKind::Decode(decode) = err.kind() else { panic!("{err:?}") };
+        assert_eq!(decode.entity_index(), Some(1), "{bad}: {err}");
+        if !property.is_empty() {
+            assert_eq!(decode.property(), Some(property), "{bad}: {err}");
+        }
+        assert!(err.to_string().starts_with("invalid query page: "), "{err}");
+        // The entity before the bad one is a row, the bad one and the one after it are not; the builder goes on.
+        assert_eq!(builder.rows(), 1, "{bad}");
+        assert_eq!(builder.push_page(br#"{"value":[{"PartitionKey":"q","RowKey":"9","A":9}]}"#).unwrap(), 1);
+        let batch = builder.finish().unwrap();
+        let keys = batch.column_by_name("RowKey").unwrap().as_string::<i32>();
+        assert_eq!((keys.value(0), keys.value(1)), ("1", "9"));
+        let a = batch.column_by_name("A").unwrap().as_primitive::<arrow_array::types::Int32Type>();
+        assert_eq!((a.value(0), a.value(1)), (7, 9));
+    }
+    for truncated in [&br#"{"value":[{"PartitionKey":"p","RowKey":"1"},{"Partit"#[..], b"", b"[]", b"{\"value\":{}}"] {
+        let err = BatchBuilder::new(schema.clone()).push_page(truncated).unwrap_err();
+        assert!(matches!(err.kind(), ErrorKind::Decode(_)), "{err:?}");
+    }
+}
+
+#[test]
+fn a_page_value_that_fits_no_column_without_an_overflow_column_is_a_schema_error() {
+    let arrow = arrow_schema::Schema::new(vec![
+        arrow_schema::Field::new("PartitionKey", DataType::Utf8, false),
+        arrow_schema::Field::new("RowKey", DataType::Utf8, false),
+        arrow_schema::Field::new("A", DataType::Int32, true),
+    ]);
+    let schema = Arc::new(EntitySchema::new(Arc::new(arrow)).unwrap());
+    let mut builder = BatchBuilder::new(schema);
+    let page = br#"{"value":[{"PartitionKey":"p","RowKey":"1","A":1},{"PartitionKey":"p","RowKey":"2","A":"two"}]}"#;
+    let err = builder.push_page(page).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Schema(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "invalid schema: entity (p, 2) has values that fit no column, and the schema has no overflow column"
+    );
+    assert_eq!(builder.rows(), 1);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Random entities in a page, straight into a batch: the batch of the same entities pushed one by one.
+    #[test]
+    fn random_pages_decode_into_the_batch_of_their_entities(
+        input in proptest::collection::vec(random_entity(), 0..40),
+        sample in 1_usize..50,
+    ) {
+        let schema = schema_of(&input[..sample.min(input.len())]);
+        let page = page_of(&input);
+        let mut builder = BatchBuilder::new(schema.clone());
+        prop_assert_eq!(builder.push_page(page.as_bytes()).unwrap(), input.len());
+        prop_assert_eq!(builder.finish().unwrap(), batch_through_entities(&schema, &page));
+    }
+
+    /// A page with a byte changed, cut or put in: `push_page` fails exactly when `decode_query` does, at the same
+    /// entity, and otherwise makes the same batch; it never panics.
+    #[test]
+    fn a_mangled_page_fails_as_the_decoder_does(
+        input in proptest::collection::vec(random_entity(), 1..8),
+        at in any::<prop::sample::Index>(),
+        byte in any::<u8>(),
+        how in 0..3_u8,
+    ) {
+        let schema = schema_of(&input);
+        let mut page = page_of(&input).into_bytes();
+        let i = at.index(page.len());
+        match how {
+            0 => page[i] = byte,
+            1 => page.truncate(i),
+            _ => page.insert(i, byte),
+        }
+        let expected = table_model::json::decode_query(&page, None);
+        let mut builder = BatchBuilder::new(schema.clone());
+        match (builder.push_page(&page), expected) {
+            (Ok(rows), Ok(decoded)) => {
+                prop_assert_eq!(rows, decoded.len());
+                let mut by_entities = BatchBuilder::new(schema.clone());
+                decoded.iter().for_each(|e| by_entities.push(e).unwrap());
+                prop_assert_eq!(builder.finish().unwrap(), by_entities.finish().unwrap());
+            }
+            (Err(err), Err(expected)) => {
+                let ErrorKind::Decode(decode) = err.kind() else { panic!("{err:?}") };
+                prop_assert_eq!(decode.to_string(), expected.to_string());
+            }
+            (got, expected) => prop_assert!(false, "push_page: {got:?}, decode_query: {expected:?}"),
+        }
+    }
 }

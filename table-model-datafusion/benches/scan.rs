@@ -16,8 +16,10 @@
 //!   process, outside valgrind); `scripts/bench-datafusion.sh` gives the cost of one entity of each:
 //!   - `decode/query_as`: the page the server sends read with `response::query_as` into a derived struct, in
 //!     process (no HTTP): the baseline;
-//!   - `decode/batch`: the same page read with `response::query` into `Entity`s, each pushed into a
-//!     `BatchBuilder` of the provider's schema (`AzureTable::for_entity`), in process;
+//!   - `decode/batch`: the same page's JSON appended to a `BatchBuilder` of the provider's schema
+//!     (`AzureTable::for_entity`) with `BatchBuilder::push_page`, in process: what the scan does with a page;
+//!   - `decode/entities`: the same page read with `response::query` into `Entity`s, each pushed into such a
+//!     `BatchBuilder` (`BatchBuilder::push`), in process;
 //!   - `page/query_as`: the page fetched by `TableClient::query::<Customer>`;
 //!   - `scan/batches`: the provider's scan of the table (`AzureTable::scan`, every column, one partition)
 //!     executed and its record batches collected (`AzureScanExec`).
@@ -514,6 +516,7 @@ impl Fixture {
         let last = customer("tenant-00", "000999");
         assert_eq!(response::query_as::<Customer, _>(&self.recorded).unwrap().entities[PAGE - 1], last);
         assert_eq!(self.decode_batch(), PAGE);
+        assert_eq!(self.decode_entities_batch(), PAGE);
         self.runtime.block_on(async {
             assert_eq!(self.page_query_as().await, PAGE);
             let batches = self.scan().await;
@@ -524,6 +527,13 @@ impl Fixture {
     }
 
     fn decode_batch(&self) -> usize {
+        let page = response::raw_query(&self.recorded).unwrap();
+        let mut builder = BatchBuilder::new(self.provider.entity_schema().clone());
+        builder.push_page(page.body.as_ref()).unwrap();
+        black_box(builder.finish().unwrap()).num_rows()
+    }
+
+    fn decode_entities_batch(&self) -> usize {
         let page = response::query(&self.recorded, None).unwrap();
         let mut builder = BatchBuilder::new(self.provider.entity_schema().clone());
         for entity in &page.entities {
@@ -548,6 +558,7 @@ impl Fixture {
         match op {
             "decode/query_as" => drop(black_box(response::query_as::<Customer, _>(&self.recorded).unwrap())),
             "decode/batch" => drop(self.decode_batch()),
+            "decode/entities" => drop(self.decode_entities_batch()),
             "page/query_as" => drop(self.runtime.block_on(self.page_query_as())),
             "scan/batches" => drop(black_box(self.runtime.block_on(self.scan()))),
             _ => panic!("unknown operation `{op}`"),

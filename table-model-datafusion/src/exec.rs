@@ -21,7 +21,7 @@ use std::fmt;
 use std::sync::Arc;
 use table_model::client::TableClient;
 use table_model::filter::KeyRange;
-use table_model::{Entity, Query};
+use table_model::Query;
 use table_model_arrow::batch::{BatchBuilder, EntitySchema};
 use table_model_arrow::mapping::{OVERFLOW_KEY, PARTITION_KEY, ROW_KEY};
 
@@ -121,15 +121,17 @@ impl AzureScanExec {
     }
 
     /// The record batches of one query (the scan's, with a range's or a key's comparisons joined to its
-    /// filter), a batch per page, stopping at the scan's limit.
+    /// filter), a batch per page, stopping at the scan's limit. Each page's JSON is decoded straight into the
+    /// batch's columns ([`BatchBuilder::push_page`]).
     pub(crate) fn read(&self, query: &Query) -> Result<impl Stream<Item = Result<RecordBatch>> + Send + 'static> {
-        let pages = self.table.query::<Entity>(query, None).map_err(external)?.into_pages().boxed();
+        let pages = self.table.query_raw(query, None).map_err(external)?;
         let builder = BatchBuilder::new(self.read.clone());
         let output: Arc<[usize]> = self.output.clone().into();
         let projected = self.properties.eq_properties.schema().clone();
         let remaining = self.limit.unwrap_or(usize::MAX);
+        let table: Arc<str> = format!("table `{}`", self.table.table()).into();
         let batches = futures::stream::unfold(Some((pages, builder, remaining)), move |state| {
-            let (output, projected) = (output.clone(), projected.clone());
+            let (output, projected, table) = (output.clone(), projected.clone(), table.clone());
             async move {
                 let (mut pages, mut builder, mut remaining) = state?;
                 // A partition with a limit asks for no page once it has its rows.
@@ -141,19 +143,19 @@ impl AzureScanExec {
                     Ok(None) => return None,
                     Err(e) => return Some((Err(external(e)), None)),
                 };
-                let take = page.entities.len().min(remaining);
-                remaining -= take;
-                let batch = page.entities[..take]
-                    .iter()
-                    .try_for_each(|entity| builder.push(entity))
-                    .and_then(|()| builder.finish())
-                    .map_err(external)
-                    .and_then(|batch| Ok(batch.project(&output)?))
-                    // The read schema's projection has the projected schema's fields; a batch of no column
-                    // (`count(*)`) keeps its row count.
+                let batch = builder
+                    .push_page(&page.body)
+                    .and_then(|_| builder.finish())
+                    // The client's errors name the table; a page that does not decode is named here.
+                    .map_err(|e| DataFusionError::External(format!("{table}: {e}").into()))
                     .and_then(|batch| {
+                        let take = batch.num_rows().min(remaining);
+                        remaining -= take;
+                        // The read schema's projection has the projected schema's fields; a batch of no column
+                        // (`count(*)`) keeps its row count.
+                        let columns = batch.project(&output)?.slice(0, take).columns().to_vec();
                         let options = RecordBatchOptions::new().with_row_count(Some(take));
-                        Ok(RecordBatch::try_new_with_options(projected, batch.columns().to_vec(), &options)?)
+                        Ok(RecordBatch::try_new_with_options(projected, columns, &options)?)
                     });
                 match batch {
                     Ok(batch) => Some((Ok(batch), Some((pages, builder, remaining)))),

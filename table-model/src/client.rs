@@ -62,7 +62,7 @@ pub use bulk::{
 pub use credential::TableCredential;
 pub use error::{Error, ErrorKind, OutcomeUnknown};
 pub use options::{ListTablesOptions, QueryOptions, RequestOptions, TableServiceClientOptions, UpdateOptions};
-pub use pager::{QueryPager, QueryPages, TablePager};
+pub use pager::{QueryPager, QueryPages, RawPages, TablePager};
 pub use ranges::PlanOptions;
 pub use service::TableServiceClient;
 pub use table::TableClient;

@@ -38,6 +38,18 @@ pub struct QueryPage<T = Entity> {
     pub continuation: Option<Continuation>,
 }
 
+/// One page of a query as the service sent it ([`raw_query`]): the JSON body, not decoded, and the continuation.
+/// For a reader that decodes the entities itself, with [`decode_query_with`] and a visitor of its own (as
+/// `table-model-arrow` appends them straight to Arrow columns).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct RawPage<B> {
+    /// The body: `{"value": [...]}` at the metadata level the query asked for.
+    pub body: B,
+    /// Where the next page starts; `None` on the last page. A page may be empty and still continue.
+    pub continuation: Option<Continuation>,
+}
+
 /// One page of a table listing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -219,6 +231,31 @@ pub fn query<B: AsRef<[u8]>>(
     expect(response, &[200], "200")?;
     let entities = decode_query(response.body().as_ref(), hints)?;
     Ok(QueryPage { entities, continuation: Continuation::from_headers(response.headers()) })
+}
+
+/// Reads a page of a query of entities without decoding it: `200 OK`, the body as it came (a clone of it: for
+/// `Bytes`, a reference count) and the continuation headers. The body's entities are checked only when it is
+/// decoded ([`decode_query_with`]).
+///
+/// ```
+/// use table_model::response;
+/// let body = r#"{"value":[{"PartitionKey":"p","RowKey":"r"}]}"#;
+/// let reply = http::Response::builder()
+///     .status(200)
+///     .header("x-ms-continuation-nextpartitionkey", "1!4!cQ--")
+///     .body(body)
+///     .unwrap();
+/// let page = response::raw_query(&reply)?;
+/// assert_eq!(page.body, body);
+/// assert_eq!(page.continuation.unwrap().next_partition_key(), "1!4!cQ--");
+/// # Ok::<(), table_model::ResponseError>(())
+/// ```
+///
+/// # Errors
+/// A service error or another status.
+pub fn raw_query<B: AsRef<[u8]> + Clone>(response: &Response<B>) -> Result<RawPage<B>, ResponseError> {
+    expect(response, &[200], "200")?;
+    Ok(RawPage { body: response.body().clone(), continuation: Continuation::from_headers(response.headers()) })
 }
 
 /// Reads the answer to a get into a `#[derive(TableEntity)]` struct: as [`entity`], with the struct's schema

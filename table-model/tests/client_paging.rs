@@ -296,6 +296,61 @@ async fn mid_page_the_continuation_points_at_the_start_of_the_current_page() {
 }
 
 #[tokio::test]
+async fn raw_pages_are_the_bodies_as_sent_followed_and_resumed_as_the_decoded_ones() {
+    let answers = || {
+        [
+            page(&[("p", "a"), ("p", "b")], Some(("p", Some("c")))),
+            page(&[], Some(("q", None))),
+            page(&[("q", "c")], None),
+        ]
+    };
+    let bodies: Vec<String> = answers().into_iter().map(|a| a.body).collect();
+    let fake = Fake::new(answers());
+    let query = Query::new().top(2);
+    let pages: Vec<_> = client(&fake).query_raw(&query, None).unwrap().try_collect().await.unwrap();
+    assert_eq!(
+        pages.iter().map(|p| p.body.as_ref()).collect::<Vec<&[u8]>>(),
+        bodies.iter().map(|b| b.as_bytes()).collect::<Vec<_>>()
+    );
+    let continuations: Vec<_> = pages.iter().map(|p| p.continuation.clone()).collect();
+    assert_eq!(
+        continuations,
+        [Some(Continuation::new("p", Some("c".to_owned()))), Some(Continuation::new("q", None)), None]
+    );
+    // The same requests as the decoded pages'.
+    let raw_queries = fake.queries();
+    let fake = Fake::new(answers());
+    let decoded: Vec<_> =
+        client(&fake).query::<Entity>(&query, None).unwrap().into_pages().try_collect().await.unwrap();
+    assert_eq!(decoded.len(), 3);
+    assert_eq!(fake.queries(), raw_queries);
+    assert_query_requests(&fake);
+
+    // A service error ends them, and says where to resume; a body is not decoded, so one that is not JSON is
+    // handed over as it came.
+    let fake = Fake::new([
+        Answer {
+            status: 200,
+            headers: vec![("x-ms-continuation-NextPartitionKey", "n".to_owned())],
+            body: "{".into(),
+            next_second: false,
+        },
+        error(503, "ServerBusy"),
+    ]);
+    let mut pages = client(&fake).query_raw(&Query::new(), None).unwrap();
+    assert_eq!(pages.try_next().await.unwrap().unwrap().body.as_ref(), b"{");
+    assert_eq!(pages.try_next().await.unwrap_err().error_code(), Some(ErrorCode::ServerBusy));
+    assert_eq!(pages.continuation(), Some(&Continuation::new("n", None)));
+    assert!(pages.try_next().await.unwrap().is_none());
+    assert_eq!(fake.sent().len(), 2);
+
+    // A query that breaks a rule is refused before anything is sent.
+    let fake = Fake::new([]);
+    assert!(client(&fake).query_raw(&Query::new().top(1001), None).is_err());
+    assert!(fake.sent().is_empty());
+}
+
+#[tokio::test]
 async fn query_first_sends_top_and_stops_after_n() {
     let fake = Fake::new([
         page(&[("p", "a"), ("p", "b")], Some(("p", Some("c")))),

@@ -1,10 +1,11 @@
 //! Queries as streams that follow continuations by themselves (`docs/rules.md` §10): [`QueryPager`] yields
-//! entities, [`QueryPages`] whole pages, [`TablePager`] table names. Each says where it stands, as a
+//! entities, [`QueryPages`] whole pages, [`RawPages`] pages not decoded, [`TablePager`] table names. Each says where it stands, as a
 //! continuation whose `Display` form is a token to resume from later.
 
 use super::error::Error;
 use crate::name::TableName;
-use crate::response::{Continuation, QueryPage, TableContinuation, TablesPage};
+use crate::response::{Continuation, QueryPage, RawPage, TableContinuation, TablesPage};
+use azure_core::Bytes;
 use futures::Stream;
 use std::fmt;
 use std::future::Future;
@@ -190,6 +191,40 @@ impl<T> Stream for QueryPages<T> {
 impl<T> fmt::Debug for QueryPages<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("QueryPages").field("continuation", &self.continuation()).finish_non_exhaustive()
+    }
+}
+
+/// The pages of a query as the service sent them, not decoded: a [`Stream`] of `Result<RawPage<Bytes>, Error>`,
+/// each with the continuation of the next, made by [`TableClient::query_raw`](super::TableClient::query_raw).
+/// Pages may be empty (the service ends a page after 5 seconds or at a partition boundary).
+pub struct RawPages {
+    pages: PageLoop<RawPage<Bytes>, Continuation>,
+}
+
+impl Unpin for RawPages {}
+
+impl RawPages {
+    pub(crate) fn new(fetch: Fetch<RawPage<Bytes>, Continuation>, start: Option<Continuation>) -> Self {
+        RawPages { pages: PageLoop::new(fetch, |page| page.continuation.clone(), start) }
+    }
+
+    /// Where the next page starts, as [`QueryPages::continuation`].
+    pub fn continuation(&self) -> Option<&Continuation> {
+        self.pages.next.as_ref()
+    }
+}
+
+impl Stream for RawPages {
+    type Item = Result<RawPage<Bytes>, Error>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.get_mut().pages.poll_page(cx)
+    }
+}
+
+impl fmt::Debug for RawPages {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RawPages").field("continuation", &self.continuation()).finish_non_exhaustive()
     }
 }
 

@@ -3,7 +3,7 @@
 use super::core::Core;
 use super::error::{Error, ErrorKind, OutcomeUnknown};
 use super::options::{QueryOptions, RequestOptions, UpdateOptions};
-use super::pager::{Fetch, QueryPager};
+use super::pager::{Fetch, QueryPager, RawPages};
 use crate::batch::Batch;
 use crate::connection::{Endpoint, ServiceKind};
 use crate::entity::ETag;
@@ -17,7 +17,7 @@ use crate::query::Query;
 use crate::request::error::RequestError;
 use crate::request::{IfMatch, UpdateMode, WriteEntity};
 use crate::response::errors::ResponseError;
-use crate::response::{self, BatchOutcome, Continuation, QueryPage, ReadEntity};
+use crate::response::{self, BatchOutcome, Continuation, ReadEntity};
 use crate::sas::SignedIdentifier;
 use crate::{Entity, ErrorCode};
 use azure_core::http::Context;
@@ -346,19 +346,58 @@ impl TableClient {
         query: &Query,
         options: Option<QueryOptions<'_>>,
     ) -> Result<QueryPager<T>, Error> {
+        let (fetch, start) = self.page_fetch(query, options, T::read_page)?;
+        Ok(QueryPager::new(fetch, start))
+    }
+
+    /// The pages a query selects as the service sent them, not decoded ([`response::RawPage`]): for a reader
+    /// that decodes them itself, with [`decode_query_with`](crate::json::decode_query_with) and a visitor of
+    /// its own (`table-model-arrow` appends the entities straight to Arrow columns). The pages are requested,
+    /// retried and followed exactly as [`query`](Self::query)'s.
+    ///
+    /// ```no_run
+    /// use futures::TryStreamExt as _;
+    /// use table_model::client::TableServiceClient;
+    /// use table_model::json::decode_query;
+    /// use table_model::{Query, TableName};
+    /// # async fn run(service: TableServiceClient) -> Result<(), Box<dyn std::error::Error>> {
+    /// let orders = service.table_client(TableName::new("orders")?);
+    /// let mut pages = orders.query_raw(&Query::new(), None)?;
+    /// while let Some(page) = pages.try_next().await? {
+    ///     println!("{} entities", decode_query(&page.body, None)?.len());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`query`](Self::query).
+    pub fn query_raw(&self, query: &Query, options: Option<QueryOptions<'_>>) -> Result<RawPages, Error> {
+        let (fetch, start) = self.page_fetch(query, options, response::raw_query)?;
+        Ok(RawPages::new(fetch, start))
+    }
+
+    /// The fetch of one page of a query, from a continuation, each page read by `read`, and where the first page
+    /// starts; the query is checked first.
+    fn page_fetch<P: 'static>(
+        &self,
+        query: &Query,
+        options: Option<QueryOptions<'_>>,
+        read: fn(&http::Response<Bytes>) -> Result<P, ResponseError>,
+    ) -> Result<(Fetch<P, Continuation>, Option<Continuation>), Error> {
         let options = options.unwrap_or_default();
         let checked = self.core.requests.query(&self.table, query, options.continuation.as_ref());
         checked.map_err(|e| self.named(e.into()))?;
         let (core, table, query) = (self.core.clone(), self.table.clone(), query.clone());
         let ctx = options.method_options.context.into_owned();
-        let fetch: Fetch<QueryPage<T>, Continuation> = Box::new(move |continuation| {
+        let fetch: Fetch<P, Continuation> = Box::new(move |continuation| {
             let (core, table, query, ctx) = (core.clone(), table.clone(), query.clone(), ctx.clone());
             Box::pin(async move {
                 let request = core.requests.query(&table, &query, continuation.as_ref());
-                core.call(request, &ctx, T::read_page).await.map_err(|e| e.in_table(&table))
+                core.call(request, &ctx, read).await.map_err(|e| e.in_table(&table))
             })
         });
-        Ok(QueryPager::new(fetch, options.continuation))
+        Ok((fetch, options.continuation))
     }
 
     /// The first `n` entities a query selects: pages of at most `n` (unless the query sets `$top`), and no
