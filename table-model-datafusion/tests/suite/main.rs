@@ -1,4 +1,4 @@
-//! The provider's suites against Azurite, in one test binary: each links DataFusion (and one Ballista), so one
+//! The provider's suites against Azurite (one through a fault-injecting proxy), in one test binary: each links DataFusion (and one Ballista), so one
 //! binary instead of four keeps `target/` about 750 MB smaller.
 //!
 //! Each suite is skipped with a notice without `TABLE_MODEL_AZURITE_ENDPOINT`, unless `CI` is set, where that
@@ -9,6 +9,7 @@ mod azurite_endpoint;
 
 mod azurite;
 mod ballista;
+mod faults;
 mod hostile;
 mod writes;
 

@@ -40,7 +40,7 @@ async fn table(tag: &str) -> Option<TableClient> {
 /// Entity `i`: every EDM type with its extremes (Int32 and Int64 bounds, Double NaN, -0.0 and both infinities,
 /// Binary of 0 and many bytes, DateTime at 100 ns from 1601 to 9999), each property absent on some entities,
 /// quotes and non-ASCII in keys.
-fn entity(i: usize) -> Entity {
+pub(crate) fn entity(i: usize) -> Entity {
     let pk = ["p0", "o'k", "é\u{1F600}"][i % 3];
     let mut e = Entity::new(PartitionKey::new(pk).unwrap(), RowKey::new(format!("r{i:04}\"")).unwrap());
     let mut set = |name: &str, value: EdmValue| {
@@ -87,7 +87,7 @@ fn entity(i: usize) -> Entity {
 }
 
 /// An entity as text independent of its properties' order, with the bits of its doubles (not its Timestamp).
-fn canonical(e: &Entity) -> String {
+pub(crate) fn canonical(e: &Entity) -> String {
     let mut properties: Vec<String> = e
         .iter()
         .map(|(name, value)| match value {
@@ -99,7 +99,7 @@ fn canonical(e: &Entity) -> String {
     format!("{}|{}|{}", e.partition_key(), e.row_key(), properties.join(","))
 }
 
-async fn stored(table: &TableClient) -> Vec<String> {
+pub(crate) async fn stored(table: &TableClient) -> Vec<String> {
     let all: Vec<Entity> = table.query::<Entity>(&Query::new(), None).unwrap().try_collect().await.unwrap();
     let mut all: Vec<String> = all.iter().map(canonical).collect();
     all.sort();
@@ -107,7 +107,7 @@ async fn stored(table: &TableClient) -> Vec<String> {
 }
 
 /// The same entities, with the first that differs in the message.
-fn same(got: &[String], expected: &[String]) {
+pub(crate) fn same(got: &[String], expected: &[String]) {
     let first = got.iter().zip(expected).find(|(g, e)| g != e);
     assert!(first.is_none(), "got {:?}, expected {:?}", first.unwrap().0, first.unwrap().1);
     assert_eq!(got.len(), expected.len());
