@@ -6,11 +6,12 @@
 use crate::error::CliError;
 use crate::format::compress::Output;
 use crate::format::{Compression, Sink};
-use datafusion::arrow::array::{Array, AsArray as _};
-use datafusion::arrow::datatypes::{DataType, FieldRef, Float64Type, SchemaRef};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray as _, RecordBatchOptions, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Float64Type, Schema, SchemaRef};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::json::writer::{Encoder, EncoderFactory, EncoderOptions, LineDelimited, NullableEncoder};
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use parquet::arrow::ArrowWriter;
 use std::io::Write as _;
 use std::sync::Arc;
@@ -18,7 +19,8 @@ use std::sync::Arc;
 /// How the rows are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum RowFormat {
-    /// An aligned table (arrow's pretty printer), in blocks of 1,000 rows
+    /// An aligned table (arrow's pretty printer), in blocks of 1,000 rows, control characters escaped and cells
+    /// cut at 60 characters
     Table,
     /// One JSON object per row, every column in it (null included)
     Jsonl,
@@ -122,13 +124,19 @@ impl<'a> BatchWriter<'a> {
         self.rows += batch.num_rows() as u64;
         let bytes = match &mut self.state {
             State::Table { block, rows } => {
-                *rows += batch.num_rows();
-                block.push(batch.clone());
-                if *rows < BLOCK {
-                    return Ok(());
+                // Blocks of exactly BLOCK rows: a batch that fills one starts the next.
+                let mut text = Vec::new();
+                let mut from = 0;
+                while from < batch.num_rows() {
+                    let take = (BLOCK - *rows).min(batch.num_rows() - from);
+                    block.push(batch.slice(from, take));
+                    (from, *rows) = (from + take, *rows + take);
+                    if *rows == BLOCK {
+                        text.extend(table(&self.schema, &std::mem::take(block))?);
+                        *rows = 0;
+                    }
                 }
-                *rows = 0;
-                table(&self.schema, &std::mem::take(block))?
+                text
             }
             State::Jsonl => jsonl(batch)?,
             State::Csv { header } => csv(batch, std::mem::replace(header, false))?,
@@ -163,10 +171,35 @@ impl<'a> BatchWriter<'a> {
     }
 }
 
-/// A block of rows as arrow's pretty printer aligns them (the header alone for no row).
+/// A block of rows as arrow's pretty printer aligns them (the header alone for no row), each cell as `tablectl
+/// query` shows text: control characters escaped, cut at [`MAX_CELL`](crate::output::MAX_CELL) characters; a
+/// null is an empty cell.
 fn table(schema: &SchemaRef, block: &[RecordBatch]) -> Result<Vec<u8>, CliError> {
-    let text = datafusion::arrow::util::pretty::pretty_format_batches_with_schema(schema.clone(), block)
-        .map_err(|e| CliError::failed(format!("cannot show the rows: {e}")))?;
+    let failed = |e: ArrowError| CliError::failed(format!("cannot show the rows: {e}"));
+    let shown = Arc::new(Schema::new(
+        schema
+            .fields()
+            .iter()
+            .map(|f| Field::new(crate::output::escape_controls(f.name()), DataType::Utf8, true))
+            .collect::<Vec<_>>(),
+    ));
+    let options = FormatOptions::default();
+    let mut cells = Vec::with_capacity(block.len());
+    for batch in block {
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(batch.num_columns());
+        for column in batch.columns() {
+            let formatter = ArrayFormatter::try_new(column.as_ref(), &options).map_err(failed)?;
+            let text = (0..column.len()).map(|row| {
+                column
+                    .is_valid(row)
+                    .then(|| crate::output::cut(&crate::output::escape_controls(&formatter.value(row).to_string())))
+            });
+            columns.push(Arc::new(text.collect::<StringArray>()));
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        cells.push(RecordBatch::try_new_with_options(shown.clone(), columns, &options).map_err(failed)?);
+    }
+    let text = datafusion::arrow::util::pretty::pretty_format_batches_with_schema(shown, &cells).map_err(failed)?;
     Ok(format!("{text}\n").into_bytes())
 }
 
@@ -272,11 +305,39 @@ mod tests {
             ],
         )
         .unwrap();
-        // Two batches: the first block is written when it holds BLOCK rows or more, the rest at the end.
+        // Two batches: a block of exactly BLOCK rows, then the rest at the end.
         let (text, rows) = write_all(RowFormat::Table, &[batch.clone(), batch.slice(0, 1)], schema());
         assert_eq!(rows, n as u64 + 1);
-        assert_eq!(text.matches("| N ").count(), 2, "two blocks, each with its header");
+        let blocks: Vec<&str> = text.split("| N ").skip(1).collect();
+        assert_eq!(blocks.len(), 2, "two blocks, each with its header");
+        let rows_of = |block: &str| block.lines().filter(|l| l.starts_with("| ")).count();
+        assert_eq!((rows_of(blocks[0]), rows_of(blocks[1])), (BLOCK, 3));
         assert!(text.contains("| 1001 | inf |"), "{text}");
+    }
+
+    #[test]
+    fn a_terminal_table_escapes_control_characters_and_cuts_long_cells() {
+        let schema = Arc::new(Schema::new(vec![Field::new("T\x1b", DataType::Utf8, true)]));
+        let long = "é".repeat(crate::output::MAX_CELL + 1);
+        let values = StringArray::from(vec![Some("\x1b[31mred\tx\n"), None, Some(long.as_str())]);
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(values)]).unwrap();
+        let (text, _) = write_all(RowFormat::Table, &[batch], schema);
+        assert!(!text.contains('\x1b') && !text.contains('\t'), "{text:?}");
+        let cut = format!("{}…", "é".repeat(crate::output::MAX_CELL - 1));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1].trim_end_matches([' ', '|']).trim_start_matches("| "), "T\\u{1b}");
+        assert!(lines.iter().any(|l| l.contains("\\u{1b}[31mred\\tx\\n")), "{text}");
+        assert!(lines.iter().any(|l| l.contains(&format!("| {cut} |"))), "{text}");
+        assert_eq!(
+            lines
+                .iter()
+                .filter(
+                    |l| l.starts_with("| ") && l.trim_start_matches('|').trim().trim_end_matches('|').trim().is_empty()
+                )
+                .count(),
+            1,
+            "a null is an empty cell: {text}"
+        );
     }
 
     #[test]

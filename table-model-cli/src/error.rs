@@ -128,15 +128,20 @@ impl From<ClientError> for CliError {
 /// A DataFusion error of `tablectl sql`: a client error inside it (a request that failed while a table was
 /// sampled or scanned) keeps its own outcome and message; a statement DataFusion cannot parse or plan (a syntax
 /// error, a table or column it does not know, something it does not support) is [`Outcome::InvalidInput`];
-/// anything else [`Outcome::Failed`]. The message is DataFusion's (without a backtrace).
+/// anything else [`Outcome::Failed`]. The message says what kind of error it is, in the tool's words, then
+/// DataFusion's detail (its first word lowercase unless it is an acronym, no trailing period, no backtrace).
 ///
 /// ```
 /// use datafusion::error::DataFusionError;
+/// use datafusion::sql::sqlparser::parser::ParserError;
 /// use table_model_cli::error::{CliError, Outcome};
 /// let err = CliError::from(DataFusionError::Plan("table 'datafusion.public.nosuch' not found".into()));
 /// assert_eq!(err.outcome(), Outcome::InvalidInput);
-/// assert_eq!(err.to_string(), "Error during planning: table 'datafusion.public.nosuch' not found");
-/// assert_eq!(CliError::from(DataFusionError::Execution("out of memory".into())).outcome(), Outcome::Failed);
+/// assert_eq!(err.to_string(), "cannot plan the statement: table 'datafusion.public.nosuch' not found");
+/// let syntax = ParserError::ParserError("Expected: an SQL statement, found: SELEC".into());
+/// assert_eq!(CliError::from(DataFusionError::from(syntax)).to_string(), "invalid SQL: expected: an SQL statement, found: SELEC");
+/// let err = CliError::from(DataFusionError::Execution("Out of memory.".into()));
+/// assert_eq!((err.outcome(), err.to_string()), (Outcome::Failed, "the statement failed: out of memory".to_owned()));
 /// ```
 #[cfg(feature = "sql")]
 impl From<datafusion::error::DataFusionError> for CliError {
@@ -163,6 +168,45 @@ impl From<datafusion::error::DataFusionError> for CliError {
             }
             _ => Outcome::Failed,
         };
-        CliError::new(outcome, error.strip_backtrace())
+        CliError::new(outcome, datafusion_message(&error))
+    }
+}
+
+/// The message of a DataFusion error: what kind it is, then DataFusion's words as the tool writes its own.
+/// DataFusion's own form (`SQL error: ParserError("Expected: ...")`, `Error during planning: ...`) is capitalized
+/// and, for a syntax error, Rust's debug form.
+#[cfg(feature = "sql")]
+fn datafusion_message(error: &datafusion::error::DataFusionError) -> String {
+    use datafusion::error::DataFusionError as E;
+    use datafusion::sql::sqlparser::parser::ParserError;
+    let root = error.find_root();
+    let (what, detail) = match root {
+        E::SQL(e, _) => match e.as_ref() {
+            ParserError::TokenizerError(m) | ParserError::ParserError(m) => ("invalid SQL", m.clone()),
+            ParserError::RecursionLimitExceeded => ("invalid SQL", "nested too deeply".to_owned()),
+        },
+        E::Plan(m) => ("cannot plan the statement", m.clone()),
+        E::SchemaError(e, _) => ("cannot plan the statement", e.to_string()),
+        E::NotImplemented(m) => ("not supported", m.clone()),
+        E::Configuration(m) => ("invalid configuration", m.clone()),
+        E::Execution(m) => ("the statement failed", m.clone()),
+        E::ResourcesExhausted(m) => ("out of resources", m.clone()),
+        // An error of the provider or the client (named in its own words), or one of Arrow, Parquet or I/O.
+        _ => return sentence_case(&root.strip_backtrace()),
+    };
+    format!("{what}: {}", sentence_case(&detail))
+}
+
+/// A message as the tool writes one: its first word lowercase unless it is an acronym (`SQL`, `UTF-8`), without a
+/// trailing period.
+#[cfg(feature = "sql")]
+fn sentence_case(message: &str) -> String {
+    let message = message.trim_end().strip_suffix('.').unwrap_or(message.trim_end());
+    let mut chars = message.chars();
+    match (chars.next(), chars.next()) {
+        (Some(first), Some(second)) if first.is_uppercase() && !second.is_uppercase() => {
+            first.to_lowercase().chain(message[first.len_utf8()..].chars()).collect()
+        }
+        _ => message.to_owned(),
     }
 }

@@ -54,18 +54,22 @@ pub fn cell(value: &EdmValue) -> String {
         EdmValue::Guid(g) => g.to_string(),
         EdmValue::Int32(i) => i.to_string(),
         EdmValue::Int64(i) => i.to_string(),
-        EdmValue::String(s) => {
-            let mut out = String::with_capacity(s.as_str().len());
-            for c in s.as_str().chars() {
-                if c.is_control() {
-                    out.extend(c.escape_debug());
-                } else {
-                    out.push(c);
-                }
-            }
-            out
+        EdmValue::String(s) => escape_controls(s.as_str()),
+    }
+}
+
+/// The text with its control characters escaped as Rust writes them (`\t`, `\u{1b}`): a value shown on a
+/// terminal never moves the cursor or starts an escape sequence.
+pub(crate) fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
         }
     }
+    out
 }
 
 /// Entities as an aligned table: `PartitionKey`, `RowKey`, `Timestamp`, then every property in the order first
@@ -133,7 +137,7 @@ pub fn keys(entity: &Entity) -> String {
 }
 
 /// The text cut to [`MAX_CELL`] characters.
-fn cut(text: &str) -> String {
+pub(crate) fn cut(text: &str) -> String {
     match text.char_indices().nth(MAX_CELL - 1) {
         Some((end, _)) if text[end..].chars().nth(1).is_some() => format!("{}…", &text[..end]),
         _ => text.to_owned(),

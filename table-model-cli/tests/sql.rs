@@ -222,25 +222,36 @@ async fn errors_have_their_exit_codes_and_nothing_on_stdout() {
     let name = unique_table("SqlErr");
     write(&azurite, &name, orders()).await;
 
-    // A syntax error: status 2, DataFusion's message, nothing on stdout.
+    // A syntax error: status 2, its kind and DataFusion's detail, nothing on stdout.
     let out = tablectl(&azurite.connection_string, &dir, &["sql", &format!("SELEC * FROM {name}")]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "");
     assert_eq!(
         text(&out.stderr),
-        "tablectl: SQL error: ParserError(\"Expected: an SQL statement, found: SELEC at Line: 1, Column: 1\")\n"
+        "tablectl: invalid SQL: expected: an SQL statement, found: SELEC at Line: 1, Column: 1\n"
     );
 
     // A table the service does not list: a planning error, status 2.
     let out = tablectl(&azurite.connection_string, &dir, &["sql", "SELECT * FROM NoSuchTable"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "");
-    assert_eq!(text(&out.stderr), "tablectl: Error during planning: table 'datafusion.public.nosuchtable' not found\n");
+    assert_eq!(
+        text(&out.stderr),
+        "tablectl: cannot plan the statement: table 'datafusion.public.nosuchtable' not found\n"
+    );
 
     // A column the table does not have: status 2 too.
     let out = tablectl(&azurite.connection_string, &dir, &["sql", &format!("SELECT \"Nope\" FROM {name}")]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).starts_with("tablectl: Schema error: No field named \"Nope\"."), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    // DataFusion suggests the nearest column, then lists them all.
+    let suggestion = format!(
+        "tablectl: cannot plan the statement: no field named \"Nope\". Did you mean '{}.\"Note\"'?\n",
+        name.as_str().to_lowercase()
+    );
+    assert!(stderr.starts_with(&suggestion), "{stderr}");
+    assert!(stderr.contains("Valid fields are "), "{stderr}");
+    assert!(!stderr.ends_with(".\n"), "{stderr}");
 
     // A table named with --table that the service does not have: the service's answer, status 4.
     let out =
