@@ -11,7 +11,7 @@
 
 use async_trait::async_trait;
 use datafusion::catalog::{SchemaProvider, TableProvider};
-use datafusion::common::{plan_err, Result};
+use datafusion::common::{plan_err, DataFusionError, Result};
 use datafusion::logical_expr::TableType;
 use futures::TryStreamExt as _;
 use std::sync::Arc;
@@ -112,6 +112,21 @@ impl SchemaProvider for ServiceTables {
     fn table_exist(&self, name: &str) -> bool {
         self.tables.iter().any(|(table, _)| table.as_str().eq_ignore_ascii_case(name))
     }
+
+    /// `CREATE TABLE` (and `CREATE VIEW`): not supported, the tables are the service's.
+    fn register_table(&self, name: String, _table: Arc<dyn TableProvider>) -> Result<Option<Arc<dyn TableProvider>>> {
+        Err(DataFusionError::NotImplemented(format!(
+            "`{name}`: tablectl sql reads and writes the service's tables but does not create them (`tablectl import` \
+             creates one)"
+        )))
+    }
+
+    /// `DROP TABLE`: not supported, the tables are the service's.
+    fn deregister_table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        Err(DataFusionError::NotImplemented(format!(
+            "`{name}`: tablectl sql reads and writes the service's tables but does not drop them"
+        )))
+    }
 }
 
 #[cfg(test)]
@@ -145,5 +160,23 @@ mod tests {
              tells apart: write the name as the table has it, in double quotes"
         );
         assert!(tables.table_exist("orders"));
+    }
+
+    #[test]
+    fn tables_are_neither_created_nor_dropped() {
+        let tables = tables(&["Orders"]);
+        let empty = Arc::new(datafusion::datasource::empty::EmptyTable::new(Arc::new(
+            datafusion::arrow::datatypes::Schema::empty(),
+        )));
+        let err = tables.register_table("t2".into(), empty).err().unwrap();
+        assert!(matches!(err, DataFusionError::NotImplemented(_)), "{err:?}");
+        assert!(err
+            .to_string()
+            .contains("`t2`: tablectl sql reads and writes the service's tables but does not create them"));
+        let err = tables.deregister_table("Orders").err().unwrap();
+        assert!(err
+            .to_string()
+            .contains("`Orders`: tablectl sql reads and writes the service's tables but does not drop them"));
+        assert!(tables.table_exist("Orders"));
     }
 }

@@ -310,3 +310,91 @@ async fn insert_writes_through_the_bulk_writer_and_a_bad_row_is_invalid_input() 
     assert_eq!(all(&table).await.len(), want.len());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn compressed_files_stdout_as_dash_explain_show_tables_and_statements_it_refuses() {
+    let azurite = azurite!();
+    let dir = temp_dir("sql-more");
+    let name = unique_table("SqlMore");
+    write(&azurite, &name, orders()).await;
+    let query = select_big(&name);
+    let jsonl = ok(&tablectl(&azurite.connection_string, &dir, &["sql", &query, "--format", "jsonl"]));
+    let csv = ok(&tablectl(&azurite.connection_string, &dir, &["sql", &query, "--format", "csv"]));
+    assert_eq!(jsonl.lines().count(), big_orders().len());
+
+    // `.gz` and `.zst` compress what stdout gets; `-o -` is stdout.
+    for (file, plain) in [("big.jsonl.gz", &jsonl), ("big.csv.zst", &csv)] {
+        let out = tablectl(&azurite.connection_string, &dir, &["sql", &query, "-o", file]);
+        assert_eq!(ok(&out), "");
+        let bytes = std::fs::read(dir.join(file)).unwrap();
+        let summary = format!("tablectl: wrote {} rows ({} bytes) to {file}\n", big_orders().len(), bytes.len());
+        assert_eq!(text(&out.stderr), summary);
+        let decoded = if file.ends_with(".gz") {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut text).unwrap();
+            text
+        } else {
+            String::from_utf8(zstd::decode_all(&bytes[..]).unwrap()).unwrap()
+        };
+        assert_eq!(&decoded, plain, "{file}");
+    }
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", &query, "--format", "csv", "-o", "-"]);
+    assert_eq!(ok(&out), csv);
+
+    // EXPLAIN shows the scan with what it pushes: the key range of the partition, as `$filter`.
+    let explain = format!("EXPLAIN SELECT count(*) FROM {name} WHERE \"PartitionKey\" = 'c1'");
+    let plan = ok(&tablectl(&azurite.connection_string, &dir, &["sql", &explain, "--format", "csv"]));
+    let scan = plan.lines().find(|l| l.contains("AzureScanExec")).unwrap_or_else(|| panic!("{plan}"));
+    assert!(scan.contains(&format!("table={name}")) && scan.contains("$filter=PartitionKey eq 'c1'"), "{scan}");
+
+    // SHOW TABLES lists the service's tables (without reading them) beside information_schema's views.
+    let tables = ok(&tablectl(&azurite.connection_string, &dir, &["sql", "SHOW TABLES", "--format", "csv"]));
+    let row = format!("datafusion,public,{name},BASE TABLE");
+    assert!(tables.lines().any(|l| l == row), "{tables}");
+
+    // Creating or dropping a table or a view is not what `sql` does: wrong input (status 2), nothing changed.
+    let refused = [
+        (format!("CREATE TABLE t2 AS SELECT * FROM {name}"), "CreateMemoryTable"),
+        (format!("CREATE VIEW v AS SELECT * FROM {name}"), "CreateView"),
+        (format!("DROP TABLE \"{name}\""), "DropTable"),
+    ];
+    for (sql, ddl) in refused {
+        let out = tablectl(&azurite.connection_string, &dir, &["sql", &sql]);
+        assert_eq!(out.status.code(), Some(2), "{sql}: {}", text(&out.stderr));
+        assert_eq!(
+            text(&out.stderr),
+            format!(
+                "tablectl: not supported: {ddl}: tablectl sql reads and writes the service's tables, it does not \
+                 create or drop tables, views or schemas\n"
+            )
+        );
+    }
+    assert_eq!(all(&azurite.service.table_client(&name)).await.len(), orders().len(), "the table is still there");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn an_insert_that_fails_partway_says_what_was_written_and_is_a_failure() {
+    let azurite = azurite!();
+    let dir = temp_dir("sql-partial");
+    let (from, to) = (unique_table("SqlPf"), unique_table("SqlPt"));
+    write(&azurite, &from, orders()).await;
+    // The target holds the orders of customer c1 already: INSERT refuses those keys and writes the rest.
+    let existing: Vec<Entity> = orders().into_iter().filter(|o| o.partition_key().as_str() == "c1").collect();
+    write(&azurite, &to, existing.clone()).await;
+    let insert = format!("INSERT INTO {to} SELECT * FROM {from}");
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", &insert, "--table", &format!("{from},{to}")]);
+    // A failure of the service's (status 4), not wrong input: some rows were written.
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{} of {} entities were not written", existing.len(), orders().len())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("EntityAlreadyExists"), "{stderr}");
+    // Every order is in the target once: those of c1 as they were, the others written.
+    let stored = all(&azurite.service.table_client(&to)).await;
+    assert_eq!(stored.len(), orders().len());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -10,6 +10,7 @@ use crate::catalog::ServiceTables;
 use crate::error::{CliError, Outcome};
 use crate::format::{Compression, FileFormat, Sink};
 use crate::output::Format;
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::TryStreamExt as _;
 use std::io::Write;
@@ -126,8 +127,9 @@ impl SqlArgs {
 /// Runs the statement and writes its rows; to a file, a summary on stderr.
 ///
 /// # Errors
-/// A statement DataFusion cannot parse or plan (a table it does not know, a column a table does not have):
-/// [`InvalidInput`](Outcome::InvalidInput) with DataFusion's message, before anything is written; a failed
+/// A statement DataFusion cannot parse or plan (a table it does not know, a column a table does not have), or
+/// one that would create or drop a table, a view or a schema: [`InvalidInput`](Outcome::InvalidInput), before
+/// anything is written; a failed
 /// request, with the outcome of the client's error; a row that cannot be written; stdout closed.
 pub async fn run(ctx: &Context, args: &SqlArgs, terminal: bool, out: &mut impl Write) -> Result<Outcome, CliError> {
     let (target, format, compression) = args.destination(ctx.format, terminal)?;
@@ -137,7 +139,16 @@ pub async fn run(ctx: &Context, args: &SqlArgs, terminal: bool, out: &mut impl W
         ServiceTables::new(ctx.service.clone(), args.tables.iter().cloned(), args.sample.get())
     };
     let session = session(tables, args.partitions)?;
-    let frame = session.sql(&args.statement).await?;
+    let plan = session.state().create_logical_plan(&args.statement).await?;
+    if let LogicalPlan::Ddl(ddl) = &plan {
+        // DataFusion would report a failed `DROP TABLE` as a table that does not exist.
+        return Err(CliError::invalid(format!(
+            "not supported: {}: tablectl sql reads and writes the service's tables, it does not create or drop \
+             tables, views or schemas",
+            ddl.name()
+        )));
+    }
+    let frame = session.execute_logical_plan(plan).await?;
     let mut rows = frame.execute_stream().await?;
     let sink = match &target {
         Target::File(path) => Sink::create(path, args.force)?,
