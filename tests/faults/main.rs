@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use table_model::client::azure_core;
 use table_model::client::azure_core::http::{ClientOptions, ExponentialRetryOptions, RetryOptions};
 use table_model::client::{
-    BulkOperation, BulkOptions, ErrorKind, TableClient, TableServiceClient, TableServiceClientOptions,
+    BulkOperation, BulkOptions, ErrorKind, PlanOptions, TableClient, TableServiceClient, TableServiceClientOptions,
 };
 use table_model::sas::{AccessPolicy, PolicyId, SignedIdentifier, TableSasPermissions};
 use table_model::service_properties::{AnalyticsLogging, GeoReplicationStatus, RetentionPolicy, ServiceProperties};
@@ -555,4 +555,54 @@ async fn every_operation_meets_every_fault() {
     for run in runs {
         run.await.expect("no fault run panicked");
     }
+}
+
+/// The range planner past what it reads page by page: with a budget of 6 requests it reads 3 pages of keys
+/// (3,000) of a table of 4,000, then probes the rest of the key space. Every probe (and the pages before them)
+/// meets a fault first; the plan is the one made without faults, and its ranges hold every entity once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_planner_s_probes_under_faults_plan_what_they_plan_without() {
+    let Some(url) = endpoint() else { return };
+    let seed = seed(0x5EED_0003);
+    let direct = client(&url);
+    let name = fresh_table(&direct, "Probes").await;
+    let table = direct.table_client(name.clone());
+    const N: u32 = 4_000;
+    let report = table.bulk_write(BulkOperation::Insert, (0..N).map(|i| entity(i, 1)), None).await;
+    assert_eq!(report.into_result().unwrap(), u64::from(N));
+    let expected: Vec<_> = stored(&table).await.into_keys().collect();
+
+    let four = std::num::NonZeroUsize::new(4).expect("not zero");
+    let options = || Some(PlanOptions { max_requests: 6, ..Default::default() });
+    let without = table.plan_ranges(four, None, options()).await.unwrap();
+    // Each request fails once, one kind of fault after the other, then is answered (and the seed's 10% after).
+    let script: Vec<Fault> = [
+        Fault::CloseBeforeForwarding,
+        Fault::ServerBusy,
+        Fault::CloseAfterForwarding,
+        Fault::OperationTimedOut,
+        Fault::Delay,
+    ]
+    .into_iter()
+    .cycle()
+    .take(12)
+    .flat_map(|fault| [fault, Fault::None])
+    .collect();
+    let proxy = Proxy::scripted(socket_of(&url), script, seed, 100, DELAY).await;
+    let faulty = through(&proxy, &url).table_client(name.clone());
+    let with = faulty.plan_ranges(four, None, options()).await.unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    assert_eq!(with, without, "seed {seed}: the faults changed the plan");
+    let probes = proxy.lines().iter().filter(|l| l.contains("%24top=1&") || l.contains("$top=1&")).count();
+    assert!(probes >= 2, "seed {seed}: no probe was sent: {:?}", proxy.lines());
+    let faults: u64 = proxy.counts().iter().filter(|(f, _)| **f != Fault::None).map(|(_, n)| n).sum();
+    assert!(faults >= 5, "seed {seed}: {:?}", proxy.counts());
+
+    let mut scanned = Vec::new();
+    for range in &with {
+        let query = range.filter().map_or_else(Query::new, |f| Query::new().filter(f));
+        let part: Vec<Entity> = table.query(&query, None).unwrap().try_collect().await.unwrap();
+        scanned.extend(part.iter().map(keys));
+    }
+    scanned.sort();
+    assert_eq!(scanned, expected, "seed {seed}: the ranges of {with:?} lost or repeated entities");
 }
