@@ -56,7 +56,13 @@ pub fn main() -> std::process::ExitCode {
 /// Runs a parsed command line, given the value of [`endpoint::CONNECTION_STRING_VAR`]; an error is printed on
 /// stderr as `tablectl: <message>`.
 pub fn run(cli: Cli, connection_string_var: Option<String>) -> Outcome {
-    let result = tokio::runtime::Builder::new_current_thread()
+    // One thread does for requests and files; SQL's partitions, aggregates and joins are work for every core.
+    let mut runtime = match &cli.command {
+        #[cfg(feature = "sql")]
+        Command::Sql(_) => tokio::runtime::Builder::new_multi_thread(),
+        _ => tokio::runtime::Builder::new_current_thread(),
+    };
+    let result = runtime
         .enable_all()
         .build()
         .map_err(|e| CliError::failed(format!("cannot start the async runtime: {e}")))
