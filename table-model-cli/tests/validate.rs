@@ -138,6 +138,13 @@ fn validate_exits_0_when_all_is_valid_and_2_for_bad_input() {
     assert_eq!(text(&out.stderr), "tablectl: no file or directory `missing.jsonl` (a table is read as `table:NAME`)\n");
     let out = run(&["validate", "good.jsonl", "--service", "mongo"]);
     assert_eq!(out.status.code(), Some(2), "a usage error");
+    // Key ranges side by side are a table's; a file is read by every core already.
+    let out = run(&["validate", "good.jsonl", "--service", "storage", "--parallel", "4"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "tablectl: --parallel is for a table: a file is checked by as many threads as there are cores\n"
+    );
     // A table needs an endpoint; there is none here.
     let out = run(&["validate", "table:People", "--service", "storage"]);
     assert_eq!(out.status.code(), Some(2));

@@ -44,7 +44,8 @@ pub struct ValidateArgs {
     /// The input's compression, with `--format` [default: told by the file name; none for stdin]
     #[arg(long, value_enum, requires = "format")]
     pub compress: Option<Compression>,
-    /// For a table: read this many key ranges side by side (reports then come in the order read)
+    /// For a table: read this many key ranges side by side (reports then come in the order read); refused for a
+    /// file, which is checked by as many threads as there are cores
     #[arg(long, value_name = "N", default_value = "1")]
     pub parallel: std::num::NonZeroUsize,
 }
@@ -525,6 +526,11 @@ pub async fn run(
     let mut report = Report { out, format, summary: Summary::default(), line: Vec::new() };
     let source = match &input {
         Input::Path(path) => {
+            if args.parallel.get() > 1 {
+                return Err(CliError::invalid(
+                    "--parallel is for a table: a file is checked by as many threads as there are cores",
+                ));
+            }
             let files = files(path)?;
             let total = files
                 .iter()
