@@ -8,6 +8,7 @@
 //! a longer string can read as a shorter one, and a unit a point may not hold reads as the next one it may.
 
 use crate::key::{service_order, PartitionKey};
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::sync::OnceLock;
 
@@ -18,7 +19,8 @@ const DIGITS: usize = 7;
 /// The code units a point is made of, in order (`docs/rules.md` §10.1): the digits of the readings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Digits {
-    units: Vec<u16>,
+    /// The BMP's units are made once and borrowed; the units of a plan's keys are its own.
+    units: Cow<'static, [u16]>,
 }
 
 impl Digits {
@@ -28,20 +30,25 @@ impl Digits {
     pub(super) fn bmp() -> Self {
         static UNITS: OnceLock<Vec<u16>> = OnceLock::new();
         let units = UNITS.get_or_init(|| (0..=0xFFFF_u16).filter(|&u| Self::takes(u)).collect());
-        Digits { units: units.clone() }
+        Digits { units: Cow::Borrowed(units) }
     }
 
     /// The characters of `keys` that [`Digits::bmp`] holds, when there are at least two: keys built from
     /// few characters (digits, hex, a prefix) get points made of them, spread over what the keys use rather
     /// than over the whole BMP. Otherwise [`Digits::bmp`].
     pub(super) fn seen<'k>(keys: impl IntoIterator<Item = &'k str>) -> Self {
-        let mut units: Vec<u16> = keys.into_iter().flat_map(str::encode_utf16).filter(|&u| Self::takes(u)).collect();
-        units.sort_unstable();
-        units.dedup();
+        // Which units occur, one bit each (8 KiB, whatever the keys): each distinct unit is then checked once.
+        let mut present = [0_u64; 0x10000 / 64];
+        for u in keys.into_iter().flat_map(str::encode_utf16) {
+            present[usize::from(u) / 64] |= 1 << (u % 64);
+        }
+        let units: Vec<u16> = (0..=0xFFFF_u16)
+            .filter(|&u| present[usize::from(u) / 64] & (1 << (u % 64)) != 0 && Self::takes(u))
+            .collect();
         if units.len() < 2 {
             return Self::bmp();
         }
-        Digits { units }
+        Digits { units: Cow::Owned(units) }
     }
 
     /// Whether a point may hold the code unit `u`.
