@@ -5,30 +5,23 @@
 //! the tests are skipped (and fail when `CI` is set). Every failure message carries the seed of the fault
 //! schedule, which replays it (`TABLE_MODEL_FAULT_SEED` overrides the fixed seeds).
 
+mod clients;
 mod proxy;
 
+use clients::{client, socket_of, through, DELAY};
 use futures::TryStreamExt as _;
 use proxy::{Fault, Proxy};
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-use table_model::client::azure_core;
-use table_model::client::azure_core::http::{ClientOptions, ExponentialRetryOptions, RetryOptions};
-use table_model::client::{
-    BulkOperation, BulkOptions, ErrorKind, PlanOptions, TableClient, TableServiceClient, TableServiceClientOptions,
-};
+use std::time::Instant;
+use table_model::client::{BulkOperation, BulkOptions, ErrorKind, PlanOptions, TableClient, TableServiceClient};
 use table_model::sas::{AccessPolicy, PolicyId, SignedIdentifier, TableSasPermissions};
 use table_model::service_properties::{AnalyticsLogging, GeoReplicationStatus, RetentionPolicy, ServiceProperties};
-use table_model::{AccountKey, DateTime, Entity, IfMatch, PartitionKey, Query, RowKey, TableName, UpdateMode};
+use table_model::{DateTime, Entity, IfMatch, PartitionKey, Query, RowKey, TableName, UpdateMode};
 
 #[path = "../common/azurite_endpoint.rs"]
 mod azurite_endpoint;
-/// A try that gets no answer within this long is lost; the proxy's `Delay` holds answers longer.
-const TRY_TIMEOUT: Duration = Duration::from_secs(2);
-const DELAY: Duration = Duration::from_millis(2_600);
-
 /// The Azurite endpoint, or `None` (the test is skipped) when it is not set outside CI.
 fn endpoint() -> Option<String> {
     azurite_endpoint::endpoint_or_skip(
@@ -37,36 +30,8 @@ fn endpoint() -> Option<String> {
     )
 }
 
-/// `127.0.0.1:port` of a path-style endpoint `http://127.0.0.1:port/account`.
-fn socket_of(url: &str) -> SocketAddr {
-    let authority = url.trim_start_matches("http://").split('/').next().expect("an authority");
-    authority.parse().expect("Azurite listens on an IP address")
-}
-
 fn seed(default: u64) -> u64 {
     std::env::var("TABLE_MODEL_FAULT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(default)
-}
-
-/// A client with fast retries and a short per-try timeout, so that faults cost little time.
-fn client(url: &str) -> TableServiceClient {
-    let retry = ExponentialRetryOptions {
-        initial_delay: azure_core::time::Duration::milliseconds(20),
-        max_retries: 12,
-        max_total_elapsed: azure_core::time::Duration::seconds(120),
-        max_delay: azure_core::time::Duration::seconds(1),
-    };
-    let options = TableServiceClientOptions {
-        client_options: ClientOptions { retry: RetryOptions::exponential(retry), ..Default::default() },
-        try_timeout: Some(TRY_TIMEOUT),
-        ..Default::default()
-    };
-    TableServiceClient::new(url, AccountKey::development(), Some(options)).expect("a valid endpoint")
-}
-
-/// The same account through a proxy.
-fn through(proxy: &Proxy, url: &str) -> TableServiceClient {
-    let account = url.rsplit('/').next().expect("an account");
-    client(&format!("http://{}/{account}", proxy.addr))
 }
 
 static TABLES: AtomicU64 = AtomicU64::new(0);

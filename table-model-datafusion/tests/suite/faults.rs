@@ -8,52 +8,28 @@
 //! `bash scripts/azurite.sh run cargo test -p table-model-datafusion`. A failure names the seed, which
 //! `TABLE_MODEL_FAULT_SEED` replays.
 
+#[path = "../../../tests/faults/clients.rs"]
+mod clients;
 #[allow(dead_code)]
 #[path = "../../../tests/faults/proxy.rs"]
 mod proxy;
 
 use crate::writes::{canonical, entity, same, stored};
 use crate::{azurite_endpoint, rows};
+use clients::{client, socket_of, through, DELAY};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::TableProvider as _;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use proxy::{Fault, Proxy};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
-use table_model::client::azure_core::http::{ClientOptions, ExponentialRetryOptions, RetryOptions};
-use table_model::client::{azure_core, BulkOperation, TableClient, TableServiceClient, TableServiceClientOptions};
-use table_model::{AccountKey, Entity, TableName};
+use table_model::client::{BulkOperation, TableClient, TableServiceClient};
+use table_model::{Entity, TableName};
 use table_model_arrow::batch::EntitySchema;
 use table_model_datafusion::AzureTable;
 
-/// More than one page (1,000), so the planner reads its keys in pages and probes: 3 partitions of 800.
+/// More than one page (1,000), so the planner reads its keys in pages: 3 partitions of 800.
 const ENTITIES: usize = 2_400;
-/// A try that gets no answer within this long is lost; the proxy's `Delay` holds answers longer.
-const TRY_TIMEOUT: Duration = Duration::from_secs(2);
-const DELAY: Duration = Duration::from_millis(2_600);
-
-/// A client with fast retries and a short per-try timeout, as the workspace's fault tests use.
-fn client(url: &str) -> TableServiceClient {
-    let retry = ExponentialRetryOptions {
-        initial_delay: azure_core::time::Duration::milliseconds(20),
-        max_retries: 12,
-        max_total_elapsed: azure_core::time::Duration::seconds(120),
-        max_delay: azure_core::time::Duration::seconds(1),
-    };
-    let options = TableServiceClientOptions {
-        client_options: ClientOptions { retry: RetryOptions::exponential(retry), ..Default::default() },
-        try_timeout: Some(TRY_TIMEOUT),
-        ..Default::default()
-    };
-    TableServiceClient::new(url, AccountKey::development(), Some(options)).unwrap()
-}
-
-/// The same account through the proxy.
-fn through(proxy: &Proxy, url: &str) -> TableServiceClient {
-    let account = url.rsplit('/').next().unwrap();
-    client(&format!("http://{}/{account}", proxy.addr))
-}
 
 async fn fresh_table(direct: &TableServiceClient, tag: &str) -> TableClient {
     let name = TableName::new(format!("Flt{tag}{}", std::process::id())).unwrap();
@@ -99,8 +75,8 @@ async fn scans_and_inserts_under_faults_read_and_write_every_entity_once() {
         Fault::CloseBeforeForwarding,
     ];
     // One proxy for each table: the scan's and the INSERT's first requests each meet every kind of fault.
-    let proxy = Proxy::scripted(proxy_upstream(&url), script.clone(), seed, 100, DELAY).await;
-    let insert_proxy = Proxy::scripted(proxy_upstream(&url), script.clone(), seed ^ 1, 100, DELAY).await;
+    let proxy = Proxy::scripted(socket_of(&url), script.clone(), seed, 100, DELAY).await;
+    let insert_proxy = Proxy::scripted(socket_of(&url), script.clone(), seed ^ 1, 100, DELAY).await;
     let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(4));
     let provider = |proxy: &Proxy, table: &TableClient| {
         let table = through(proxy, &url).table_client(table.table().clone());
@@ -137,9 +113,4 @@ async fn scans_and_inserts_under_faults_read_and_write_every_entity_once() {
     same(&stored(&target).await, &expected);
     assert!(faults(&insert_proxy) >= script.len() as u64, "seed {seed}: {:?}", insert_proxy.counts());
     eprintln!("faults (seed {seed}): scan {:?}, insert {:?}", proxy.counts(), insert_proxy.counts());
-}
-
-/// `127.0.0.1:port` of a path-style endpoint `http://127.0.0.1:port/account`.
-fn proxy_upstream(url: &str) -> std::net::SocketAddr {
-    url.trim_start_matches("http://").split('/').next().unwrap().parse().unwrap()
 }
