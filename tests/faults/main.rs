@@ -83,6 +83,19 @@ fn keys(e: &Entity) -> (String, String) {
     (e.partition_key().to_string(), e.row_key().to_string())
 }
 
+/// The keys of the entities each range of a plan selects, read directly, all together and sorted: the table's
+/// keys, each once, when the plan tiles the key space.
+async fn keys_in_ranges(table: &TableClient, plan: &[table_model::filter::KeyRange]) -> Vec<(String, String)> {
+    let mut scanned = Vec::new();
+    for range in plan {
+        let query = range.filter().map_or_else(Query::new, |f| Query::new().filter(f));
+        let part: Vec<Entity> = table.query(&query, None).unwrap().try_collect().await.unwrap();
+        scanned.extend(part.iter().map(keys));
+    }
+    scanned.sort();
+    scanned
+}
+
 /// The requests of each method a proxy saw since `before`, and the time since `start`: printed, for the record
 /// of what a phase cost (`--nocapture` shows it), and returned.
 fn phase(proxy: &Proxy, name: &str, start: Instant, before: &mut BTreeMap<String, u64>) -> BTreeMap<String, u64> {
@@ -456,13 +469,7 @@ async fn every_operation_survives(url: String, fault: Fault) {
     let two = std::num::NonZeroUsize::new(2).expect("not zero");
     let plan = through(&proxy, url).table_client(name.clone()).plan_ranges(two, None, None).await.unwrap();
     assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: plan_ranges met the fault");
-    let mut scanned = Vec::new();
-    for range in &plan {
-        let query = range.filter().map_or_else(Query::new, |f| Query::new().filter(f));
-        let part: Vec<Entity> = table.query(&query, None).unwrap().try_collect().await.unwrap();
-        scanned.extend(part.iter().map(keys));
-    }
-    scanned.sort();
+    let scanned = keys_in_ranges(&table, &plan).await;
     assert_eq!(scanned, expected, "{fault:?}: the ranges of {plan:?} lost or repeated entities");
 
     // Listing tables, filtered to this one.
@@ -562,12 +569,6 @@ async fn the_planner_s_probes_under_faults_plan_what_they_plan_without() {
     let faults: u64 = proxy.counts().iter().filter(|(f, _)| **f != Fault::None).map(|(_, n)| n).sum();
     assert!(faults >= 5, "seed {seed}: {:?}", proxy.counts());
 
-    let mut scanned = Vec::new();
-    for range in &with {
-        let query = range.filter().map_or_else(Query::new, |f| Query::new().filter(f));
-        let part: Vec<Entity> = table.query(&query, None).unwrap().try_collect().await.unwrap();
-        scanned.extend(part.iter().map(keys));
-    }
-    scanned.sort();
+    let scanned = keys_in_ranges(&table, &with).await;
     assert_eq!(scanned, expected, "seed {seed}: the ranges of {with:?} lost or repeated entities");
 }
