@@ -340,6 +340,12 @@ async fn compressed_files_stdout_as_dash_explain_show_tables_and_statements_it_r
     }
     let out = tablectl(&azurite.connection_string, &dir, &["sql", &query, "--format", "csv", "-o", "-"]);
     assert_eq!(ok(&out), csv);
+    // With --json, a file's summary is on stdout too.
+    let out = tablectl(&azurite.connection_string, &dir, &["--json", "sql", &query, "-o", "big.csv"]);
+    let bytes = std::fs::metadata(dir.join("big.csv")).unwrap().len();
+    let summary = format!("{{\"bytes\":{bytes},\"path\":\"big.csv\",\"rows\":{}}}\n", big_orders().len());
+    assert_eq!(ok(&out), summary);
+    assert_eq!(std::fs::read_to_string(dir.join("big.csv")).unwrap(), csv);
 
     // EXPLAIN shows the scan with what it pushes: the key range of the partition, as `$filter`.
     let explain = format!("EXPLAIN SELECT count(*) FROM {name} WHERE \"PartitionKey\" = 'c1'");

@@ -169,6 +169,11 @@ pub async fn run(ctx: &Context, args: &SqlArgs, terminal: bool, out: &mut impl W
     };
     if let Target::File(path) = &target {
         eprintln!("tablectl: wrote {count} rows ({bytes} bytes) to {}", path.display());
+        // With --json, stdout says it too, as `export`'s summary does.
+        if ctx.json {
+            let summary = serde_json::json!({ "rows": count, "bytes": bytes, "path": path.display().to_string() });
+            writeln!(out, "{summary}").map_err(CliError::stdout)?;
+        }
     }
     Ok(Outcome::Done)
 }
