@@ -16,9 +16,14 @@ use std::fmt;
 use std::sync::Arc;
 use table_model::filter::Filter;
 
+/// How many of a partition's point queries are read at a time: a point query is one round trip (a value of
+/// PartitionKey alone may be a partition of many pages), and each holds one page while it is read.
+const READS_IN_FLIGHT: usize = 8;
+
 /// The scan of an [`AzureTable`](crate::AzureTable) whose filters hold a long `IN` list on a key (see
-/// [`pushdown`](crate::pushdown)): a query per value, partition `i` reading the `i`-th share of the values one
-/// after the other, each query a batch per page as [`AzureScanExec`] reads a range.
+/// [`pushdown`](crate::pushdown)): a query per value, partition `i` reading the `i`-th share of the values, up
+/// to 8 of its queries at a time, each query a batch per page as [`AzureScanExec`] reads a
+/// range. The batches come as the queries answer, in no order (the node declares none).
 ///
 /// On a Ballista cluster it has a child, as [`AzureScanExec`] has: an in-memory source whose partitions hold the
 /// index of their share, so that each task reads the shares of its own partitions only.
@@ -156,7 +161,7 @@ impl ExecutionPlan for AzureKeysExec {
                 self.scan.read(&query)
             })
             .collect::<Result<Vec<_>>>()?;
-        let batches = futures::stream::iter(streams).flatten();
+        let batches = futures::stream::iter(streams.into_iter().map(|s| s.boxed())).flatten_unordered(READS_IN_FLIGHT);
         let schema = self.properties.eq_properties.schema().clone();
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, batches.boxed())))
     }

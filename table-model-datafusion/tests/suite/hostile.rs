@@ -218,6 +218,17 @@ async fn hostile_keys_literals_and_in_lists() {
             assert!(sent.len() < 20 && sent.iter().all(|s| !s.starts_with("PartitionKey eq")), "{n}: {sent:?}");
         }
     }
+    // In one partition, the point queries are read several at a time, not one after the other.
+    let single = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(1));
+    single.register_table("a", f.ctx.table_provider("a").await.unwrap()).unwrap();
+    let list = (0..40).map(|i| quote(&partition(i))).collect::<Vec<_>>().join(", ");
+    f.recorder.take_most_in_flight();
+    let counted = rows(&single, &format!("SELECT count(*) FROM a WHERE \"PartitionKey\" IN ({list})")).await;
+    let expected = f.a.iter().filter(|e| (0..40).any(|i| pk(e) == partition(i))).count();
+    assert_eq!(counted, [expected.to_string()]);
+    let most = f.recorder.take_most_in_flight();
+    assert!(most > 1, "the 40 point queries of one partition were read one at a time");
+    f.recorder.take();
     // A LIMIT over a split list: each query stops at it, and DataFusion keeps the limit.
     let list = (0..20).map(|i| quote(&partition(i))).collect::<Vec<_>>().join(", ");
     let rows = f.rows(&format!("SELECT \"RowKey\" FROM a WHERE \"PartitionKey\" IN ({list}) LIMIT 3")).await;

@@ -18,12 +18,16 @@ use azure_core::http::policies::{Policy, PolicyResult};
 use azure_core::http::{Context, Request, Url};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::prelude::SessionContext;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Every try a client sent, recorded by this policy in its pipeline (`per_try_policies`).
 #[derive(Debug, Default)]
 pub struct Recorder {
     sent: Mutex<Vec<Url>>,
+    /// Tries sent and not yet answered, and the most there were at once since the last `take_most_in_flight`.
+    in_flight: AtomicUsize,
+    most_in_flight: AtomicUsize,
 }
 
 impl Recorder {
@@ -40,6 +44,11 @@ impl Recorder {
         taken
     }
 
+    /// The most tries that were waiting for their answer at once since the last call.
+    pub fn take_most_in_flight(&self) -> usize {
+        self.most_in_flight.swap(0, Ordering::SeqCst)
+    }
+
     /// How many tries are recorded.
     pub fn count(&self) -> usize {
         self.sent.lock().unwrap().len()
@@ -50,7 +59,11 @@ impl Recorder {
 impl Policy for Recorder {
     async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
         self.sent.lock().unwrap().push(request.url().clone());
-        next[0].send(ctx, request, &next[1..]).await
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most_in_flight.fetch_max(now, Ordering::SeqCst);
+        let answer = next[0].send(ctx, request, &next[1..]).await;
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        answer
     }
 }
 
