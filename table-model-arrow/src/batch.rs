@@ -499,10 +499,14 @@ fn column(schema: &EntitySchema, order: &mut Vec<usize>, position: usize, name: 
         }
     }
     let found = schema.by_name.get(name).copied();
-    if order.len() <= position {
-        order.resize(position + 1, NO_GUESS);
+    // Guesses for as many positions as an entity has properties: the members of a hostile page (`null`s do not
+    // count towards the limit) are looked up without growing the table.
+    if position <= table_model::limits::MAX_CUSTOM_PROPERTIES {
+        if order.len() <= position {
+            order.resize(position + 1, NO_GUESS);
+        }
+        order[position] = found.unwrap_or(NO_GUESS);
     }
-    order[position] = found.unwrap_or(NO_GUESS);
     found
 }
 

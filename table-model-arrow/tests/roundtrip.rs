@@ -567,6 +567,23 @@ fn a_page_that_does_not_decode_is_an_error_naming_its_entity_and_keeps_the_rows_
 }
 
 #[test]
+fn an_entity_of_many_nulls_is_one_row_of_its_values() {
+    let schema = schema_of(&[entity("p", "0").with("A".parse().unwrap(), 1).unwrap()]);
+    // `null`s do not count towards the 252 properties: 10,000 of them around one value, twice.
+    let nulls: String = (0..10_000).map(|i| format!(r#","N{i}":null"#)).collect();
+    let page = format!(
+        r#"{{"value":[{{"PartitionKey":"p","RowKey":"1"{nulls},"A":5}},{{"PartitionKey":"p","RowKey":"2","A":6{nulls}}}]}}"#
+    );
+    let mut builder = BatchBuilder::new(schema.clone());
+    assert_eq!(builder.push_page(page.as_bytes()).unwrap(), 2);
+    let batch = builder.finish().unwrap();
+    assert_eq!(batch, batch_through_entities(&schema, &page));
+    let a = batch.column_by_name("A").unwrap().as_primitive::<arrow_array::types::Int32Type>();
+    assert_eq!((a.value(0), a.value(1)), (5, 6));
+    assert!(batch.column_by_name(OVERFLOW_COLUMN).unwrap().is_null(0));
+}
+
+#[test]
 fn a_page_value_that_fits_no_column_without_an_overflow_column_is_a_schema_error() {
     let arrow = arrow_schema::Schema::new(vec![
         arrow_schema::Field::new("PartitionKey", DataType::Utf8, false),
