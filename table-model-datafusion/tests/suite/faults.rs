@@ -14,8 +14,8 @@ mod clients;
 #[path = "../../../tests/faults/proxy.rs"]
 mod proxy;
 
-use crate::writes::{canonical, entity, same, stored};
-use crate::{azurite_endpoint, rows};
+use crate::writes::{entity, same, stored};
+use crate::{azurite_endpoint, canonical, rows};
 use clients::{client, socket_of, through, DELAY};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::TableProvider as _;

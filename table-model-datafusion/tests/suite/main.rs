@@ -20,6 +20,7 @@ use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::prelude::SessionContext;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use table_model::{EdmValue, Entity};
 
 /// Every try a client sent, recorded by this policy in its pipeline (`per_try_policies`).
 #[derive(Debug, Default)]
@@ -86,4 +87,18 @@ pub async fn rows(ctx: &SessionContext, sql: &str) -> Vec<String> {
         }
     }
     rows
+}
+
+/// An entity as text independent of its properties' order (the service keeps none), with the bits of its
+/// doubles (not its Timestamp).
+pub fn canonical(e: &Entity) -> String {
+    let mut properties: Vec<String> = e
+        .iter()
+        .map(|(name, value)| match value {
+            EdmValue::Double(d) => format!("{name}=Double({:#x})", d.to_bits()),
+            other => format!("{name}={other:?}"),
+        })
+        .collect();
+    properties.sort();
+    format!("{}|{}|{}", e.partition_key(), e.row_key(), properties.join(","))
 }

@@ -19,7 +19,7 @@ use table_model_arrow::mapping::ColumnKind;
 use table_model_arrow::parquet::ParquetEntityWriter;
 use table_model_datafusion::{AzureTable, InsertError};
 
-use crate::{azurite_endpoint, rows};
+use crate::{azurite_endpoint, canonical, rows};
 
 const ENTITIES: usize = 360;
 
@@ -84,19 +84,6 @@ pub(crate) fn entity(i: usize) -> Entity {
         set("Recent", EdmValue::DateTime(DateTime::from_ticks(638_400_000_000_000_003 + i as i64).unwrap()));
     }
     e
-}
-
-/// An entity as text independent of its properties' order, with the bits of its doubles (not its Timestamp).
-pub(crate) fn canonical(e: &Entity) -> String {
-    let mut properties: Vec<String> = e
-        .iter()
-        .map(|(name, value)| match value {
-            EdmValue::Double(d) => format!("{name}=Double({:#x})", d.to_bits()),
-            other => format!("{name}={other:?}"),
-        })
-        .collect();
-    properties.sort();
-    format!("{}|{}|{}", e.partition_key(), e.row_key(), properties.join(","))
 }
 
 pub(crate) async fn stored(table: &TableClient) -> Vec<String> {
