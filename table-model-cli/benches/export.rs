@@ -35,7 +35,7 @@ use std::time::Duration;
 use table_model::client::{TableClient, TableServiceClient, TableServiceClientOptions};
 use table_model::response;
 use table_model::{AccountKey, Credential, Endpoint, Entity, Query, TableEntity, TableName, TableService};
-use table_model_cli::format::{self, Compression, FileFormat, Sink, WriteOptions};
+use table_model_transfer::format::{self, Compression, FileFormat, Sink, WriteOptions};
 
 /// The entity: every EDM type, as in the client and json benchmarks.
 #[derive(TableEntity, Debug, Clone, PartialEq)]

@@ -2,10 +2,10 @@
 //! or a block of a terminal table, never the result): [`BatchWriter`], in one of the [`RowFormat`]s, into a
 //! [`Sink`] through [`Output`] (so `jsonl` and `csv` may be compressed as `export`'s files are). Each format is
 //! one of arrow-rs's writers: arrow's pretty printer, arrow-json, arrow-csv and parquet's `ArrowWriter`.
+//!
+//! Layer: parts.
 
 use crate::error::CliError;
-use crate::format::compress::Output;
-use crate::format::{Compression, Sink};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray as _, RecordBatchOptions, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Float64Type, Schema, SchemaRef};
 use datafusion::arrow::error::ArrowError;
@@ -15,6 +15,8 @@ use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use parquet::arrow::ArrowWriter;
 use std::io::Write as _;
 use std::sync::Arc;
+use table_model_transfer::format::compress::Output;
+use table_model_transfer::format::{Compression, Sink};
 
 /// How the rows are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -47,7 +49,7 @@ impl RowFormat {
 }
 
 /// Rows of a terminal table aligned together (as `tablectl query` aligns them).
-pub const BLOCK: usize = crate::commands::query::BLOCK;
+pub const BLOCK: usize = crate::output::BLOCK;
 
 /// Writes record batches in a [`RowFormat`].
 ///
@@ -55,7 +57,7 @@ pub const BLOCK: usize = crate::commands::query::BLOCK;
 /// use std::sync::Arc;
 /// use datafusion::arrow::array::{Float64Array, RecordBatch, StringArray};
 /// use table_model_cli::batches::{BatchWriter, RowFormat};
-/// use table_model_cli::format::{Compression, Sink};
+/// use table_model_transfer::format::{Compression, Sink};
 /// let batch = RecordBatch::try_from_iter([
 ///     ("Name", Arc::new(StringArray::from(vec![Some("Ada"), None])) as _),
 ///     ("Score", Arc::new(Float64Array::from(vec![f64::NAN, -0.0])) as _),
@@ -167,7 +169,7 @@ impl<'a> BatchWriter<'a> {
 
     fn emit(&mut self, bytes: &[u8]) -> Result<(), CliError> {
         let out = &mut self.out;
-        out.write_all(bytes).map_err(|e| out.error(e))
+        out.write_all(bytes).map_err(|e| out.error(e).into())
     }
 }
 

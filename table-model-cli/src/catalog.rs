@@ -8,6 +8,8 @@
 //! compares table names (`docs/rules.md` §1.1), and requests name the table as the service lists it (Azurite
 //! answers 404 to `ORDERS` for `Orders`). Cosmos DB tells `Orders` and `ORDERS` apart (§13); where two such
 //! tables exist and neither is named as written, the statement is refused, asking for the quoted name.
+//!
+//! Layer: parts.
 
 use async_trait::async_trait;
 use datafusion::catalog::{SchemaProvider, TableProvider};

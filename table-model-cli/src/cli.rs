@@ -1,12 +1,16 @@
 //! The command line, declared with clap's derive API: global endpoint options and `--json`, one subcommand per
-//! operation.
+//! operation, each with its arguments here; the commands read them, nothing here reads the commands.
+//!
+//! Layer: arguments.
 
 use crate::endpoint::EndpointArgs;
-use crate::format::{Compression, FileFormat};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use table_model::TableName;
+use table_model::{RuleSet, TableName};
+use table_model_transfer::export::ExportTarget;
+use table_model_transfer::format::{Compression, FileFormat};
+use table_model_transfer::write::WriteMode;
 
 /// Export, import, copy, validate and query Azure Table service tables of any size (Azure Table Storage, Cosmos
 /// DB for Table, Azurite). Data goes to stdout, progress and diagnostics to stderr.
@@ -40,15 +44,15 @@ pub enum Command {
     /// resumable
     Import(ImportArgs),
     /// Copy a table's entities into another table, on the same endpoint or another
-    Copy(crate::commands::copy::CopyArgs),
+    Copy(CopyArgs),
     /// Report every entity of a file or table that a service would refuse; sends nothing
-    Validate(crate::commands::validate::ValidateArgs),
+    Validate(ValidateArgs),
     /// Show the properties of a table or file: their EDM types, how many entities carry each, conflicts
-    Schema(crate::commands::schema::SchemaArgs),
+    Schema(SchemaArgs),
     /// Run a SQL statement over the tables (Apache DataFusion): an aligned table on a terminal, JSON lines when
     /// piped, CSV or Parquet
     #[cfg(feature = "sql")]
-    Sql(crate::commands::sql::SqlArgs),
+    Sql(SqlArgs),
     /// Print the completion script of a shell (`tablectl completions bash > /etc/bash_completion.d/tablectl`)
     Completions {
         /// The shell
@@ -102,10 +106,10 @@ pub struct ExportArgs {
     pub select: Vec<String>,
     /// The file format [default: told by the output file's name (`.jsonl`, `.csv.gz`, `.parquet`...), else jsonl]
     #[arg(long, value_enum)]
-    pub format: Option<FileFormat>,
+    pub format: Option<FormatArg>,
     /// Compress `jsonl` and `csv` files [default: told by the output file's name, else none]
     #[arg(long, value_enum)]
-    pub compress: Option<Compression>,
+    pub compress: Option<CompressArg>,
     /// The columns of `--format parquet`: a schema file, as `tablectl schema TABLE --json` prints it [default:
     /// inferred from the first 1000 entities]
     #[arg(long, value_name = "FILE")]
@@ -118,7 +122,7 @@ pub struct ExportArgs {
     pub parallel: NonZeroUsize,
     /// Be worker K of N (from 1): export a fixed share of the key ranges, into a directory of its own
     #[arg(long, value_name = "K/N")]
-    pub shard: Option<crate::scan::Shard>,
+    pub shard: Option<table_model_transfer::shard::Shard>,
     /// Start a new numbered file once a file is past this size (bytes; `K`, `M`, `G` suffixes are powers of
     /// 1,024), at the end of a page
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
@@ -135,7 +139,7 @@ impl ExportArgs {
     /// ```
     /// use clap::Parser as _;
     /// use table_model_cli::cli::{Cli, Command};
-    /// use table_model_cli::format::{Compression, FileFormat};
+    /// use table_model_transfer::format::{Compression, FileFormat};
     /// let of = |args: &[&str]| match Cli::try_parse_from(args).unwrap().command {
     ///     Command::Export(args) => args.file_format(),
     ///     _ => unreachable!(),
@@ -147,12 +151,15 @@ impl ExportArgs {
     /// assert_eq!(of(&given), (FileFormat::Csv, Compression::Zstd));
     /// ```
     pub fn file_format(&self) -> (FileFormat, Compression) {
-        let named = match crate::commands::export::Destination::of(&self.output) {
-            crate::commands::export::Destination::File(path) => FileFormat::of_path(&path),
-            _ => None,
+        let named = match self.output.as_os_str() == "-" {
+            true => None,
+            false => match ExportTarget::path(&self.output) {
+                ExportTarget::File(path) => FileFormat::of_path(&path),
+                _ => None,
+            },
         };
         let (format, compression) = named.unwrap_or_default();
-        (self.format.unwrap_or(format), self.compress.unwrap_or(compression))
+        (self.format.map_or(format, Into::into), self.compress.map_or(compression, Into::into))
     }
 }
 
@@ -197,18 +204,18 @@ pub struct ImportArgs {
     /// The table (created if it does not exist)
     pub table: TableName,
     /// What to do with an entity whose keys exist in the table
-    #[arg(long, value_enum, default_value_t = ImportMode::Insert)]
-    pub mode: ImportMode,
+    #[arg(long, value_enum, default_value_t = ModeArg::Insert)]
+    pub mode: ModeArg,
     /// Where to write the entities that are not imported [default: TABLE.rejects.jsonl, written only if any]
     #[arg(long, value_name = "FILE")]
     pub reject: Option<PathBuf>,
-    /// The input's format [default: told by each file's name (`.jsonl`, `.csv.gz`, `.parquet`...); `jsonl` for
-    /// stdin]
+    /// The input's format [default: told by each file's name (`.jsonl`, `.csv.gz`, `.parquet`...), else by its
+    /// content]
     #[arg(long, value_enum)]
-    pub format: Option<FileFormat>,
-    /// The input's compression, with `--format` [default: told by the file name; none for stdin]
+    pub format: Option<FormatArg>,
+    /// The input's compression, with `--format` [default: told by the file name or content]
     #[arg(long, value_enum, requires = "format")]
-    pub compress: Option<Compression>,
+    pub compress: Option<CompressArg>,
     /// At most this many entities per second (0: no limit) [default: 20000 for Azure Storage, no limit otherwise]
     #[arg(long, value_name = "N")]
     pub max_rate: Option<u64>,
@@ -221,9 +228,9 @@ pub struct ImportArgs {
     pub force: bool,
 }
 
-/// How `import` writes each entity.
+/// How `import` and `copy` write each entity: [`WriteMode`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ImportMode {
+pub enum ModeArg {
     /// Insert; an entity whose keys exist is rejected (alone: the others of its transaction are written)
     Insert,
     /// Insert; an entity whose keys exist is skipped, and the stored one kept
@@ -232,4 +239,205 @@ pub enum ImportMode {
     Merge,
     /// Insert, or replace the existing entity
     Replace,
+}
+
+impl From<ModeArg> for WriteMode {
+    fn from(mode: ModeArg) -> WriteMode {
+        match mode {
+            ModeArg::Insert => WriteMode::Insert,
+            ModeArg::InsertOrSkip => WriteMode::InsertOrSkip,
+            ModeArg::Merge => WriteMode::Merge,
+            ModeArg::Replace => WriteMode::Replace,
+        }
+    }
+}
+
+/// A file format: [`FileFormat`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// One entity per line in the service's own JSON: lossless
+    Jsonl,
+    /// Azure Storage Explorer's typed CSV: a `<Prop>@type` column after each property
+    Csv,
+    /// Apache Parquet: one typed column per property
+    Parquet,
+}
+
+impl From<FormatArg> for FileFormat {
+    fn from(format: FormatArg) -> FileFormat {
+        match format {
+            FormatArg::Jsonl => FileFormat::Jsonl,
+            FormatArg::Csv => FileFormat::Csv,
+            FormatArg::Parquet => FileFormat::Parquet,
+        }
+    }
+}
+
+/// How a `jsonl` or `csv` file is compressed: [`Compression`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompressArg {
+    /// Not compressed
+    None,
+    /// gzip (`.gz`)
+    Gzip,
+    /// Zstandard (`.zst`)
+    Zstd,
+}
+
+impl From<CompressArg> for Compression {
+    fn from(compression: CompressArg) -> Compression {
+        match compression {
+            CompressArg::None => Compression::None,
+            CompressArg::Gzip => Compression::Gzip,
+            CompressArg::Zstd => Compression::Zstd,
+        }
+    }
+}
+
+/// The format and compression given (`--format`, `--compress`), if any.
+pub fn given_format(format: Option<FormatArg>, compress: Option<CompressArg>) -> Option<(FileFormat, Compression)> {
+    format.map(|format| (format.into(), compress.map_or(Compression::None, Into::into)))
+}
+
+/// `tablectl copy`.
+#[derive(clap::Args, Debug)]
+pub struct CopyArgs {
+    /// The table to read
+    pub source: TableName,
+    /// The table to write (created if it does not exist)
+    pub target: TableName,
+    /// The source's connection string [default: the global endpoint]
+    #[arg(long, value_name = "STRING", conflicts_with = "from_url")]
+    pub from_connection_string: Option<String>,
+    /// The source's URL, with a SAS token as its query [default: the global endpoint]
+    #[arg(long, value_name = "URL")]
+    pub from_url: Option<String>,
+    /// The target's connection string [default: the global endpoint]
+    #[arg(long, value_name = "STRING", conflicts_with = "to_url")]
+    pub to_connection_string: Option<String>,
+    /// The target's URL, with a SAS token as its query [default: the global endpoint]
+    #[arg(long, value_name = "URL")]
+    pub to_url: Option<String>,
+    /// An OData filter on the source, such as `PartitionKey eq 'eu' and Age ge 18`
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// What to do with an entity whose keys exist in the target
+    #[arg(long, value_enum, default_value_t = ModeArg::Insert)]
+    pub mode: ModeArg,
+    /// Read this many key ranges of the source side by side
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub parallel: NonZeroUsize,
+    /// At most this many entities per second (0: no limit) [default: 20000 when either side is Azure Storage,
+    /// no limit otherwise]
+    #[arg(long, value_name = "N")]
+    pub max_rate: Option<u64>,
+    /// Where to write the entities that are not copied [default: TARGET.rejects.jsonl, written only if any]
+    #[arg(long, value_name = "FILE")]
+    pub reject: Option<PathBuf>,
+    /// The checkpoint an interrupted copy resumes from [default: TARGET.copy-checkpoint.json; removed when the
+    /// copy ends]
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+    /// Start over instead of resuming the unfinished copy of the checkpoint
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `tablectl validate`.
+#[derive(clap::Args, Debug)]
+pub struct ValidateArgs {
+    /// A file, an export directory (its manifest is checked first), `-` for stdin, or a table: `table:NAME`, or a
+    /// NAME that is no path
+    #[arg(value_name = "FILE|DIR|-|TABLE")]
+    pub input: String,
+    /// The service whose rules every entity is checked against
+    #[arg(long, value_enum)]
+    pub service: ServiceRules,
+    /// The input's format [default: told by each file's name (`.jsonl`, `.csv.gz`, `.parquet`...), else by its
+    /// content]
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// The input's compression, with `--format` [default: told by the file name or content]
+    #[arg(long, value_enum, requires = "format")]
+    pub compress: Option<CompressArg>,
+    /// For a table: read this many key ranges side by side (reports then come in the order read); refused for a
+    /// file, which is checked by as many threads as there are cores
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub parallel: std::num::NonZeroUsize,
+}
+
+/// The rules `validate` checks: a service's, or both services' at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ServiceRules {
+    /// Azure Table Storage (and Azurite)
+    Storage,
+    /// Cosmos DB for Table (RowKeys of at most 255 bytes, reserved names, ...)
+    Cosmos,
+    /// Both: data that can move between Storage and Cosmos DB
+    Portable,
+}
+
+impl ServiceRules {
+    /// The library's rule set.
+    ///
+    /// ```
+    /// use table_model_cli::cli::ServiceRules;
+    /// assert_eq!(ServiceRules::Cosmos.rules(), table_model::RuleSet::CosmosDb);
+    /// ```
+    pub fn rules(self) -> RuleSet {
+        match self {
+            ServiceRules::Storage => RuleSet::Storage,
+            ServiceRules::Cosmos => RuleSet::CosmosDb,
+            ServiceRules::Portable => RuleSet::Portable,
+        }
+    }
+}
+
+/// `tablectl schema`.
+#[derive(clap::Args, Debug)]
+pub struct SchemaArgs {
+    /// A table, or a file (JSON lines or Parquet): a value with a `.` or a `/` is a file (`./people` for one
+    /// without either)
+    #[arg(value_name = "TABLE|FILE")]
+    pub source: String,
+    /// Read at most this many entities
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub sample: u64,
+    /// Print a `#[derive(TableEntity)]` struct that reads these entities, instead of the properties
+    #[arg(long)]
+    pub rust: bool,
+}
+
+/// `tablectl sql`.
+#[cfg(feature = "sql")]
+#[derive(clap::Args, Debug)]
+pub struct SqlArgs {
+    /// The statement, such as `SELECT "PartitionKey", count(*) FROM orders GROUP BY 1` (property names are
+    /// case-sensitive: quote them; table names are not)
+    pub statement: String,
+    /// Write the rows to a file (its name tells the format: `.jsonl`, `.csv`, `.parquet`, optionally `.gz` or
+    /// `.zst`), or `-` for stdout
+    #[arg(short, long, value_name = "FILE|-")]
+    pub output: Option<PathBuf>,
+    /// The rows' format [default: told by the output file's name, else jsonl; on stdout, table on a terminal, jsonl
+    /// otherwise or with --json]
+    #[arg(long, value_enum)]
+    pub format: Option<crate::batches::RowFormat>,
+    /// Compress jsonl and csv [default: told by the output file's name, else none]
+    #[arg(long, value_enum)]
+    pub compress: Option<CompressArg>,
+    /// Replace the output file if it exists
+    #[arg(long)]
+    pub force: bool,
+    /// Infer each table's columns from its first N entities
+    #[arg(long, value_name = "N", default_value = "1000")]
+    pub sample: NonZeroUsize,
+    /// Read up to N key ranges of a table side by side (DataFusion's `target_partitions`) [default: the number of
+    /// CPU cores]
+    #[arg(long, value_name = "N")]
+    pub partitions: Option<NonZeroUsize>,
+    /// Register only these tables, comma-separated or repeated, without listing the account's tables (for a SAS
+    /// that cannot list them)
+    #[arg(long = "table", value_name = "NAME", value_delimiter = ',')]
+    pub tables: Vec<TableName>,
 }

@@ -6,6 +6,8 @@
 //! Entra ID tokens come from `azure_identity`'s developer credential chain (`DeveloperToolsCredential`): the
 //! Azure CLI (`az login`), then the Azure Developer CLI (`azd auth login`), each run for a token of the service
 //! kind's scope (`docs/rules.md` §13.2).
+//!
+//! Layer: parts.
 
 use crate::error::CliError;
 use clap::ValueEnum;

@@ -1,8 +1,11 @@
 //! How a run ends: the [`Outcome`] a script reads from the exit status, and the [`CliError`] that ends a run
 //! early with a message for stderr.
+//!
+//! Layer: parts.
 
 use std::fmt;
-use table_model::client::{Error as ClientError, ErrorKind};
+use table_model::client::Error as ClientError;
+use table_model_transfer::error::{client_error_kind, ErrorKind, TransferError};
 
 /// The outcome of a run, as its exit status (`docs/tablectl.md`, "Exit codes").
 ///
@@ -13,6 +16,7 @@ use table_model::client::{Error as ClientError, ErrorKind};
 /// assert_eq!(Outcome::InvalidInput.code(), 2);
 /// assert_eq!(Outcome::Unreachable.code(), 3);
 /// assert_eq!(Outcome::Failed.code(), 4);
+/// assert_eq!(Outcome::Cancelled.code(), 130);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Outcome {
@@ -26,6 +30,9 @@ pub enum Outcome {
     Unreachable,
     /// Anything else: the service refused a request, a file could not be written.
     Failed,
+    /// Stopped by Ctrl-C (SIGINT) at a checkpoint: the same command run again resumes. 130, as a shell reports a
+    /// process ended by SIGINT.
+    Cancelled,
 }
 
 impl Outcome {
@@ -37,6 +44,7 @@ impl Outcome {
             Outcome::InvalidInput => 2,
             Outcome::Unreachable => 3,
             Outcome::Failed => 4,
+            Outcome::Cancelled => 130,
         }
     }
 }
@@ -107,15 +115,38 @@ impl fmt::Display for CliError {
 
 impl std::error::Error for CliError {}
 
+/// The outcome of an engine error's kind.
+///
+/// ```
+/// use table_model_cli::error::{outcome_of, Outcome};
+/// use table_model_transfer::error::ErrorKind;
+/// assert_eq!(outcome_of(ErrorKind::Unreachable), Outcome::Unreachable);
+/// assert_eq!(outcome_of(ErrorKind::OutputClosed), Outcome::Done);
+/// ```
+pub fn outcome_of(kind: ErrorKind) -> Outcome {
+    match kind {
+        ErrorKind::InvalidInput => Outcome::InvalidInput,
+        ErrorKind::Unreachable => Outcome::Unreachable,
+        ErrorKind::Cancelled => Outcome::Cancelled,
+        // A closed pipe (`tablectl query T | head`) ends the run quietly.
+        ErrorKind::OutputClosed => Outcome::Done,
+        _ => Outcome::Failed,
+    }
+}
+
 /// The outcome of a client error: no answer or a refused credential is [`Outcome::Unreachable`]; input the
 /// library refused before sending (a request over a limit, a connection string) is [`Outcome::InvalidInput`];
 /// anything else [`Outcome::Failed`].
 pub fn client_outcome(error: &ClientError) -> Outcome {
-    match error.kind() {
-        ErrorKind::Transport(_) => Outcome::Unreachable,
-        ErrorKind::Service(e) if matches!(e.status(), 401 | 403) => Outcome::Unreachable,
-        ErrorKind::Request(_) | ErrorKind::Connection(_) => Outcome::InvalidInput,
-        _ => Outcome::Failed,
+    outcome_of(client_error_kind(error))
+}
+
+impl From<TransferError> for CliError {
+    fn from(error: TransferError) -> Self {
+        match error.kind() {
+            ErrorKind::OutputClosed => CliError::new(Outcome::Done, String::new()),
+            kind => CliError::new(outcome_of(kind), error.to_string()),
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! `tablectl`, the command-line tool of [`table_model`]: export, import, copy, validate, inspect and query tables
-//! of Azure Table Storage, Cosmos DB for Table and Azurite. Every piece of logic lives here, one concept per
-//! module; the binary (`src/main.rs`) only calls [`main`]. See `docs/tablectl.md` for the commands, endpoints,
-//! exit codes, formats, resume and sharding.
+//! of Azure Table Storage, Cosmos DB for Table and Azurite. The transfer operations are the
+//! [`table_model_transfer`] engine's; this crate parses the command line ([`cli`], [`endpoint`]), runs the
+//! command ([`commands`]) and renders what it gives ([`output`], [`progress`]). The binary (`src/main.rs`) only
+//! calls [`main`]. See `docs/tablectl.md` for the commands, endpoints, exit codes, formats, resume and sharding.
 //!
 //! Data goes to stdout, progress and diagnostics to stderr, and the exit status tells the [`Outcome`] apart.
 //!
@@ -21,41 +22,38 @@
 pub mod batches;
 #[cfg(feature = "sql")]
 pub mod catalog;
-pub mod checkpoint;
 pub mod cli;
 pub mod commands;
 pub mod endpoint;
 pub mod error;
-pub mod format;
-pub mod manifest;
 pub mod output;
 pub mod progress;
-pub mod rate;
-pub mod rejects;
 pub mod rust_struct;
-pub mod scan;
-pub mod validate;
-pub mod write;
 
 use clap::Parser as _;
 use cli::{Cli, Command};
 use commands::Context;
 use error::{CliError, Outcome};
 use std::io::{IsTerminal as _, Write as _};
+use table_model_transfer::progress::Operation;
+use table_model_transfer::CancellationToken;
 
 /// The tool and its version, as the manifest records it: `tablectl 0.1.0`.
-pub const TOOL: &str = concat!("tablectl ", env!("CARGO_PKG_VERSION"));
+pub const TOOL: &str = table_model_transfer::TOOL;
+
+pub use progress::ABORT_AFTER_VAR;
 
 /// Runs `tablectl` with the process's arguments and environment: what the binary does. A usage error, `--help`
-/// and `--version` end the process as clap does (status 2 for an error, 0 otherwise).
-pub fn main() -> std::process::ExitCode {
+/// and `--version` end the process as clap does (status 2 for an error, 0 otherwise). `abort_after`: see
+/// [`ABORT_AFTER_VAR`].
+pub fn main(abort_after: Option<u64>) -> std::process::ExitCode {
     let cli = Cli::try_parse().unwrap_or_else(|e| e.exit());
-    run(cli, std::env::var(endpoint::CONNECTION_STRING_VAR).ok()).into()
+    run(cli, std::env::var(endpoint::CONNECTION_STRING_VAR).ok(), abort_after).into()
 }
 
 /// Runs a parsed command line, given the value of [`endpoint::CONNECTION_STRING_VAR`]; an error is printed on
 /// stderr as `tablectl: <message>`.
-pub fn run(cli: Cli, connection_string_var: Option<String>) -> Outcome {
+pub fn run(cli: Cli, connection_string_var: Option<String>, abort_after: Option<u64>) -> Outcome {
     // One thread does for requests and files; SQL's partitions, aggregates and joins are work for every core.
     let mut runtime = match &cli.command {
         #[cfg(feature = "sql")]
@@ -66,7 +64,7 @@ pub fn run(cli: Cli, connection_string_var: Option<String>) -> Outcome {
         .enable_all()
         .build()
         .map_err(|e| CliError::failed(format!("cannot start the async runtime: {e}")))
-        .and_then(|runtime| runtime.block_on(execute(&cli, connection_string_var)));
+        .and_then(|runtime| runtime.block_on(execute(&cli, connection_string_var, abort_after)));
     match result {
         Ok(outcome) => outcome,
         Err(e) => {
@@ -78,7 +76,41 @@ pub fn run(cli: Cli, connection_string_var: Option<String>) -> Outcome {
     }
 }
 
-async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Outcome, CliError> {
+/// The engine operation a command runs, if any: Ctrl-C stops it at its next checkpoint.
+fn operation(command: &Command) -> Option<Operation> {
+    Some(match command {
+        Command::Count(_) => Operation::Count,
+        Command::Export(_) => Operation::Export,
+        Command::Import(_) => Operation::Import,
+        Command::Copy(_) => Operation::Copy,
+        Command::Validate(_) => Operation::Validate,
+        _ => return None,
+    })
+}
+
+/// Fires `cancel` on the first Ctrl-C (SIGINT), saying so; a second ends the process at once (status 130).
+fn stop_on_ctrl_c(operation: Operation, cancel: CancellationToken) {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        eprintln!("tablectl: stopping the {} at its next checkpoint (Ctrl-C again to stop at once)", operation.name());
+        cancel.cancel();
+        if tokio::signal::ctrl_c().await.is_ok() {
+            std::process::exit(i32::from(Outcome::Cancelled.code()));
+        }
+    });
+}
+
+async fn execute(
+    cli: &Cli,
+    connection_string_var: Option<String>,
+    abort_after: Option<u64>,
+) -> Result<Outcome, CliError> {
+    let cancel = CancellationToken::new();
+    if let Some(operation) = operation(&cli.command) {
+        stop_on_ctrl_c(operation, cancel.clone());
+    }
     if let Command::Completions { shell } = &cli.command {
         let mut out = std::io::stdout().lock();
         return commands::completions::run(*shell, &mut out);
@@ -99,10 +131,12 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
         // A file is checked without an endpoint; only a table needs one.
         let connect = || {
             let source = endpoint::resolve(&cli.endpoint, connection_string_var)?;
-            Ok(Context { service: endpoint::connect_as(&source, kind)?, format, json: cli.json })
+            let service = endpoint::connect_as(&source, kind)?;
+            Ok(Context { service, format, json: cli.json, cancel: cancel.clone(), abort_after })
         };
+        let control = commands::control(Operation::Validate, &cancel, abort_after);
         let mut out = std::io::BufWriter::new(stdout.lock());
-        let outcome = commands::validate::run(args, format, cli.json, connect, &mut out).await?;
+        let outcome = commands::validate::run(args, format, cli.json, connect, &control, &mut out).await?;
         out.flush().map_err(CliError::stdout)?;
         return Ok(outcome);
     }
@@ -116,7 +150,7 @@ async fn execute(cli: &Cli, connection_string_var: Option<String>) -> Result<Out
         }
         _ => (global?, None),
     };
-    let ctx = Context { service, format, json: cli.json };
+    let ctx = Context { service, format, json: cli.json, cancel, abort_after };
     let mut out = std::io::BufWriter::new(stdout.lock());
     let outcome = match &cli.command {
         Command::Tables => commands::tables::run(&ctx, &mut out).await,

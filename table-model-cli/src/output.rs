@@ -1,5 +1,7 @@
 //! What goes to stdout: for a person at a terminal, aligned tables and plain numbers; for a program (stdout piped,
 //! or `--json`), JSON lines. Progress and diagnostics go to stderr (see [`crate::progress`]).
+//!
+//! Layer: parts.
 
 use std::fmt::Write as _;
 use table_model::{EdmValue, Entity};
@@ -123,6 +125,9 @@ pub fn table(entities: &[Entity]) -> String {
     }
     out
 }
+
+/// Rows of a terminal table aligned together.
+pub const BLOCK: usize = 1000;
 
 /// An entity's keys, for messages: ``PartitionKey `p`, RowKey `r` ``.
 ///

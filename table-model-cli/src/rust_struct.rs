@@ -23,6 +23,8 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Layer: parts.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;

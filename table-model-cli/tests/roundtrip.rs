@@ -64,7 +64,7 @@ async fn twenty_thousand_mixed_entities_round_trip_in_every_format() {
         assert_eq!(file["bytes"], std::fs::metadata(&path).unwrap().len(), "{name}");
 
         // The file holds the source's entities, bit for bit.
-        let mut reader = table_model_cli::format::open_reader(&path, None).unwrap();
+        let mut reader = table_model_transfer::format::open_reader(&path, None).unwrap();
         let mut exported = Vec::with_capacity(ENTITIES);
         while let Some(record) = reader.next_record().unwrap() {
             exported.push(record.entity.unwrap_or_else(|e| panic!("{name} line {}: {}", record.position.line, e.rule)));

@@ -18,9 +18,9 @@ use std::time::Duration;
 use support::*;
 use table_model::client::{BulkOperation, TableClient};
 use table_model::{Entity, DEVELOPMENT_ACCOUNT_KEY};
-use table_model_cli::checkpoint::ABORT_AFTER_VAR;
-use table_model_cli::format::jsonl;
-use table_model_cli::manifest::Manifest;
+use table_model_cli::ABORT_AFTER_VAR;
+use table_model_transfer::format::jsonl;
+use table_model_transfer::manifest::Manifest;
 
 /// The binary with the connection string and `env` in its environment, in `dir`; run on a blocking thread so
 /// that a proxy on the test's runtime keeps serving.

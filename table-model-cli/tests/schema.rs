@@ -19,7 +19,7 @@ const MIXED_GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/
 fn mixed_fixture() -> Vec<Entity> {
     let data = std::fs::read(MIXED_FIXTURE).unwrap();
     data.split_inclusive(|&b| b == b'\n')
-        .map(|line| table_model_cli::format::jsonl::read_entity(line).unwrap())
+        .map(|line| table_model_transfer::format::jsonl::read_entity(line).unwrap())
         .collect()
 }
 

@@ -56,7 +56,7 @@ async fn export_then_import_gives_back_every_entity_bit_for_bit() {
     // The file holds what the service gave, bit for bit, and the copy what the file holds.
     let exported: Vec<Entity> = data
         .split_inclusive(|&b| b == b'\n')
-        .map(|line| table_model_cli::format::jsonl::read_entity(line).unwrap())
+        .map(|line| table_model_transfer::format::jsonl::read_entity(line).unwrap())
         .collect();
     assert_same(&original, &exported);
     let copied = all(&azurite.service.table_client(target.clone())).await;
@@ -79,7 +79,8 @@ async fn export_to_stdout_is_the_data_alone_and_query_pipes_json_lines() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let lines: Vec<&[u8]> = out.stdout.split_inclusive(|&b| b == b'\n').collect();
     assert_eq!(lines.len(), 12);
-    let read: Vec<Entity> = lines.iter().map(|l| table_model_cli::format::jsonl::read_entity(l).unwrap()).collect();
+    let read: Vec<Entity> =
+        lines.iter().map(|l| table_model_transfer::format::jsonl::read_entity(l).unwrap()).collect();
     assert_same(&all(&table).await, &read);
     assert_eq!(
         text(&out.stderr).trim_end(),
@@ -93,8 +94,10 @@ async fn export_to_stdout_is_the_data_alone_and_query_pipes_json_lines() {
         &["query", name.as_str(), "--filter", "PartitionKey eq 'bulk-1'", "--select", "N", "--top", "3"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let rows: Vec<Entity> =
-        text(&out.stdout).lines().map(|l| table_model_cli::format::jsonl::read_entity(l.as_bytes()).unwrap()).collect();
+    let rows: Vec<Entity> = text(&out.stdout)
+        .lines()
+        .map(|l| table_model_transfer::format::jsonl::read_entity(l.as_bytes()).unwrap())
+        .collect();
     assert_eq!(rows.len(), 3);
     assert!(rows.iter().all(|e| e.partition_key().as_str() == "bulk-1" && e.len() == 1 && e.value("N").is_some()));
     assert_eq!(text(&out.stderr), "");

@@ -1,4 +1,8 @@
-//! The commands, one module each; what they share: the [`Context`] of a run and the reading of `--filter`.
+//! The commands, one module each: each reads its arguments ([`crate::cli`]), runs its operation (the transfer
+//! engine's, [`table_model_transfer`], or the client's), and renders the result on stdout and stderr. No command
+//! uses another.
+//!
+//! Layer: commands.
 
 pub mod completions;
 pub mod copy;
@@ -12,13 +16,14 @@ pub mod sql;
 pub mod tables;
 pub mod validate;
 
-use crate::error::CliError;
 use crate::output::Format;
+use crate::progress::Rendered;
+use std::sync::Arc;
 use table_model::client::TableServiceClient;
-use table_model::filter::Filter;
-use table_model::Query;
+use table_model_transfer::progress::{Control, Operation};
+use table_model_transfer::CancellationToken;
 
-/// What every command gets: the client of the endpoint and the output format.
+/// What every command gets: the client of the endpoint, the output format, and how its operation is steered.
 #[derive(Debug)]
 pub struct Context {
     /// The service.
@@ -28,39 +33,20 @@ pub struct Context {
     /// Whether `--json` was given: `export` and `import` then write their summary on stdout as JSON (else only
     /// on stderr, as text).
     pub json: bool,
+    /// Fired by Ctrl-C: the operation stops at its next checkpoint.
+    pub cancel: CancellationToken,
+    /// For the resume tests only: abort after this many entities ([`crate::progress::ABORT_AFTER_VAR`]).
+    pub abort_after: Option<u64>,
 }
 
-/// Parses `--filter` with [`Filter::parse`], so a mistake is an error with its position before any request.
-///
-/// ```
-/// let err = table_model_cli::commands::parse_filter("Age gt").unwrap_err();
-/// assert_eq!(err.outcome(), table_model_cli::error::Outcome::InvalidInput);
-/// assert!(err.to_string().starts_with("invalid --filter `Age gt`: invalid filter at position 6: "), "{err}");
-/// ```
-///
-/// # Errors
-/// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)) with the parser's message.
-pub fn parse_filter(text: &str) -> Result<Filter, CliError> {
-    Filter::parse(text).map_err(|e| CliError::invalid(format!("invalid --filter `{text}`: {e}")))
-}
-
-/// A query with the filter, if any.
-///
-/// # Errors
-/// As [`parse_filter`].
-pub fn filtered(filter: Option<&str>) -> Result<Query, CliError> {
-    Ok(match filter {
-        Some(text) => Query::new().filter(parse_filter(text)?),
-        None => Query::new(),
-    })
-}
-
-/// Adds `$select` to a query when properties are given: the `always` ones (the keys, say), then the given ones not
-/// among them.
-pub fn selecting(query: Query, always: &[&'static str], given: &[String]) -> Query {
-    if given.is_empty() {
-        return query;
+impl Context {
+    /// The control of an engine operation: its progress rendered on stderr, stopped by Ctrl-C.
+    pub fn control(&self, operation: Operation) -> Control {
+        control(operation, &self.cancel, self.abort_after)
     }
-    let rest: Vec<String> = given.iter().filter(|name| !always.contains(&name.as_str())).cloned().collect();
-    query.select(always.iter().copied()).select(rest)
+}
+
+/// The control of an engine operation: its progress rendered on stderr ([`Rendered`]), stopped by `cancel`.
+pub fn control(operation: Operation, cancel: &CancellationToken, abort_after: Option<u64>) -> Control {
+    Control::new().with_progress(Arc::new(Rendered::new(operation, abort_after))).with_cancel(cancel.clone())
 }

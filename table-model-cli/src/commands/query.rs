@@ -1,18 +1,15 @@
 //! `tablectl query TABLE [--filter F] [--select A,B] [--top N]`: entities as an aligned table on a terminal
-//! (blocks of [`BLOCK`] rows, each aligned on its own, so memory stays bounded), JSON lines
+//! (blocks of [`BLOCK`](crate::output::BLOCK) rows, each aligned on its own, so memory stays bounded), JSON lines
 //! ([`crate::format::jsonl`]) when piped or with `--json`.
 
 use super::Context;
 use crate::cli::QueryArgs;
 use crate::error::{CliError, Outcome};
-use crate::format::jsonl;
 use crate::output::{self, Format};
 use futures::{StreamExt as _, TryStreamExt as _};
 use std::io::Write;
 use table_model::Entity;
-
-/// Rows of a terminal table aligned together.
-pub const BLOCK: usize = 1000;
+use table_model_transfer::format::jsonl;
 
 /// The most entities one page may hold.
 const PAGE_MAX: u64 = 1000;
@@ -22,8 +19,9 @@ const PAGE_MAX: u64 = 1000;
 /// # Errors
 /// An invalid filter (before any request), a failed request, or stdout closed.
 pub async fn run(ctx: &Context, args: &QueryArgs, out: &mut impl Write) -> Result<Outcome, CliError> {
-    let query = super::filtered(args.filter.as_deref())?;
-    let mut query = super::selecting(query, &["PartitionKey", "RowKey", "Timestamp"], &args.select);
+    let query = table_model_transfer::scan::filtered(args.filter.as_deref())?;
+    let mut query =
+        table_model_transfer::scan::selecting(query, &["PartitionKey", "RowKey", "Timestamp"], &args.select);
     if let Some(top) = args.top {
         // Pages no larger than needed; the stream stops after `top`.
         query = query.top(top.clamp(1, PAGE_MAX) as usize);
@@ -37,7 +35,7 @@ pub async fn run(ctx: &Context, args: &QueryArgs, out: &mut impl Write) -> Resul
         match ctx.format {
             Format::Human => {
                 block.push(entity);
-                if block.len() == BLOCK {
+                if block.len() == crate::output::BLOCK {
                     out.write_all(output::table(&block).as_bytes()).map_err(CliError::stdout)?;
                     block.clear();
                 }

@@ -5,8 +5,8 @@
 //! `--rust`, a `#[derive(TableEntity)]` struct that reads these entities ([`crate::rust_struct`]).
 
 use super::Context;
+use crate::cli::SchemaArgs;
 use crate::error::{CliError, Outcome};
-use crate::format::{self, Compression, FileFormat};
 use crate::output::Format;
 use crate::progress::Progress;
 use futures::{StreamExt as _, TryStreamExt as _};
@@ -14,21 +14,7 @@ use std::io::{Read as _, Write};
 use std::path::{Path, PathBuf};
 use table_model::{Entity, Query, TableName};
 use table_model_arrow::infer::Inference;
-
-/// `tablectl schema`.
-#[derive(clap::Args, Debug)]
-pub struct SchemaArgs {
-    /// A table, or a file (JSON lines or Parquet): a value with a `.` or a `/` is a file (`./people` for one
-    /// without either)
-    #[arg(value_name = "TABLE|FILE")]
-    pub source: String,
-    /// Read at most this many entities
-    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
-    pub sample: u64,
-    /// Print a `#[derive(TableEntity)]` struct that reads these entities, instead of the properties
-    #[arg(long)]
-    pub rust: bool,
-}
+use table_model_transfer::format::{self, Compression, FileFormat};
 
 /// Where the entities come from.
 #[derive(Clone, Debug, PartialEq, Eq)]

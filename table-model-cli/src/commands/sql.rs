@@ -7,8 +7,8 @@
 use super::Context;
 use crate::batches::{BatchWriter, RowFormat};
 use crate::catalog::ServiceTables;
+use crate::cli::SqlArgs;
 use crate::error::{CliError, Outcome};
-use crate::format::{Compression, FileFormat, Sink};
 use crate::output::Format;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -17,40 +17,7 @@ use std::io::Write;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::Arc;
-use table_model::TableName;
-
-/// `tablectl sql`.
-#[derive(clap::Args, Debug)]
-pub struct SqlArgs {
-    /// The statement, such as `SELECT "PartitionKey", count(*) FROM orders GROUP BY 1` (property names are
-    /// case-sensitive: quote them; table names are not)
-    pub statement: String,
-    /// Write the rows to a file (its name tells the format: `.jsonl`, `.csv`, `.parquet`, optionally `.gz` or
-    /// `.zst`), or `-` for stdout
-    #[arg(short, long, value_name = "FILE|-")]
-    pub output: Option<PathBuf>,
-    /// The rows' format [default: told by the output file's name, else jsonl; on stdout, table on a terminal, jsonl
-    /// otherwise or with --json]
-    #[arg(long, value_enum)]
-    pub format: Option<RowFormat>,
-    /// Compress jsonl and csv [default: told by the output file's name, else none]
-    #[arg(long, value_enum)]
-    pub compress: Option<Compression>,
-    /// Replace the output file if it exists
-    #[arg(long)]
-    pub force: bool,
-    /// Infer each table's columns from its first N entities
-    #[arg(long, value_name = "N", default_value = "1000")]
-    pub sample: NonZeroUsize,
-    /// Read up to N key ranges of a table side by side (DataFusion's `target_partitions`) [default: the number of
-    /// CPU cores]
-    #[arg(long, value_name = "N")]
-    pub partitions: Option<NonZeroUsize>,
-    /// Register only these tables, comma-separated or repeated, without listing the account's tables (for a SAS
-    /// that cannot list them)
-    #[arg(long = "table", value_name = "NAME", value_delimiter = ',')]
-    pub tables: Vec<TableName>,
-}
+use table_model_transfer::format::{Compression, FileFormat, Sink};
 
 /// Where the rows go.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,7 +38,7 @@ impl SqlArgs {
     /// use table_model_cli::batches::RowFormat;
     /// use table_model_cli::cli::{Cli, Command};
     /// use table_model_cli::commands::sql::Target;
-    /// use table_model_cli::format::Compression;
+    /// use table_model_transfer::format::Compression;
     /// use table_model_cli::output::Format;
     /// let of = |args: &[&str], stdout: Format, terminal: bool| match Cli::try_parse_from(args).unwrap().command {
     ///     Command::Sql(args) => args.destination(stdout, terminal),
@@ -106,7 +73,7 @@ impl SqlArgs {
             (None, Target::Stdout) if stdout == Format::Human => RowFormat::Table,
             (None, Target::Stdout) => RowFormat::Jsonl,
         });
-        let compression = self.compress.or(named.map(|(_, c)| c)).unwrap_or_default();
+        let compression = self.compress.map(Into::into).or(named.map(|(_, c)| c)).unwrap_or_default();
         format.check_compression(compression)?;
         if target == Target::Stdout && terminal {
             if format == RowFormat::Parquet {

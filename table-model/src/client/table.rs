@@ -320,6 +320,34 @@ impl TableClient {
         }
     }
 
+    /// The stored entities of one partition with these RowKeys, those that exist, keyed by RowKey: in as few
+    /// requests as the keys allow, as the bulk writer reads back a transaction whose reply was lost
+    /// (`docs/rules.md` §12): up to 14 keys are one query; more are first read as the range from the least to
+    /// the greatest (one page when the range holds little else), the keys not found then 14 to a query.
+    ///
+    /// ```no_run
+    /// # use table_model::client::TableClient;
+    /// # use table_model::PartitionKey;
+    /// # async fn run(table: &TableClient) -> Result<(), table_model::client::Error> {
+    /// let eu = PartitionKey::new("eu")?;
+    /// let found = table.get_many(&eu, &["ada", "alan", "grace"], None).await?;
+    /// println!("{} of 3 exist", found.len());
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// A failed request.
+    pub async fn get_many(
+        &self,
+        partition_key: &PartitionKey,
+        row_keys: &[&str],
+        options: Option<RequestOptions<'_>>,
+    ) -> Result<HashMap<String, Entity>, Error> {
+        let options = options.unwrap_or_default();
+        self.read_back(partition_key, row_keys.to_vec(), &[], &options.method_options.context).await
+    }
+
     /// The stored version of an entity, addressed by the keys of the one given (a struct written earlier, or
     /// read with a stale ETag).
     ///

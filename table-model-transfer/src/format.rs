@@ -5,14 +5,16 @@
 //! [`FileFormat`] and [`Compression`] (given, or told by the file name: [`FileFormat::of_path`]).
 //!
 //! `docs/tablectl.md`, "Formats", says what each format keeps and how.
+//!
+//! Layer: files.
 
 pub mod compress;
 pub mod csv;
 pub mod jsonl;
 pub mod parquet;
 
-use crate::error::CliError;
-use crate::manifest::Keys;
+use crate::error::TransferError;
+use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -20,7 +22,7 @@ use std::sync::Arc;
 use table_model::Entity;
 
 /// A file format.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum FileFormat {
     /// One entity per line in the service's own JSON: lossless
     #[default]
@@ -46,7 +48,7 @@ impl FileFormat {
     ///
     /// ```
     /// use std::path::Path;
-    /// use table_model_cli::format::{Compression, FileFormat};
+    /// use table_model_transfer::format::{Compression, FileFormat};
     /// assert_eq!(FileFormat::of_path(Path::new("a/People.jsonl")), Some((FileFormat::Jsonl, Compression::None)));
     /// assert_eq!(FileFormat::of_path(Path::new("People.csv.zst")), Some((FileFormat::Csv, Compression::Zstd)));
     /// assert_eq!(FileFormat::of_path(Path::new("People.parquet")), Some((FileFormat::Parquet, Compression::None)));
@@ -72,7 +74,7 @@ impl FileFormat {
     /// export or of a key range (`People.00003.jsonl`).
     ///
     /// ```
-    /// use table_model_cli::format::{Compression, FileFormat};
+    /// use table_model_transfer::format::{Compression, FileFormat};
     /// assert_eq!(FileFormat::Csv.file_name("People", None, Compression::Gzip), "People.csv.gz");
     /// assert_eq!(FileFormat::Jsonl.file_name("People", Some(3), Compression::None), "People.00003.jsonl");
     /// ```
@@ -83,7 +85,7 @@ impl FileFormat {
 }
 
 /// How a `jsonl` or `csv` file is compressed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Compression {
     /// Not compressed
     #[default]
@@ -146,6 +148,37 @@ pub(crate) fn read_line_bounded(reader: &mut dyn BufRead, buf: &mut Vec<u8>, lim
     }
 }
 
+/// An entity's keys.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Keys {
+    /// The PartitionKey.
+    pub partition_key: String,
+    /// The RowKey.
+    pub row_key: String,
+}
+
+impl Keys {
+    /// An entity's keys.
+    ///
+    /// ```
+    /// use table_model::{Entity, PartitionKey, RowKey};
+    /// use table_model_transfer::format::Keys;
+    /// let entity = Entity::new(PartitionKey::new("eu")?, RowKey::new("ada")?);
+    /// assert_eq!(Keys::of(&entity).to_string(), "PartitionKey `eu`, RowKey `ada`");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn of(entity: &Entity) -> Keys {
+        Keys { partition_key: entity.partition_key().to_string(), row_key: entity.row_key().to_string() }
+    }
+}
+
+/// ``PartitionKey `p`, RowKey `r` ``, for messages.
+impl std::fmt::Display for Keys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PartitionKey `{}`, RowKey `{}`", self.partition_key, self.row_key)
+    }
+}
+
 /// Where a record is in its input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Position {
@@ -184,9 +217,9 @@ pub trait EntityReader: Send {
     /// The next record, `None` at the end.
     ///
     /// # Errors
-    /// [`CliError`] when the input cannot be read on (an I/O error, a file whose structure is broken), naming it
+    /// [`TransferError`] when the input cannot be read on (an I/O error, a file whose structure is broken), naming it
     /// and the position; a record that is not an entity is not an error but a [`Record`] with [`Rejected`].
-    fn next_record(&mut self) -> Result<Option<Record>, CliError>;
+    fn next_record(&mut self) -> Result<Option<Record>, TransferError>;
 
     /// Bytes of the input read so far (compressed bytes for a compressed file), for progress.
     fn bytes_read(&self) -> u64;
@@ -197,8 +230,8 @@ pub trait EntityWriter {
     /// Writes one entity.
     ///
     /// # Errors
-    /// [`CliError`] when the entity cannot be written (it is over a limit of the format) or the file cannot.
-    fn write(&mut self, entity: &Entity) -> Result<(), CliError>;
+    /// [`TransferError`] when the entity cannot be written (it is over a limit of the format) or the file cannot.
+    fn write(&mut self, entity: &Entity) -> Result<(), TransferError>;
 
     /// Bytes written into the file so far (after compression), for `--split-size` and progress.
     fn bytes(&self) -> u64;
@@ -208,14 +241,14 @@ pub trait EntityWriter {
     /// truncates it there); `None` when the format cannot be continued (a resumed run starts the file again).
     ///
     /// # Errors
-    /// [`CliError`] when the file cannot be written.
-    fn checkpoint(&mut self) -> Result<Option<u64>, CliError>;
+    /// [`TransferError`] when the file cannot be written.
+    fn checkpoint(&mut self) -> Result<Option<u64>, TransferError>;
 
     /// Ends the file (flushed and synced) and says what it holds.
     ///
     /// # Errors
-    /// [`CliError`] when the file cannot be written.
-    fn finish(self: Box<Self>) -> Result<WrittenFile, CliError>;
+    /// [`TransferError`] when the file cannot be written.
+    fn finish(self: Box<Self>) -> Result<WrittenFile, TransferError>;
 }
 
 /// What a finished file holds: for the manifest.
@@ -295,9 +328,9 @@ impl<'a> Sink<'a> {
     /// Creates the file at `path` (or replaces it when `replace`).
     ///
     /// # Errors
-    /// [`CliError`]: the file exists and `replace` is false ([`InvalidInput`](crate::error::Outcome::InvalidInput),
+    /// [`TransferError`]: the file exists and `replace` is false ([`InvalidInput`](crate::error::ErrorKind::InvalidInput),
     /// naming `--force`), or it cannot be created.
-    pub fn create(path: &Path, replace: bool) -> Result<Sink<'a>, CliError> {
+    pub fn create(path: &Path, replace: bool) -> Result<Sink<'a>, TransferError> {
         let mut options = OpenOptions::new();
         options.write(true);
         if replace {
@@ -307,9 +340,9 @@ impl<'a> Sink<'a> {
         }
         let file = options.open(path).map_err(|e| match e.kind() {
             io::ErrorKind::AlreadyExists => {
-                CliError::invalid(format!("`{}` already exists; give --force to replace it", path.display()))
+                TransferError::invalid(format!("`{}` already exists; give --force to replace it", path.display()))
             }
-            _ => CliError::io("create", path, e),
+            _ => TransferError::io("create", path, e),
         })?;
         Ok(Sink::File { path: path.to_owned(), file: BufWriter::with_capacity(FILE_BUFFER, file) })
     }
@@ -318,19 +351,19 @@ impl<'a> Sink<'a> {
     /// complete); the rest is cut off.
     ///
     /// # Errors
-    /// [`CliError`] when the file cannot be opened or is shorter than `length`.
-    pub fn resume(path: &Path, length: u64) -> Result<Sink<'a>, CliError> {
+    /// [`TransferError`] when the file cannot be opened or is shorter than `length`.
+    pub fn resume(path: &Path, length: u64) -> Result<Sink<'a>, TransferError> {
         use std::io::Seek as _;
-        let mut file = OpenOptions::new().write(true).open(path).map_err(|e| CliError::io("open", path, e))?;
-        let size = file.metadata().map_err(|e| CliError::io("read", path, e))?.len();
+        let mut file = OpenOptions::new().write(true).open(path).map_err(|e| TransferError::io("open", path, e))?;
+        let size = file.metadata().map_err(|e| TransferError::io("read", path, e))?.len();
         if size < length {
-            return Err(CliError::invalid(format!(
+            return Err(TransferError::invalid(format!(
                 "`{}` has {size} bytes, fewer than the {length} its checkpoint says were written",
                 path.display()
             )));
         }
-        file.set_len(length).map_err(|e| CliError::io("truncate", path, e))?;
-        file.seek(io::SeekFrom::End(0)).map_err(|e| CliError::io("seek", path, e))?;
+        file.set_len(length).map_err(|e| TransferError::io("truncate", path, e))?;
+        file.seek(io::SeekFrom::End(0)).map_err(|e| TransferError::io("seek", path, e))?;
         Ok(Sink::File { path: path.to_owned(), file: BufWriter::with_capacity(FILE_BUFFER, file) })
     }
 
@@ -353,11 +386,11 @@ impl<'a> Sink<'a> {
         }
     }
 
-    /// An error writing into the sink, naming it (a closed stdout ends the run quietly: [`CliError::stdout`]).
-    pub fn error(&self, action: &str, error: io::Error) -> CliError {
+    /// An error writing into the sink, naming it (a closed stream is [`ErrorKind::OutputClosed`](crate::error::ErrorKind::OutputClosed)).
+    pub fn error(&self, action: &str, error: io::Error) -> TransferError {
         match self {
-            Sink::File { path, .. } => CliError::io(action, path, error),
-            Sink::Stream { .. } => CliError::stdout(error),
+            Sink::File { path, .. } => TransferError::io(action, path, error),
+            Sink::Stream { name, .. } => TransferError::output_closed_or(name, error),
         }
     }
 
@@ -407,16 +440,16 @@ pub struct WriteOptions {
 /// A writer of `options.format` into `sink`.
 ///
 /// # Errors
-/// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)) for a format or compression this build
+/// [`TransferError`] ([`InvalidInput`](crate::error::ErrorKind::InvalidInput)) for a format or compression this build
 /// cannot write.
-pub fn create_writer<'a>(sink: Sink<'a>, options: &WriteOptions) -> Result<Box<dyn EntityWriter + 'a>, CliError> {
+pub fn create_writer<'a>(sink: Sink<'a>, options: &WriteOptions) -> Result<Box<dyn EntityWriter + 'a>, TransferError> {
     match (options.format, options.compression) {
         (FileFormat::Parquet, Compression::None) => {
             Ok(Box::new(parquet::ParquetWriter::new(sink, options.schema.as_ref())?))
         }
         (FileFormat::Jsonl, compression) => Ok(Box::new(jsonl::JsonlWriter::with_compression(sink, compression))),
         (FileFormat::Csv, compression) => Ok(Box::new(csv::CsvWriter::new(sink, compression)?)),
-        (format, compression) => Err(CliError::invalid(format!(
+        (format, compression) => Err(TransferError::invalid(format!(
             "writing {} with compression {compression:?} is not supported yet",
             format.extension()
         ))),
@@ -424,57 +457,163 @@ pub fn create_writer<'a>(sink: Sink<'a>, options: &WriteOptions) -> Result<Box<d
 }
 
 /// The format and compression [`open_reader`] reads `path` in: `format` when given, else the one its name tells
-/// ([`FileFormat::of_path`]); stdin and other names are uncompressed `jsonl`.
+/// ([`FileFormat::of_path`]), else the one its first bytes tell ([`sniff`]). Stdin (`-`) is told by its first
+/// bytes when it is opened; here it is uncompressed `jsonl`.
 ///
 /// ```
 /// use std::path::Path;
-/// use table_model_cli::format::{format_of, Compression, FileFormat};
-/// assert_eq!(format_of(Path::new("a.csv.gz"), None), (FileFormat::Csv, Compression::Gzip));
-/// assert_eq!(format_of(Path::new("-"), None), (FileFormat::Jsonl, Compression::None));
-/// assert_eq!(format_of(Path::new("a.txt"), Some((FileFormat::Csv, Compression::None))).0, FileFormat::Csv);
+/// use table_model_transfer::format::{format_of, Compression, FileFormat};
+/// assert_eq!(format_of(Path::new("a.csv.gz"), None)?, (FileFormat::Csv, Compression::Gzip));
+/// assert_eq!(format_of(Path::new("-"), None)?, (FileFormat::Jsonl, Compression::None));
+/// assert_eq!(format_of(Path::new("a.txt"), Some((FileFormat::Csv, Compression::None)))?.0, FileFormat::Csv);
+/// # Ok::<(), table_model_transfer::error::TransferError>(())
 /// ```
-pub fn format_of(path: &Path, format: Option<(FileFormat, Compression)>) -> (FileFormat, Compression) {
-    let stdin = path.as_os_str() == "-";
-    format.or_else(|| if stdin { None } else { FileFormat::of_path(path) }).unwrap_or_default()
-}
-
-/// A reader of `path` (`-` for stdin), in `format` or, when `None`, the format its name tells
-/// ([`FileFormat::of_path`]; stdin and other names are read as uncompressed `jsonl`).
 ///
 /// # Errors
-/// [`CliError`] when the file cannot be opened, or its format is not supported.
-pub fn open_reader(path: &Path, format: Option<(FileFormat, Compression)>) -> Result<Box<dyn EntityReader>, CliError> {
+/// [`TransferError`]: a file whose name tells no format that cannot be read, or whose content is of no format
+/// this engine reads ([`InvalidInput`](crate::error::ErrorKind::InvalidInput), naming the formats it reads).
+pub fn format_of(
+    path: &Path,
+    format: Option<(FileFormat, Compression)>,
+) -> Result<(FileFormat, Compression), TransferError> {
+    if let Some(format) = format.or_else(|| FileFormat::of_path(path)) {
+        return Ok(format);
+    }
+    if path.as_os_str() == "-" {
+        return Ok(Default::default());
+    }
+    let mut head = Vec::with_capacity(SNIFF_BYTES);
+    File::open(path)
+        .and_then(|file| io::Read::read_to_end(&mut io::Read::take(file, SNIFF_BYTES as u64), &mut head))
+        .map_err(|e| TransferError::io("read", path, e))?;
+    sniff(&head).ok_or_else(|| unknown_format(&path.display().to_string()))
+}
+
+/// How many bytes of an input [`sniff`] looks at.
+const SNIFF_BYTES: usize = 8 * 1024;
+
+/// The format and compression an input's first bytes tell: Parquet's magic `PAR1`; gzip's `1f 8b` or zstd's
+/// `28 b5 2f fd`, then what the decompressed bytes tell; a JSON object (`{`) is `jsonl`, a first line with a
+/// `PartitionKey` column is `csv`. An empty input is `jsonl` (it holds no record). `None` for anything else.
+///
+/// ```
+/// use table_model_transfer::format::{sniff, Compression, FileFormat};
+/// assert_eq!(sniff(b"{\"PartitionKey\":\"p\"}\n"), Some((FileFormat::Jsonl, Compression::None)));
+/// assert_eq!(sniff(b"PartitionKey,RowKey,Age,Age@type\n"), Some((FileFormat::Csv, Compression::None)));
+/// assert_eq!(sniff(b"PAR1\x15\x04"), Some((FileFormat::Parquet, Compression::None)));
+/// assert_eq!(sniff(b"hello, world\n"), None);
+/// let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+/// std::io::Write::write_all(&mut gz, b"\"PartitionKey\",\"RowKey\"\n")?;
+/// assert_eq!(sniff(&gz.finish()?), Some((FileFormat::Csv, Compression::Gzip)));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn sniff(head: &[u8]) -> Option<(FileFormat, Compression)> {
+    if head.starts_with(b"PAR1") {
+        return Some((FileFormat::Parquet, Compression::None));
+    }
+    let (compression, text) = if head.starts_with(&[0x1f, 0x8b]) {
+        (Compression::Gzip, decompressed_head(flate2::read::MultiGzDecoder::new(head)))
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        (Compression::Zstd, decompressed_head(zstd::stream::read::Decoder::new(head).ok()?))
+    } else {
+        (Compression::None, head.to_vec())
+    };
+    let text = text.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&text);
+    let start = text.iter().position(|b| !b.is_ascii_whitespace());
+    let format = match start.map(|i| text[i]) {
+        None | Some(b'{') => FileFormat::Jsonl,
+        Some(_) => {
+            let header = text.split(|&b| b == b'\n').next().unwrap_or_default();
+            let partition_key = |field: &[u8]| {
+                let field = field.trim_ascii();
+                field == b"PartitionKey" || field == b"\"PartitionKey\""
+            };
+            if !header.split(|&b| b == b',').any(partition_key) {
+                return None;
+            }
+            FileFormat::Csv
+        }
+    };
+    Some((format, compression))
+}
+
+/// What a decompressor gives of a stream's first bytes (a cut stream ends in an error, after what it gave).
+fn decompressed_head(mut reader: impl io::Read) -> Vec<u8> {
+    let mut out = vec![0; SNIFF_BYTES];
+    let mut filled = 0;
+    while filled < out.len() {
+        match reader.read(&mut out[filled..]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => filled += n,
+        }
+    }
+    out.truncate(filled);
+    out
+}
+
+/// The error of an input of no format the engine reads.
+fn unknown_format(source: &str) -> TransferError {
+    TransferError::invalid(format!(
+        "cannot tell the format of `{source}`: its name ends in none of .jsonl, .csv, .parquet (optionally .gz or \
+         .zst for the first two) and its content is none of JSON lines, CSV with a PartitionKey column, or Parquet, \
+         compressed or not; give --format"
+    ))
+}
+
+/// A reader of `path` (`-` for stdin), in `format` or, when `None`, the format [`format_of`] tells (for stdin,
+/// its first bytes).
+///
+/// # Errors
+/// [`TransferError`] when the file cannot be opened, or its format is not supported or cannot be told.
+pub fn open_reader(
+    path: &Path,
+    format: Option<(FileFormat, Compression)>,
+) -> Result<Box<dyn EntityReader>, TransferError> {
     let stdin = path.as_os_str() == "-";
-    let (format, compression) = format_of(path, format);
+    let format_given = format;
+    let (format, compression) = if stdin { format.unwrap_or_default() } else { format_of(path, format)? };
     if format == FileFormat::Parquet {
         // Read from its footer, at the end: a file, not a stream.
+        if stdin {
+            return Err(TransferError::invalid("Parquet is read from a file, not from stdin"));
+        }
         return Ok(Box::new(parquet::ParquetReader::open(path)?));
     }
-    let (source, input): (Arc<str>, Box<dyn io::BufRead + Send>) = if stdin {
+    let (source, mut input): (Arc<str>, Box<dyn io::BufRead + Send>) = if stdin {
         ("-".into(), Box::new(BufReader::with_capacity(FILE_BUFFER, io::stdin())))
     } else {
-        let file = File::open(path).map_err(|e| CliError::io("read", path, e))?;
+        let file = File::open(path).map_err(|e| TransferError::io("read", path, e))?;
         (path.display().to_string().into(), Box::new(BufReader::with_capacity(FILE_BUFFER, file)))
     };
-    let (input, count) = match format {
-        FileFormat::Jsonl | FileFormat::Csv => compress::decompressed(input, compression)
-            .map_err(|e| CliError::failed(format!("cannot read `{source}`: {e}")))?,
-        FileFormat::Parquet => (input, None),
+    let given = format_given.or((!stdin).then_some((format, compression)));
+    let (format, compression) = match told_or_sniffed(given, &mut input, &source)? {
+        (FileFormat::Parquet, _) => return Err(TransferError::invalid("Parquet is read from a file, not from stdin")),
+        told => told,
     };
-    let reader: Box<dyn EntityReader> = match (format, compression) {
-        (FileFormat::Jsonl, _) => Box::new(jsonl::JsonlReader::new(source, input)),
-        (FileFormat::Csv, _) => Box::new(csv::CsvReader::new(source, input)),
-        (format, compression) => {
-            return Err(CliError::invalid(format!(
-                "reading {} with compression {compression:?} is not supported yet",
-                format.extension()
-            )))
-        }
+    let (input, count) = compress::decompressed(input, compression)
+        .map_err(|e| TransferError::failed(format!("cannot read `{source}`: {e}")))?;
+    let reader: Box<dyn EntityReader> = match format {
+        FileFormat::Jsonl => Box::new(jsonl::JsonlReader::new(source, input)),
+        _ => Box::new(csv::CsvReader::new(source, input)),
     };
     Ok(match count {
         Some(count) => Box::new(CountedReader { inner: reader, count }),
         None => reader,
     })
+}
+
+/// The format of an input: as given (or told by a file's name or content), else (stdin without `--format`) told
+/// by its first bytes, peeked.
+fn told_or_sniffed(
+    given: Option<(FileFormat, Compression)>,
+    input: &mut Box<dyn io::BufRead + Send>,
+    source: &str,
+) -> Result<(FileFormat, Compression), TransferError> {
+    if let Some(given) = given {
+        return Ok(given);
+    }
+    let head = input.fill_buf().map_err(|e| TransferError::failed(format!("cannot read `{source}`: {e}")))?;
+    sniff(head).ok_or_else(|| unknown_format(source))
 }
 
 /// A reader of a compressed input, whose progress is the compressed bytes read.
@@ -484,7 +623,7 @@ struct CountedReader {
 }
 
 impl EntityReader for CountedReader {
-    fn next_record(&mut self) -> Result<Option<Record>, CliError> {
+    fn next_record(&mut self) -> Result<Option<Record>, TransferError> {
         self.inner.next_record()
     }
 

@@ -21,7 +21,7 @@ use super::{
     Compression, EntityReader, EntityWriter, Position, Record, Rejected, Sink, WrittenFile, WrittenKeys,
     MAX_RECORD_BYTES,
 };
-use crate::error::CliError;
+use crate::error::TransferError;
 use base64::Engine as _;
 use std::collections::HashMap;
 use std::fs::File;
@@ -50,7 +50,7 @@ const TERMINATOR: &[u8] = b"\r\n";
 ///
 /// ```
 /// let mut record = Vec::new();
-/// table_model_cli::format::csv::push_field(&mut record, "a,\"b\"\r\n");
+/// table_model_transfer::format::csv::push_field(&mut record, "a,\"b\"\r\n");
 /// assert_eq!(record, b"\"a,\"\"b\"\"\r\n\"");
 /// ```
 pub fn push_field(record: &mut Vec<u8>, field: &str) {
@@ -74,7 +74,7 @@ pub fn push_field(record: &mut Vec<u8>, field: &str) {
 ///
 /// ```
 /// use table_model::EdmValue;
-/// use table_model_cli::format::csv::{cell, read_cell};
+/// use table_model_transfer::format::csv::{cell, read_cell};
 /// let mut text = String::new();
 /// for value in [EdmValue::Double(-0.0), EdmValue::Double(0.1), EdmValue::Double(f64::NEG_INFINITY), EdmValue::Int64(i64::MIN)] {
 ///     text.clear();
@@ -105,7 +105,7 @@ pub fn cell(value: &EdmValue, out: &mut String) {
 ///
 /// ```
 /// use table_model::EdmType;
-/// use table_model_cli::format::csv::type_of_cell;
+/// use table_model_transfer::format::csv::type_of_cell;
 /// assert_eq!(type_of_cell("Edm.Int64"), Some(EdmType::Int64));
 /// assert_eq!(type_of_cell("int64"), Some(EdmType::Int64));
 /// assert_eq!(type_of_cell("Edm.GeographyPoint"), None);
@@ -164,7 +164,7 @@ fn shorten(text: &str) -> String {
 ///
 /// ```
 /// use table_model::{Entity, PartitionKey, RowKey};
-/// use table_model_cli::format::{csv::CsvWriter, Compression, EntityWriter as _, Sink};
+/// use table_model_transfer::format::{csv::CsvWriter, Compression, EntityWriter as _, Sink};
 /// let mut out = Vec::new();
 /// let mut writer = CsvWriter::new(Sink::stream("test", &mut out), Compression::None)?;
 /// let (p, r) = (PartitionKey::new("p")?, RowKey::new("1")?);
@@ -211,7 +211,7 @@ impl Drop for Spool {
 
 impl Spool {
     /// A new spool file beside `beside` (the output file), or in the temporary directory for a stream.
-    fn create(beside: Option<&std::path::Path>) -> Result<Spool, CliError> {
+    fn create(beside: Option<&std::path::Path>) -> Result<Spool, TransferError> {
         use std::sync::atomic::{AtomicU32, Ordering};
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let name = format!(".tablectl-{}-{}.csv.spool", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
@@ -225,7 +225,7 @@ impl Spool {
             .write(true)
             .create_new(true)
             .open(&path)
-            .map_err(|e| CliError::io("create", &path, e))?;
+            .map_err(|e| TransferError::io("create", &path, e))?;
         Ok(Spool { path, file: BufWriter::with_capacity(256 * 1024, file), bytes: 0 })
     }
 }
@@ -234,8 +234,8 @@ impl<'a> CsvWriter<'a> {
     /// A writer into `sink`, compressed with `compression`; its spool file is created now.
     ///
     /// # Errors
-    /// [`CliError`] when the spool file cannot be created.
-    pub fn new(sink: Sink<'a>, compression: Compression) -> Result<Self, CliError> {
+    /// [`TransferError`] when the spool file cannot be created.
+    pub fn new(sink: Sink<'a>, compression: Compression) -> Result<Self, TransferError> {
         let spool = Spool::create(sink.path())?;
         Ok(CsvWriter {
             out: Output::new(sink, compression),
@@ -256,7 +256,7 @@ fn push_next(record: &mut Vec<u8>, field: &str) {
 }
 
 impl EntityWriter for CsvWriter<'_> {
-    fn write(&mut self, entity: &Entity) -> Result<(), CliError> {
+    fn write(&mut self, entity: &Entity) -> Result<(), TransferError> {
         // Each property's column, new ones appended in the order first seen.
         let mut cells: Vec<Option<&EdmValue>> = vec![None; self.columns.len()];
         for (name, value) in entity.iter() {
@@ -264,10 +264,10 @@ impl EntityWriter for CsvWriter<'_> {
                 Some(&column) => column,
                 None => {
                     if KEY_COLUMNS.len() + 2 * (self.columns.len() + 1) > MAX_COLUMNS {
-                        return Err(CliError::invalid(format!(
+                        return Err(TransferError::invalid(format!(
                             "cannot write entity {} as csv: its property `{name}` would make {} columns, over the \
                              {MAX_COLUMNS} a csv file may have; export to jsonl",
-                            crate::output::keys(entity),
+                            crate::format::Keys::of(entity),
                             KEY_COLUMNS.len() + 2 * (self.columns.len() + 1)
                         )));
                     }
@@ -304,7 +304,7 @@ impl EntityWriter for CsvWriter<'_> {
             .file
             .write_all(header.as_flattened())
             .and_then(|()| spool.file.write_all(&self.record))
-            .map_err(|e| CliError::io("write", &spool.path, e))?;
+            .map_err(|e| TransferError::io("write", &spool.path, e))?;
         spool.bytes += (self.record.len() + TERMINATOR.len()) as u64;
         self.keys.wrote(entity);
         Ok(())
@@ -314,18 +314,18 @@ impl EntityWriter for CsvWriter<'_> {
         self.spool.bytes
     }
 
-    fn checkpoint(&mut self) -> Result<Option<u64>, CliError> {
+    fn checkpoint(&mut self) -> Result<Option<u64>, TransferError> {
         let spool = &mut self.spool;
-        spool.file.flush().map_err(|e| CliError::io("write", &spool.path, e))?;
+        spool.file.flush().map_err(|e| TransferError::io("write", &spool.path, e))?;
         Ok(None)
     }
 
-    fn finish(self: Box<Self>) -> Result<WrittenFile, CliError> {
+    fn finish(self: Box<Self>) -> Result<WrittenFile, TransferError> {
         let CsvWriter { mut out, mut spool, columns, keys, mut record, .. } = *self;
         // The spool's buffered rows go into its file, which is then read back from its start.
-        spool.file.flush().map_err(|e| CliError::io("write", &spool.path, e))?;
-        let mut file = spool.file.get_ref().try_clone().map_err(|e| CliError::io("read", &spool.path, e))?;
-        file.seek(io::SeekFrom::Start(0)).map_err(|e| CliError::io("read", &spool.path, e))?;
+        spool.file.flush().map_err(|e| TransferError::io("write", &spool.path, e))?;
+        let mut file = spool.file.get_ref().try_clone().map_err(|e| TransferError::io("read", &spool.path, e))?;
+        file.seek(io::SeekFrom::Start(0)).map_err(|e| TransferError::io("read", &spool.path, e))?;
 
         record.clear();
         record.extend_from_slice(KEY_COLUMNS.join(",").as_bytes());
@@ -343,13 +343,13 @@ impl EntityWriter for CsvWriter<'_> {
             match rows.read_exact(&mut header) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
-                Err(e) => return Err(CliError::io("read", &spool.path, e)),
+                Err(e) => return Err(TransferError::io("read", &spool.path, e)),
             }
             let length = u64::from_le_bytes(header[..8].try_into().expect("8 bytes"));
             let known = u64::from_le_bytes(header[8..].try_into().expect("8 bytes"));
             record.clear();
             record.resize(usize::try_from(length).expect("a row spooled from memory"), 0);
-            rows.read_exact(&mut record).map_err(|e| CliError::io("read", &spool.path, e))?;
+            rows.read_exact(&mut record).map_err(|e| TransferError::io("read", &spool.path, e))?;
             // The columns first seen after this row: empty for it.
             for _ in known..total {
                 record.extend_from_slice(b",,");
@@ -494,7 +494,7 @@ impl CsvReader {
     /// A reader of `input`, named `source` in positions and errors.
     ///
     /// ```
-    /// use table_model_cli::format::{csv::CsvReader, EntityReader as _};
+    /// use table_model_transfer::format::{csv::CsvReader, EntityReader as _};
     /// let input: &[u8] = b"\xEF\xBB\xBFPartitionKey,RowKey,N,N@type\r\np,1,5,Int64\r\np,2,x,Edm.Int32\r\n";
     /// let mut reader = CsvReader::new("in.csv", Box::new(input));
     /// let first = reader.next_record()?.unwrap();
@@ -519,7 +519,7 @@ impl CsvReader {
     }
 
     /// Reads the next record into `data` and `ends`, within the bounds; `None` at the end.
-    fn read_raw(&mut self) -> Result<Option<RawRecord>, CliError> {
+    fn read_raw(&mut self) -> Result<Option<RawRecord>, TransferError> {
         // Blank lines before the record are skipped here, so that its first line is known.
         loop {
             let available = self.input.fill_buf().map_err(|e| read_error(&self.source, self.lines, e))?;
@@ -608,12 +608,12 @@ impl CsvReader {
         Fields { data: &self.data, ends: &self.ends }
     }
 
-    fn header_error(&self, line: u64, what: impl std::fmt::Display) -> CliError {
-        CliError::invalid(format!("invalid csv header in `{}` line {line}: {what}", self.source))
+    fn header_error(&self, line: u64, what: impl std::fmt::Display) -> TransferError {
+        TransferError::invalid(format!("invalid csv header in `{}` line {line}: {what}", self.source))
     }
 
     /// Reads the header, the first record.
-    fn read_header(&mut self) -> Result<bool, CliError> {
+    fn read_header(&mut self) -> Result<bool, TransferError> {
         let line = match self.read_raw()? {
             None => return Ok(false),
             Some(RawRecord::Fields { line }) => line,
@@ -704,8 +704,8 @@ impl CsvReader {
 }
 
 /// An input that cannot be read on, after `lines` lines.
-fn read_error(source: &str, lines: u64, e: io::Error) -> CliError {
-    CliError::failed(format!("cannot read `{source}` after line {lines}: {e}"))
+fn read_error(source: &str, lines: u64, e: io::Error) -> TransferError {
+    TransferError::failed(format!("cannot read `{source}` after line {lines}: {e}"))
 }
 
 /// A column's name, for a reject.
@@ -720,7 +720,7 @@ fn column_name(column: &Column) -> &str {
 }
 
 impl EntityReader for CsvReader {
-    fn next_record(&mut self) -> Result<Option<Record>, CliError> {
+    fn next_record(&mut self) -> Result<Option<Record>, TransferError> {
         if self.header.is_none() && !self.read_header()? {
             return Ok(None);
         }
@@ -780,7 +780,7 @@ mod tests {
     use super::*;
     use table_model::ETag;
 
-    fn read(input: &[u8]) -> Result<Vec<Record>, CliError> {
+    fn read(input: &[u8]) -> Result<Vec<Record>, TransferError> {
         let mut reader = CsvReader::new("t.csv", Box::new(io::Cursor::new(input.to_vec())));
         let mut records = Vec::new();
         while let Some(record) = reader.next_record()? {
@@ -929,7 +929,7 @@ mod tests {
         input.extend_from_slice(&b"a,".repeat(10_000_000));
         input.extend_from_slice(b"\n");
         let err = read(&input).unwrap_err();
-        assert_eq!(err.outcome(), crate::error::Outcome::InvalidInput);
+        assert_eq!(err.kind(), crate::error::ErrorKind::InvalidInput);
         assert_eq!(
             err.to_string(),
             "invalid csv header in `t.csv` line 2: over 16384 columns (an entity has at most 252 properties)"

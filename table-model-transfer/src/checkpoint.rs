@@ -2,12 +2,11 @@
 //! (a temporary file synced, then renamed over the old one) after what it counts is durable: entities synced to
 //! disk ([`EntityWriter::checkpoint`](crate::format::EntityWriter::checkpoint)) or acknowledged by the target.
 //! Rerunning the same command finds it and goes on from there; a different command line against it is an
-//! error ([`Command::check`]).
+//! error ([`Invocation::check`]).
 //!
-//! For the tests only, the environment variable [`ABORT_AFTER_VAR`] makes a run abort (as a kill would: no
-//! buffer flushed, nothing cleaned up) once it has handled that many entities ([`AbortAfter`]).
+//! Layer: files.
 
-use crate::error::CliError;
+use crate::error::TransferError;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -18,17 +17,17 @@ use table_model::{EdmValue, Entity};
 /// What a checkpoint was written for: the command and the options that decide what it writes, by flag name
 /// (`table`, `--filter`, `--format`, ...). A run resumes a checkpoint only with the same ones.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Command(pub BTreeMap<String, serde_json::Value>);
+pub struct Invocation(pub BTreeMap<String, serde_json::Value>);
 
-impl Command {
+impl Invocation {
     /// A command named `name` (`export`, `import`, `copy`).
-    pub fn new(name: &str) -> Command {
-        Command(BTreeMap::from([("command".to_owned(), serde_json::Value::from(name))]))
+    pub fn new(name: &str) -> Invocation {
+        Invocation(BTreeMap::from([("command".to_owned(), serde_json::Value::from(name))]))
     }
 
     /// Adds an option and its value (anything that serializes; `None` for an option not given).
     #[must_use]
-    pub fn with(mut self, flag: &str, value: impl Serialize) -> Command {
+    pub fn with(mut self, flag: &str, value: impl Serialize) -> Invocation {
         let value = serde_json::to_value(value).expect("command-line values are JSON");
         self.0.insert(flag.to_owned(), value);
         self
@@ -37,9 +36,9 @@ impl Command {
     /// Checks that `self` (the run's) is the command `saved` in the checkpoint at `path`.
     ///
     /// ```
-    /// use table_model_cli::checkpoint::Command;
-    /// let saved = Command::new("export").with("--filter", Some("Age ge 18"));
-    /// let now = Command::new("export").with("--filter", None::<String>);
+    /// use table_model_transfer::checkpoint::Invocation;
+    /// let saved = Invocation::new("export").with("--filter", Some("Age ge 18"));
+    /// let now = Invocation::new("export").with("--filter", None::<String>);
     /// let err = now.check(&saved, "backup/checkpoint.json".as_ref()).unwrap_err();
     /// assert_eq!(
     ///     err.to_string(),
@@ -49,8 +48,8 @@ impl Command {
     /// ```
     ///
     /// # Errors
-    /// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)) naming each option that differs.
-    pub fn check(&self, saved: &Command, path: &Path) -> Result<(), CliError> {
+    /// [`TransferError`] ([`InvalidInput`](crate::error::ErrorKind::InvalidInput)) naming each option that differs.
+    pub fn check(&self, saved: &Invocation, path: &Path) -> Result<(), TransferError> {
         let null = serde_json::Value::Null;
         let mut flags: Vec<&String> = self.0.keys().chain(saved.0.keys()).collect();
         flags.sort();
@@ -65,7 +64,7 @@ impl Command {
         if changed.is_empty() {
             return Ok(());
         }
-        Err(CliError::invalid(format!(
+        Err(TransferError::invalid(format!(
             "`{}` belongs to an unfinished run of another command line ({}): rerun it as it was to resume, or \
              give --force to start over",
             path.display(),
@@ -78,8 +77,8 @@ impl Command {
 /// killed at any moment leaves the old checkpoint or the new one, never half of one.
 ///
 /// # Errors
-/// [`CliError`] naming the file when it cannot be written.
-pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), CliError> {
+/// [`TransferError`] naming the file when it cannot be written.
+pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), TransferError> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
@@ -90,46 +89,50 @@ pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> Result<(), CliError
         file.write_all(&json)?;
         file.sync_data()
     };
-    write().map_err(|e| CliError::io("write", &tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| CliError::io("write", path, e))
+    write().map_err(|e| TransferError::io("write", &tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| TransferError::io("write", path, e))
 }
 
 /// Reads the checkpoint at `path`; `None` when there is none.
 ///
 /// # Errors
-/// [`CliError`]: unreadable ([`Failed`](crate::error::Outcome::Failed)) or not a checkpoint of this kind
-/// ([`InvalidInput`](crate::error::Outcome::InvalidInput)).
-pub fn read<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, CliError> {
+/// [`TransferError`]: unreadable ([`Failed`](crate::error::ErrorKind::Failed)) or not a checkpoint of this kind
+/// ([`InvalidInput`](crate::error::ErrorKind::InvalidInput)).
+pub fn read<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, TransferError> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(CliError::io("read", path, e)),
+        Err(e) => return Err(TransferError::io("read", path, e)),
     };
     serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-        CliError::invalid(format!("invalid checkpoint `{}`: {e}; remove it or give --force", path.display()))
+        TransferError::invalid(format!("invalid checkpoint `{}`: {e}; remove it or give --force", path.display()))
     })
 }
 
 /// Reads the checkpoint an unfinished run left at `path`, if any, for a run of `command`: the checkpoint must be
 /// of `format` (its `"format"` member) and have been written by the same command line (its `"command"` member,
-/// [`Command::check`]).
+/// [`Invocation::check`]).
 ///
 /// # Errors
 /// As [`read`]; a checkpoint of another format, or of a changed command line, naming each difference
-/// ([`InvalidInput`](crate::error::Outcome::InvalidInput)).
-pub fn read_for<T: DeserializeOwned>(path: &Path, format: &str, command: &Command) -> Result<Option<T>, CliError> {
+/// ([`InvalidInput`](crate::error::ErrorKind::InvalidInput)).
+pub fn read_for<T: DeserializeOwned>(
+    path: &Path,
+    format: &str,
+    command: &Invocation,
+) -> Result<Option<T>, TransferError> {
     /// What every checkpoint starts with.
     #[derive(Deserialize)]
     struct Header {
         format: String,
-        command: Command,
+        command: Invocation,
     }
     let Some(value) = read::<serde_json::Value>(path)? else { return Ok(None) };
     let header = Header::deserialize(&value).map_err(|e| {
-        CliError::invalid(format!("invalid checkpoint `{}`: {e}; remove it or give --force", path.display()))
+        TransferError::invalid(format!("invalid checkpoint `{}`: {e}; remove it or give --force", path.display()))
     })?;
     if header.format != format {
-        return Err(CliError::invalid(format!(
+        return Err(TransferError::invalid(format!(
             "invalid checkpoint `{}`: format `{}`, this tablectl reads `{format}`",
             path.display(),
             header.format
@@ -137,56 +140,18 @@ pub fn read_for<T: DeserializeOwned>(path: &Path, format: &str, command: &Comman
     }
     command.check(&header.command, path)?;
     serde_json::from_value(value).map(Some).map_err(|e| {
-        CliError::invalid(format!("invalid checkpoint `{}`: {e}; remove it or give --force", path.display()))
+        TransferError::invalid(format!("invalid checkpoint `{}`: {e}; remove it or give --force", path.display()))
     })
 }
 
 /// Removes a checkpoint, if there is one.
 ///
 /// # Errors
-/// [`CliError`] naming the file when it exists and cannot be removed.
-pub fn remove(path: &Path) -> Result<(), CliError> {
+/// [`TransferError`] naming the file when it exists and cannot be removed.
+pub fn remove(path: &Path) -> Result<(), TransferError> {
     match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(CliError::io("remove", path, e)),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(TransferError::io("remove", path, e)),
         _ => Ok(()),
-    }
-}
-
-/// The environment variable of [`AbortAfter`]: for tests only.
-pub const ABORT_AFTER_VAR: &str = "TABLECTL_TEST_ABORT_AFTER";
-
-/// For tests of resuming: aborts the process (as `SIGKILL` would stop it: no buffer flushed, no checkpoint
-/// written) once the run has handled the number of entities in [`ABORT_AFTER_VAR`]; does nothing when it is
-/// not set.
-#[derive(Clone, Copy, Debug)]
-pub struct AbortAfter {
-    after: Option<u64>,
-    seen: u64,
-}
-
-impl AbortAfter {
-    /// Reads [`ABORT_AFTER_VAR`].
-    pub fn from_env() -> AbortAfter {
-        AbortAfter { after: std::env::var(ABORT_AFTER_VAR).ok().and_then(|v| v.parse().ok()), seen: 0 }
-    }
-
-    /// Counts `n` more entities handled, and aborts when the count is reached.
-    pub fn count(&mut self, n: u64) {
-        self.seen += n;
-        Self::check(self.after, self.seen);
-    }
-
-    /// Aborts when `seen` reached `after`.
-    pub fn check(after: Option<u64>, seen: u64) {
-        if after.is_some_and(|after| seen >= after) {
-            eprintln!("tablectl: {ABORT_AFTER_VAR}: aborting after {seen} entities");
-            std::process::abort();
-        }
-    }
-
-    /// The number to abort at, if any.
-    pub fn limit(&self) -> Option<u64> {
-        self.after
     }
 }
 
@@ -196,7 +161,7 @@ impl AbortAfter {
 ///
 /// ```
 /// use table_model::{Entity, PartitionKey, RowKey};
-/// use table_model_cli::checkpoint::same_entity;
+/// use table_model_transfer::checkpoint::same_entity;
 /// let a = Entity::new(PartitionKey::new("p")?, RowKey::new("r")?).with("X".parse()?, f64::NAN)?.with("Y".parse()?, 1)?;
 /// let b = Entity::new(PartitionKey::new("p")?, RowKey::new("r")?).with("Y".parse()?, 1)?.with("X".parse()?, f64::NAN)?;
 /// assert!(same_entity(&a, &b));

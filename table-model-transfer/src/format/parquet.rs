@@ -9,8 +9,8 @@
 //! writes it again), and it is read from a file, not a stream (its footer comes first).
 
 use super::{EntityReader, EntityWriter, Position, Record, Rejected, Sink, WrittenFile, WrittenKeys};
-use crate::error::CliError;
-use crate::manifest::Hashing;
+use crate::digest::Hashing;
+use crate::error::TransferError;
 use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -22,13 +22,15 @@ use table_model_arrow::parquet::{ParquetEntityReader, ParquetEntityWriter, Reade
 /// their `column`).
 ///
 /// # Errors
-/// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)): the file cannot be read, is not that JSON,
+/// [`TransferError`] ([`InvalidInput`](crate::error::ErrorKind::InvalidInput)): the file cannot be read, is not that JSON,
 /// or describes columns that cannot be (a key that is not a string, a name that is not a property name).
-pub fn read_schema(path: &Path) -> Result<Inference, CliError> {
-    let bytes = std::fs::read(path).map_err(|e| CliError::io("read", path, e))?;
+pub fn read_schema(path: &Path) -> Result<Inference, TransferError> {
+    let bytes = std::fs::read(path).map_err(|e| TransferError::io("read", path, e))?;
     let inference: Inference = serde_json::from_slice(&bytes)
-        .map_err(|e| CliError::invalid(format!("invalid schema file `{}`: {e}", path.display())))?;
-    inference.to_schema().map_err(|e| CliError::invalid(format!("invalid schema file `{}`: {e}", path.display())))?;
+        .map_err(|e| TransferError::invalid(format!("invalid schema file `{}`: {e}", path.display())))?;
+    inference
+        .to_schema()
+        .map_err(|e| TransferError::invalid(format!("invalid schema file `{}`: {e}", path.display())))?;
     Ok(inference)
 }
 
@@ -52,7 +54,7 @@ impl Write for Shared {
 ///
 /// ```
 /// use table_model::{Entity, PartitionKey, RowKey};
-/// use table_model_cli::format::{parquet::ParquetWriter, EntityWriter as _, Sink};
+/// use table_model_transfer::format::{parquet::ParquetWriter, EntityWriter as _, Sink};
 /// let mut out = Vec::new();
 /// let mut writer = ParquetWriter::new(Sink::stream("test", &mut out), None)?;
 /// writer.write(&Entity::new(PartitionKey::new("p")?, RowKey::new("r")?).with("N".parse()?, 5_i64)?)?;
@@ -78,34 +80,34 @@ impl<'a> ParquetWriter<'a> {
     /// A writer into `sink`, with the columns of `schema`, or inferred from the first entities.
     ///
     /// # Errors
-    /// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)) for a schema that describes no
+    /// [`TransferError`] ([`InvalidInput`](crate::error::ErrorKind::InvalidInput)) for a schema that describes no
     /// entities.
-    pub fn new(sink: Sink<'a>, schema: Option<&Inference>) -> Result<Self, CliError> {
+    pub fn new(sink: Sink<'a>, schema: Option<&Inference>) -> Result<Self, TransferError> {
         let schema = schema
             .map(|s| s.to_schema().map(Arc::new))
             .transpose()
-            .map_err(|e| CliError::invalid(format!("invalid schema: {e}")))?;
+            .map_err(|e| TransferError::invalid(format!("invalid schema: {e}")))?;
         let buffer = Shared::default();
         let writer = ParquetEntityWriter::new(buffer.clone(), schema, WriterOptions::default())
-            .map_err(|e| CliError::invalid(format!("invalid schema: {e}")))?;
+            .map_err(|e| TransferError::invalid(format!("invalid schema: {e}")))?;
         Ok(ParquetWriter { writer: Some(writer), buffer, out: Hashing::new(sink), keys: WrittenKeys::default() })
     }
 
     /// Moves what the Parquet writer wrote into the sink.
-    fn drain(&mut self) -> Result<(), CliError> {
+    fn drain(&mut self) -> Result<(), TransferError> {
         let bytes = std::mem::take(&mut *self.buffer.0.lock().expect("never poisoned: nothing panics holding it"));
         let out = &mut self.out;
         out.write_all(&bytes).map_err(|e| out.get_ref().error("write", e))
     }
 
-    fn failed(&self, e: table_model_arrow::Error) -> CliError {
+    fn failed(&self, e: table_model_arrow::Error) -> TransferError {
         let target = self.out.get_ref().path().map_or_else(|| "stdout".to_owned(), |p| format!("`{}`", p.display()));
-        CliError::failed(format!("cannot write parquet to {target}: {e}"))
+        TransferError::failed(format!("cannot write parquet to {target}: {e}"))
     }
 }
 
 impl EntityWriter for ParquetWriter<'_> {
-    fn write(&mut self, entity: &Entity) -> Result<(), CliError> {
+    fn write(&mut self, entity: &Entity) -> Result<(), TransferError> {
         let writer = self.writer.as_mut().expect("finish consumes the writer");
         if let Err(e) = writer.write(entity.clone()) {
             return Err(self.failed(e));
@@ -118,7 +120,7 @@ impl EntityWriter for ParquetWriter<'_> {
         self.out.bytes
     }
 
-    fn checkpoint(&mut self) -> Result<Option<u64>, CliError> {
+    fn checkpoint(&mut self) -> Result<Option<u64>, TransferError> {
         self.drain()?;
         let sink = self.out.get_mut();
         sink.sync().map_err(|e| sink.error("write", e))?;
@@ -126,7 +128,7 @@ impl EntityWriter for ParquetWriter<'_> {
         Ok(None)
     }
 
-    fn finish(mut self: Box<Self>) -> Result<WrittenFile, CliError> {
+    fn finish(mut self: Box<Self>) -> Result<WrittenFile, TransferError> {
         let writer = self.writer.take().expect("finish is called once");
         if let Err(e) = writer.finish() {
             return Err(self.failed(e));
@@ -153,22 +155,24 @@ impl ParquetReader {
     /// Opens a Parquet file (its footer and schema are read now).
     ///
     /// # Errors
-    /// [`CliError`]: stdin (a Parquet file is read from its end), a file that cannot be opened, is not Parquet,
-    /// or has columns that hold no EDM type ([`InvalidInput`](crate::error::Outcome::InvalidInput)).
-    pub fn open(path: &Path) -> Result<Self, CliError> {
+    /// [`TransferError`]: stdin (a Parquet file is read from its end), a file that cannot be opened, is not Parquet,
+    /// or has columns that hold no EDM type ([`InvalidInput`](crate::error::ErrorKind::InvalidInput)).
+    pub fn open(path: &Path) -> Result<Self, TransferError> {
         if path.as_os_str() == "-" {
-            return Err(CliError::invalid("parquet cannot be read from stdin (its footer is at its end): give a file"));
+            return Err(TransferError::invalid(
+                "parquet cannot be read from stdin (its footer is at its end): give a file",
+            ));
         }
-        let file = std::fs::File::open(path).map_err(|e| CliError::io("read", path, e))?;
+        let file = std::fs::File::open(path).map_err(|e| TransferError::io("read", path, e))?;
         let bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
         let reader = ParquetEntityReader::new(file, ReaderOptions::default())
-            .map_err(|e| CliError::invalid(format!("cannot read `{}`: {e}", path.display())))?;
+            .map_err(|e| TransferError::invalid(format!("cannot read `{}`: {e}", path.display())))?;
         Ok(ParquetReader { source: path.display().to_string().into(), reader, row: 0, bytes })
     }
 }
 
 impl EntityReader for ParquetReader {
-    fn next_record(&mut self) -> Result<Option<Record>, CliError> {
+    fn next_record(&mut self) -> Result<Option<Record>, TransferError> {
         let Some(next) = self.reader.next() else {
             return Ok(None);
         };
@@ -193,7 +197,7 @@ impl EntityReader for ParquetReader {
             }
             // A page that cannot be read: nothing after it can.
             Err(e) => {
-                return Err(CliError::failed(format!(
+                return Err(TransferError::failed(format!(
                     "cannot read `{}` at row {}: {}",
                     self.source,
                     self.row,

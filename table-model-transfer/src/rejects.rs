@@ -2,8 +2,10 @@
 //! for `validate`, that the service would refuse), with its source and line, keys, property and rule, and the line
 //! itself to fix and import again. The file is created when the first entity is rejected, so a clean run leaves
 //! none.
+//!
+//! Layer: files.
 
-use crate::error::CliError;
+use crate::error::TransferError;
 use crate::format::{Position, Rejected};
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -32,8 +34,8 @@ impl Reject {
     /// The reject of a record that is not an entity.
     ///
     /// ```
-    /// use table_model_cli::format::{Position, Rejected};
-    /// use table_model_cli::rejects::Reject;
+    /// use table_model_transfer::format::{Position, Rejected};
+    /// use table_model_transfer::rejects::Reject;
     /// let position = Position { source: "in.jsonl".into(), line: 7 };
     /// let rejected = Rejected {
     ///     partition_key: Some("p".into()),
@@ -78,8 +80,8 @@ impl RejectFile {
     /// rejects of a chunk the stopped run did not finish) cut off.
     ///
     /// # Errors
-    /// [`CliError`] naming the file when it cannot be opened, or is shorter than its checkpoint says.
-    pub fn resume(path: PathBuf, bytes: u64, count: u64) -> Result<Self, CliError> {
+    /// [`TransferError`] naming the file when it cannot be opened, or is shorter than its checkpoint says.
+    pub fn resume(path: PathBuf, bytes: u64, count: u64) -> Result<Self, TransferError> {
         if bytes == 0 {
             return Ok(RejectFile { path, file: None, count: 0, bytes: 0 });
         }
@@ -87,7 +89,7 @@ impl RejectFile {
         let file = match sink {
             crate::format::Sink::File { file, .. } => file,
             crate::format::Sink::Stream { name, .. } => {
-                return Err(CliError::failed(format!("cannot resume the reject file `{name}`: not a file")))
+                return Err(TransferError::failed(format!("cannot resume the reject file `{name}`: not a file")))
             }
         };
         Ok(RejectFile { path, file: Some(file), count, bytes })
@@ -96,11 +98,11 @@ impl RejectFile {
     /// Flushes and syncs the file, if there is one, and says how many bytes it holds: for a checkpoint.
     ///
     /// # Errors
-    /// [`CliError`] naming the file when it cannot be written.
-    pub fn sync(&mut self) -> Result<u64, CliError> {
+    /// [`TransferError`] naming the file when it cannot be written.
+    pub fn sync(&mut self) -> Result<u64, TransferError> {
         if let Some(file) = &mut self.file {
-            file.flush().map_err(|e| CliError::io("write", &self.path, e))?;
-            file.get_ref().sync_data().map_err(|e| CliError::io("write", &self.path, e))?;
+            file.flush().map_err(|e| TransferError::io("write", &self.path, e))?;
+            file.get_ref().sync_data().map_err(|e| TransferError::io("write", &self.path, e))?;
         }
         Ok(self.bytes)
     }
@@ -108,18 +110,18 @@ impl RejectFile {
     /// Writes one reject, creating the file first if needed.
     ///
     /// # Errors
-    /// [`CliError`] naming the file when it cannot be created or written.
-    pub fn write(&mut self, reject: &Reject) -> Result<(), CliError> {
+    /// [`TransferError`] naming the file when it cannot be created or written.
+    pub fn write(&mut self, reject: &Reject) -> Result<(), TransferError> {
         let file = match &mut self.file {
             Some(file) => file,
             None => {
-                let file = File::create(&self.path).map_err(|e| CliError::io("create", &self.path, e))?;
+                let file = File::create(&self.path).map_err(|e| TransferError::io("create", &self.path, e))?;
                 self.file.insert(BufWriter::new(file))
             }
         };
         let mut json = serde_json::to_vec(reject).expect("a reject is always JSON");
         json.push(b'\n');
-        file.write_all(&json).map_err(|e| CliError::io("write", &self.path, e))?;
+        file.write_all(&json).map_err(|e| TransferError::io("write", &self.path, e))?;
         self.count += 1;
         self.bytes += json.len() as u64;
         Ok(())
@@ -128,10 +130,10 @@ impl RejectFile {
     /// Flushes the file, if there is one.
     ///
     /// # Errors
-    /// [`CliError`] naming the file when it cannot be written.
-    pub fn finish(&mut self) -> Result<(), CliError> {
+    /// [`TransferError`] naming the file when it cannot be written.
+    pub fn finish(&mut self) -> Result<(), TransferError> {
         match &mut self.file {
-            Some(file) => file.flush().map_err(|e| CliError::io("write", &self.path, e)),
+            Some(file) => file.flush().map_err(|e| TransferError::io("write", &self.path, e)),
             None => Ok(()),
         }
     }

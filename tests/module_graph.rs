@@ -1,7 +1,8 @@
-//! The modules of `table-model` import each other without a circle, and each imports only its own layer or
-//! the layers below it, so that the crate reads bottom up: rules, model, wire, requests, client.
+//! The modules of each library crate of the workspace import each other without a circle, and each imports only
+//! its own layer or the layers below it, so that a crate reads bottom up ([`CRATES`] lists each crate's layers:
+//! `table-model`'s rules, model, wire, requests, client).
 //!
-//! The tests read every file of `src/` and build the graph of which module names which:
+//! The tests read every file of a crate's `src/` and build the graph of which module names which:
 //!
 //! - A module is a file: `lib.rs` is the crate root, `foo.rs` is `foo`, and the files of the folder `foo/` are
 //!   the submodules of `foo`. An inline `mod x { ... }` belongs to its file.
@@ -21,24 +22,40 @@
 //!    parent, and the parent its submodules: `key/int.rs` implements the `Key` trait of `key.rs`, which
 //!    re-exports what `key/int.rs` defines.
 //! 2. Each top-level module says its layer in one line of its header, `//! Layer: <layer>.`, one of
-//!    [`LAYERS`]; its submodules are in its layer. A module uses only modules of its own layer or below.
+//!    its crate's layers ([`CRATES`]); its submodules are in its layer. A module uses only modules of its own layer
+//!    or below.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;
 
-/// The layers, bottom up.
-const LAYERS: [&str; 5] = ["rules", "model", "wire", "requests", "client"];
+/// Each crate checked, with its layers bottom up and how many modules and uses it has at least (a check of the
+/// reader: it found the crate, not next to nothing).
+const CRATES: [(&str, &[&str], usize, usize); 3] = [
+    ("table-model", &["rules", "model", "wire", "requests", "client"], 40, 300),
+    // The transfer engine: what every layer uses, then files, then the service, then the operations.
+    ("table-model-transfer", &["base", "files", "service", "operations"], 20, 80),
+    // tablectl: the parts the commands use (errors, output, progress, endpoints, SQL's pieces), the arguments,
+    // then the commands.
+    ("table-model-cli", &["parts", "arguments", "commands"], 15, 30),
+];
+
+/// The layers of `table-model`, the tests of the checker's own rules use.
+const LAYERS: &[&str] = CRATES[0].1;
 
 #[test]
 fn no_cycle_between_modules() {
-    let problems = table_model().cycles();
-    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+    for (name, _, modules, uses) in CRATES {
+        let problems = workspace_crate(name, modules, uses).cycles();
+        assert!(problems.is_empty(), "{name}:\n{}", problems.join("\n\n"));
+    }
 }
 
 #[test]
 fn each_module_uses_its_own_layer_or_those_below() {
-    let problems = table_model().layer_problems();
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    for (name, layers, modules, uses) in CRATES {
+        let problems = workspace_crate(name, modules, uses).layer_problems(layers);
+        assert!(problems.is_empty(), "{name}:\n{}", problems.join("\n"));
+    }
 }
 
 /// A cycle is reported with its modules in order, and where each of them names the next.
@@ -97,7 +114,7 @@ fn only_code_is_read() {
           src/high.rs:3 crate::other::part::Part"
         ]
     );
-    assert!(krate.layer_problems().is_empty(), "{:?}", krate.layer_problems());
+    assert!(krate.layer_problems(LAYERS).is_empty(), "{:?}", krate.layer_problems(LAYERS));
     // A use of a layer above is refused.
     let krate = read_crate(&[
         ("lib.rs", "mod high;\nmod low;\n"),
@@ -105,20 +122,21 @@ fn only_code_is_read() {
         ("low.rs", "//! Low.\n//!\n//! Layer: model.\nfn f() { super::high::up() }\n"),
     ]);
     assert_eq!(
-        krate.layer_problems(),
+        krate.layer_problems(LAYERS),
         ["`low` (model) uses `high` (wire), a layer above: src/low.rs:4 super::high::up"]
     );
 }
 
-/// The crate as its files are.
-fn table_model() -> Crate {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// A crate of the workspace as its files are, checked to have more than `modules` modules and `uses` uses.
+fn workspace_crate(name: &str, modules: usize, uses: usize) -> Crate {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(name).join("src");
     let mut files = BTreeMap::new();
     read_dir(&src, &src, &mut files);
-    let krate = Crate::read(&files).unwrap_or_else(|e| panic!("{e}"));
-    // A check of the reader: it found the crate, not next to nothing.
-    assert!(krate.modules.len() > 40, "only {} modules found", krate.modules.len());
-    assert!(krate.edges.len() > 300, "only {} uses found", krate.edges.len());
+    // A binary's root is not a module of the library.
+    files.remove("main.rs");
+    let krate = Crate::read(&files).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(krate.modules.len() > modules, "{name}: only {} modules found", krate.modules.len());
+    assert!(krate.edges.len() > uses, "{name}: only {} uses found", krate.edges.len());
     krate
 }
 
@@ -341,16 +359,16 @@ impl Crate {
     }
 
     /// Top-level modules without a known `Layer:` line, and uses of a layer above.
-    fn layer_problems(&self) -> Vec<String> {
+    fn layer_problems(&self, layers: &[&str]) -> Vec<String> {
         let mut problems = Vec::new();
         let mut rank = BTreeMap::new();
         for (module, layer) in &self.layers {
-            match layer.as_deref().and_then(|l| LAYERS.iter().position(|k| *k == l)) {
+            match layer.as_deref().and_then(|l| layers.iter().position(|k| *k == l)) {
                 Some(r) => {
                     rank.insert(module.clone(), r);
                 }
                 None => problems.push(format!(
-                    "module `{module}` (src/{}): its header has no line `//! Layer: <layer>.` with a layer of {LAYERS:?} \
+                    "module `{module}` (src/{}): its header has no line `//! Layer: <layer>.` with a layer of {layers:?} \
                      (found {layer:?})",
                     self.modules[&vec![module.clone()]].file
                 )),
@@ -362,9 +380,9 @@ impl Crate {
                     problems.push(format!(
                         "`{}` ({}) uses `{}` ({}), a layer above: {}",
                         show(&edge.from),
-                        LAYERS[from],
+                        layers[from],
                         show(&edge.to),
-                        LAYERS[to],
+                        layers[to],
                         edge.site
                     ));
                 }

@@ -6,6 +6,8 @@
 //! client backs off on `503`, `500 OperationTimedOut` and `429` (honouring `x-ms-retry-after-ms` and
 //! `Retry-After`, `docs/rules.md` §12), and against Storage the bulk writer paces each partition under its own
 //! target of 2,000 entities per second ([`partition_limit_for`]).
+//!
+//! Layer: service.
 
 use std::num::NonZeroU32;
 use std::time::Duration;
@@ -27,7 +29,7 @@ const CATCH_UP: Duration = Duration::from_secs(1);
 ///
 /// ```
 /// use table_model::ServiceKind;
-/// use table_model_cli::rate::limit_for;
+/// use table_model_transfer::rate::limit_for;
 /// assert_eq!(limit_for(None, ServiceKind::Storage), Some(20_000));
 /// assert_eq!(limit_for(None, ServiceKind::Azurite), None);
 /// assert_eq!(limit_for(Some(500), ServiceKind::CosmosDb), Some(500));
@@ -48,7 +50,7 @@ pub fn limit_for(max_rate: Option<u64>, kind: ServiceKind) -> Option<u64> {
 /// ```
 /// use table_model::client::PARTITION_TARGET;
 /// use table_model::ServiceKind;
-/// use table_model_cli::rate::partition_limit_for;
+/// use table_model_transfer::rate::partition_limit_for;
 /// assert_eq!(partition_limit_for(None, ServiceKind::Storage), Some(PARTITION_TARGET));
 /// assert_eq!(partition_limit_for(Some(500), ServiceKind::Storage), Some(PARTITION_TARGET));
 /// assert_eq!(partition_limit_for(Some(0), ServiceKind::Storage), None);
@@ -63,7 +65,7 @@ pub fn partition_limit_for(max_rate: Option<u64>, kind: ServiceKind) -> Option<N
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// use table_model_cli::rate::Pace;
+/// use table_model_transfer::rate::Pace;
 /// let mut pace = Pace::new(None);
 /// pace.take(1_000_000).await; // no limit: never waits
 /// # }

@@ -5,67 +5,18 @@
 //!
 //! Memory is bounded: each range holds at most one page (the service sends at most 1,000 entities in one,
 //! `docs/rules.md` §10) until the consumer takes it, so a scan holds at most `parallel` pages.
+//!
+//! Layer: service.
 
-use crate::error::CliError;
+use crate::error::TransferError;
+pub use crate::shard::Shard;
 use futures::{Stream, StreamExt as _, TryStreamExt as _};
-use std::fmt;
 use std::num::NonZeroUsize;
-use std::str::FromStr;
 use table_model::client::{QueryOptions, TableClient};
+use table_model::filter::Filter;
 use table_model::filter::{shard, KeyRange};
 use table_model::response::Continuation;
 use table_model::{Entity, Query};
-
-/// Worker `k` of `n` (`--shard K/N`, both counted from 1 on the command line): a fixed share of the plan's
-/// ranges, the library's [`shard`].
-///
-/// ```
-/// use table_model_cli::scan::Shard;
-/// let shard: Shard = "2/3".parse()?;
-/// assert_eq!((shard.k, shard.n), (2, 3));
-/// assert_eq!(shard.to_string(), "2/3");
-/// assert_eq!(
-///     "4/3".parse::<Shard>().unwrap_err().to_string(),
-///     "invalid shard `4/3`: K must be from 1 to N (3)"
-/// );
-/// # Ok::<(), table_model_cli::error::CliError>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub struct Shard {
-    /// This worker, from 1.
-    pub k: usize,
-    /// The number of workers.
-    pub n: usize,
-}
-
-impl Shard {
-    /// The whole plan: worker 1 of 1.
-    pub const ALL: Shard = Shard { k: 1, n: 1 };
-}
-
-impl FromStr for Shard {
-    type Err = CliError;
-
-    fn from_str(text: &str) -> Result<Shard, CliError> {
-        let invalid = |why: &str| CliError::invalid(format!("invalid shard `{text}`: {why}"));
-        let (k, n) = text.split_once('/').ok_or_else(|| invalid("write it K/N, such as 2/3"))?;
-        let number = |s: &str| s.trim().parse::<usize>().map_err(|_| invalid("K and N must be whole numbers"));
-        let (k, n) = (number(k)?, number(n)?);
-        if n == 0 {
-            return Err(invalid("N must be at least 1"));
-        }
-        if k == 0 || k > n {
-            return Err(invalid(&format!("K must be from 1 to N ({n})")));
-        }
-        Ok(Shard { k, n })
-    }
-}
-
-impl fmt::Display for Shard {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.k, self.n)
-    }
-}
 
 /// The plan of a scan and this worker's share of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,14 +42,14 @@ pub async fn plan(
     query: &Query,
     parallel: NonZeroUsize,
     shard_of: Shard,
-) -> Result<Plan, CliError> {
+) -> Result<Plan, TransferError> {
     let ranges = parallel.get().saturating_mul(shard_of.n);
     let all = match NonZeroUsize::new(ranges) {
         Some(n) if n.get() > 1 => table.plan_ranges(n, query.filter_ref(), None).await?,
         _ => vec![KeyRange::all()],
     };
     let mine = shard(&all, shard_of.k - 1, shard_of.n)
-        .map_err(|e| CliError::failed(format!("cannot share the plan among the workers: {e}")))?;
+        .map_err(|e| TransferError::failed(format!("cannot share the plan among the workers: {e}")))?;
     Ok(Plan { all, mine })
 }
 
@@ -136,9 +87,9 @@ pub struct Page {
 /// use std::num::NonZeroUsize;
 /// use table_model::client::TableServiceClient;
 /// use table_model::{Query, TableName};
-/// use table_model_cli::scan::{plan, scan_pages, RangeStart, Shard};
+/// use table_model_transfer::scan::{plan, scan_pages, RangeStart, Shard};
 ///
-/// # async fn run() -> Result<(), table_model_cli::error::CliError> {
+/// # async fn run() -> Result<(), table_model_transfer::error::TransferError> {
 /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
 /// let table = service.table_client(TableName::from_static("Orders"));
 /// let query = Query::new().select(["PartitionKey", "RowKey"]);
@@ -165,7 +116,7 @@ pub fn scan_pages<'a>(
     query: &'a Query,
     ranges: Vec<RangeStart>,
     parallel: NonZeroUsize,
-) -> impl Stream<Item = Result<Page, CliError>> + 'a {
+) -> impl Stream<Item = Result<Page, TransferError>> + 'a {
     futures::stream::iter(ranges).map(move |start| range_pages(table, query, start)).flatten_unordered(parallel.get())
 }
 
@@ -174,7 +125,7 @@ fn range_pages<'a>(
     table: &'a TableClient,
     query: &Query,
     start: RangeStart,
-) -> futures::stream::BoxStream<'a, Result<Page, CliError>> {
+) -> futures::stream::BoxStream<'a, Result<Page, TransferError>> {
     let mut ranged = query.clone();
     if let Some(filter) = start.range.filter_with(query.filter_ref().cloned()) {
         ranged = ranged.filter(filter);
@@ -185,16 +136,61 @@ fn range_pages<'a>(
         Ok(pager) => pager
             .into_pages()
             .map_ok(move |page| Page { range: index, entities: page.entities, next: page.continuation })
-            .map_err(CliError::from)
+            .map_err(TransferError::from)
             .boxed(),
-        Err(e) => futures::stream::once(async move { Err(CliError::from(e)) }).boxed(),
+        Err(e) => futures::stream::once(async move { Err(TransferError::from(e)) }).boxed(),
     }
 }
 
 /// Parses a continuation kept in a checkpoint (its `Display` token).
 ///
 /// # Errors
-/// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)) naming `what` holds it.
-pub fn continuation(token: &str, what: &std::path::Path) -> Result<Continuation, CliError> {
-    token.parse().map_err(|e| CliError::invalid(format!("invalid checkpoint `{}`: {e}", what.display())))
+/// [`TransferError`] ([`InvalidInput`](crate::error::ErrorKind::InvalidInput)) naming `what` holds it.
+pub fn continuation(token: &str, what: &std::path::Path) -> Result<Continuation, TransferError> {
+    token.parse().map_err(|e| TransferError::invalid(format!("invalid checkpoint `{}`: {e}", what.display())))
+}
+
+/// Parses a filter with [`Filter::parse`], so a mistake is an error with its position before any request.
+///
+/// ```
+/// use table_model_transfer::error::ErrorKind;
+/// let err = table_model_transfer::scan::parse_filter("Age gt").unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::InvalidInput);
+/// assert!(err.to_string().starts_with("invalid --filter `Age gt`: invalid filter at position 6: "), "{err}");
+/// ```
+///
+/// # Errors
+/// [`TransferError`] ([`InvalidInput`](crate::error::ErrorKind::InvalidInput)) with the parser's message.
+pub fn parse_filter(text: &str) -> Result<Filter, TransferError> {
+    Filter::parse(text).map_err(|e| TransferError::invalid(format!("invalid --filter `{text}`: {e}")))
+}
+
+/// A query with the filter, if any.
+///
+/// # Errors
+/// As [`parse_filter`].
+pub fn filtered(filter: Option<&str>) -> Result<Query, TransferError> {
+    Ok(match filter {
+        Some(text) => Query::new().filter(parse_filter(text)?),
+        None => Query::new(),
+    })
+}
+
+/// Adds `$select` to a query when properties are given: the `always` ones (the keys, say), then the given ones not
+/// among them.
+///
+/// ```
+/// use table_model::Query;
+/// use table_model_transfer::scan::selecting;
+/// let query = selecting(Query::new(), &["PartitionKey", "RowKey"], &["Age".into(), "RowKey".into()]);
+/// let select = query.render()?.into_iter().find(|(name, _)| *name == "$select").map(|(_, value)| value);
+/// assert_eq!(select.as_deref(), Some("PartitionKey,RowKey,Age"));
+/// # Ok::<(), table_model::QueryError>(())
+/// ```
+pub fn selecting(query: Query, always: &[&'static str], given: &[String]) -> Query {
+    if given.is_empty() {
+        return query;
+    }
+    let rest: Vec<String> = given.iter().filter(|name| !always.contains(&name.as_str())).cloned().collect();
+    query.select(always.iter().copied()).select(rest)
 }

@@ -12,7 +12,7 @@ use super::{
     Compression, EntityReader, EntityWriter, Position, Record, Rejected, Sink, WrittenFile, WrittenKeys,
     MAX_RECORD_BYTES, SHOWN_BYTES,
 };
-use crate::error::CliError;
+use crate::error::TransferError;
 use serde::Deserialize;
 use std::io::{BufRead, Write as _};
 use std::sync::Arc;
@@ -22,7 +22,7 @@ use table_model::{decode_entity, encode_entity, DecodeError, EncodeError, Entity
 ///
 /// ```
 /// use table_model::{Entity, PartitionKey, RowKey};
-/// use table_model_cli::format::{jsonl::JsonlWriter, EntityWriter as _, Sink};
+/// use table_model_transfer::format::{jsonl::JsonlWriter, EntityWriter as _, Sink};
 /// let mut out = Vec::new();
 /// let mut writer = JsonlWriter::new(Sink::stream("test", &mut out));
 /// writer.write(&Entity::new(PartitionKey::new("p")?, RowKey::new("r")?))?;
@@ -52,10 +52,11 @@ impl<'a> JsonlWriter<'a> {
 }
 
 impl EntityWriter for JsonlWriter<'_> {
-    fn write(&mut self, entity: &Entity) -> Result<(), CliError> {
+    fn write(&mut self, entity: &Entity) -> Result<(), TransferError> {
         self.line.clear();
-        write_entity(entity, &mut self.line)
-            .map_err(|e| CliError::failed(format!("cannot write entity {}: {e}", crate::output::keys(entity))))?;
+        write_entity(entity, &mut self.line).map_err(|e| {
+            TransferError::failed(format!("cannot write entity {}: {e}", crate::format::Keys::of(entity)))
+        })?;
         self.out.write_all(&self.line).map_err(|e| self.out.error(e))?;
         self.keys.wrote(entity);
         Ok(())
@@ -65,11 +66,11 @@ impl EntityWriter for JsonlWriter<'_> {
         self.out.bytes()
     }
 
-    fn checkpoint(&mut self) -> Result<Option<u64>, CliError> {
+    fn checkpoint(&mut self) -> Result<Option<u64>, TransferError> {
         self.out.checkpoint().map(Some)
     }
 
-    fn finish(mut self: Box<Self>) -> Result<WrittenFile, CliError> {
+    fn finish(mut self: Box<Self>) -> Result<WrittenFile, TransferError> {
         let (bytes, sha256) = self.out.finish()?;
         Ok(self.keys.into_file(bytes, sha256))
     }
@@ -96,7 +97,7 @@ impl JsonlReader {
     /// A reader of `reader`, named `source` in positions and errors (a path, or `-` for stdin).
     ///
     /// ```
-    /// use table_model_cli::format::{jsonl::JsonlReader, EntityReader as _};
+    /// use table_model_transfer::format::{jsonl::JsonlReader, EntityReader as _};
     /// let input: &[u8] = b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}\n\n{oops\n";
     /// let mut reader = JsonlReader::new("in.jsonl", Box::new(input));
     /// let first = reader.next_record()?.unwrap();
@@ -105,7 +106,7 @@ impl JsonlReader {
     /// assert_eq!(second.position.line, 3);
     /// assert!(second.entity.unwrap_err().rule.starts_with("invalid JSON"));
     /// assert!(reader.next_record()?.is_none());
-    /// # Ok::<(), table_model_cli::error::CliError>(())
+    /// # Ok::<(), table_model_transfer::error::TransferError>(())
     /// ```
     pub fn new(source: impl Into<Arc<str>>, reader: Box<dyn BufRead + Send>) -> Self {
         JsonlReader { source: source.into(), reader, line: 0, bytes: 0, buf: Vec::new() }
@@ -113,11 +114,11 @@ impl JsonlReader {
 }
 
 impl EntityReader for JsonlReader {
-    fn next_record(&mut self) -> Result<Option<Record>, CliError> {
+    fn next_record(&mut self) -> Result<Option<Record>, TransferError> {
         loop {
             let (n, over) =
                 super::read_line_bounded(&mut *self.reader, &mut self.buf, MAX_RECORD_BYTES).map_err(|e| {
-                    CliError::failed(format!("cannot read `{}` after line {}: {e}", self.source, self.line))
+                    TransferError::failed(format!("cannot read `{}` after line {}: {e}", self.source, self.line))
                 })?;
             if n == 0 {
                 return Ok(None);
@@ -144,9 +145,9 @@ impl EntityReader for JsonlReader {
 /// use table_model::{Entity, PartitionKey, RowKey};
 /// let entity = Entity::new(PartitionKey::new("p")?, RowKey::new("r")?).with("N".parse()?, 5_i64)?;
 /// let mut line = Vec::new();
-/// table_model_cli::format::jsonl::write_entity(&entity, &mut line)?;
+/// table_model_transfer::format::jsonl::write_entity(&entity, &mut line)?;
 /// assert_eq!(line, b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\",\"N@odata.type\":\"Edm.Int64\",\"N\":\"5\"}\n");
-/// assert_eq!(table_model_cli::format::jsonl::read_entity(&line)?, entity);
+/// assert_eq!(table_model_transfer::format::jsonl::read_entity(&line)?, entity);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
@@ -174,7 +175,7 @@ pub fn write_entity(entity: &Entity, out: &mut Vec<u8>) -> Result<(), EncodeErro
 /// [`SHOWN_BYTES`] of them are shown).
 ///
 /// ```
-/// use table_model_cli::format::jsonl::line_too_long;
+/// use table_model_transfer::format::jsonl::line_too_long;
 /// let rejected = line_too_long(10_000_000, &[b'x'; 2000]);
 /// assert!(rejected.rule.starts_with("the line has 10000000 bytes, over the 8388608 a line may have"));
 /// assert_eq!(rejected.text.len(), 1024);
@@ -196,7 +197,7 @@ pub fn line_too_long(bytes: u64, head: &[u8]) -> Rejected {
 /// not one (for `validate`, which reads lines on several threads).
 ///
 /// ```
-/// use table_model_cli::format::jsonl::read_line;
+/// use table_model_transfer::format::jsonl::read_line;
 /// assert!(read_line(b" \r\n").is_none());
 /// let rejected = read_line(br#"{"PartitionKey":"a#b","RowKey":"1"}"#).unwrap().unwrap_err();
 /// assert_eq!((rejected.partition_key.as_deref(), rejected.property.as_deref()), (Some("a#b"), Some("PartitionKey")));
@@ -236,7 +237,7 @@ pub fn trim_line_end(line: &[u8]) -> &[u8] {
 /// `None` for a key that is missing or not a JSON string (or for both, when the line is not a JSON object).
 ///
 /// ```
-/// use table_model_cli::format::jsonl::raw_keys;
+/// use table_model_transfer::format::jsonl::raw_keys;
 /// assert_eq!(raw_keys(br#"{"PartitionKey":"a#b","RowKey":7}"#), (Some("a#b".to_owned()), None));
 /// assert_eq!(raw_keys(b"{not json"), (None, None));
 /// ```

@@ -1,13 +1,15 @@
 //! The manifest of an export to a directory, `manifest.json`: what was exported (table, filter, selection, tool
 //! version, time) and each file with its entity count, size, SHA-256 and first and last keys. An import of the
 //! directory checks every file against it before it sends anything.
+//!
+//! Layer: files.
 
-use crate::error::CliError;
+use crate::digest::digest;
+use crate::error::TransferError;
+use crate::format::Keys;
 use crate::format::{Compression, FileFormat};
-use crate::scan::Shard;
+use crate::shard::Shard;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-use std::io::{self, Read, Write};
 use std::path::Path;
 use table_model::filter::KeyRange;
 
@@ -63,28 +65,19 @@ pub struct ManifestFile {
     pub last: Option<Keys>,
 }
 
-/// An entity's keys.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Keys {
-    /// The PartitionKey.
-    pub partition_key: String,
-    /// The RowKey.
-    pub row_key: String,
-}
-
 impl Manifest {
     /// Reads `manifest.json` from a directory, checking its format and its file names.
     ///
     /// # Errors
-    /// [`CliError`]: unreadable ([`Failed`](crate::error::Outcome::Failed)), or not a manifest of this format
-    /// ([`InvalidInput`](crate::error::Outcome::InvalidInput)).
-    pub fn read(dir: &Path) -> Result<Manifest, CliError> {
+    /// [`TransferError`]: unreadable ([`Failed`](crate::error::ErrorKind::Failed)), or not a manifest of this format
+    /// ([`InvalidInput`](crate::error::ErrorKind::InvalidInput)).
+    pub fn read(dir: &Path) -> Result<Manifest, TransferError> {
         let path = dir.join(FILE_NAME);
-        let bytes = std::fs::read(&path).map_err(|e| CliError::io("read", &path, e))?;
+        let bytes = std::fs::read(&path).map_err(|e| TransferError::io("read", &path, e))?;
         let manifest: Manifest = serde_json::from_slice(&bytes)
-            .map_err(|e| CliError::invalid(format!("invalid manifest `{}`: {e}", path.display())))?;
+            .map_err(|e| TransferError::invalid(format!("invalid manifest `{}`: {e}", path.display())))?;
         if manifest.format != FORMAT {
-            return Err(CliError::invalid(format!(
+            return Err(TransferError::invalid(format!(
                 "invalid manifest `{}`: format `{}`, this tablectl reads `{FORMAT}`",
                 path.display(),
                 manifest.format
@@ -93,7 +86,7 @@ impl Manifest {
         for file in &manifest.files {
             let plain = Path::new(&file.path).file_name().is_some_and(|name| name == file.path.as_str());
             if !plain || file.path == ".." {
-                return Err(CliError::invalid(format!(
+                return Err(TransferError::invalid(format!(
                     "invalid manifest `{}`: file `{}` is not a plain file name in the manifest's directory",
                     path.display(),
                     file.path
@@ -107,15 +100,15 @@ impl Manifest {
     /// lines, reading it once.
     ///
     /// # Errors
-    /// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)) naming the first file that differs
-    /// and how, or ([`Failed`](crate::error::Outcome::Failed)) one that cannot be read.
-    pub fn verify(&self, dir: &Path) -> Result<(), CliError> {
+    /// [`TransferError`] ([`InvalidInput`](crate::error::ErrorKind::InvalidInput)) naming the first file that differs
+    /// and how, or ([`Failed`](crate::error::ErrorKind::Failed)) one that cannot be read.
+    pub fn verify(&self, dir: &Path) -> Result<(), TransferError> {
         for file in &self.files {
             let path = dir.join(&file.path);
             let hashing = digest(&path)?;
             let (bytes, lines, sha256) = (hashing.bytes, hashing.lines, hashing.hex());
             let differs = |what: &str, found: String, expected: String| {
-                CliError::invalid(format!(
+                TransferError::invalid(format!(
                     "`{}` does not match the manifest: {what} {found}, the manifest says {expected}",
                     path.display()
                 ))
@@ -139,95 +132,17 @@ impl Manifest {
     /// Writes the manifest into `dir`, pretty-printed, atomically (a manifest says the export is finished).
     ///
     /// # Errors
-    /// [`CliError`] ([`Failed`](crate::error::Outcome::Failed)) when it cannot be written.
-    pub fn write(&self, dir: &Path) -> Result<(), CliError> {
+    /// [`TransferError`] ([`Failed`](crate::error::ErrorKind::Failed)) when it cannot be written.
+    pub fn write(&self, dir: &Path) -> Result<(), TransferError> {
         crate::checkpoint::write_atomic(&dir.join(FILE_NAME), self)
-    }
-}
-
-/// Reads the file at `path` once through a [`Hashing`]: its size, lines and SHA-256.
-///
-/// # Errors
-/// [`CliError`] naming the file when it cannot be read.
-pub fn digest(path: &Path) -> Result<Hashing<io::Sink>, CliError> {
-    let reader = std::fs::File::open(path).map_err(|e| CliError::io("read", path, e))?;
-    let mut hashing = Hashing::new(io::sink());
-    let mut buf = vec![0; 64 * 1024];
-    let mut reader = io::BufReader::new(reader);
-    loop {
-        let n = reader.read(&mut buf).map_err(|e| CliError::io("read", path, e))?;
-        if n == 0 {
-            return Ok(hashing);
-        }
-        hashing.write_all(&buf[..n]).expect("a sink takes everything");
-    }
-}
-
-/// A writer that counts the bytes and lines written through it and hashes them with SHA-256.
-///
-/// ```
-/// use std::io::Write as _;
-/// let mut out = table_model_cli::manifest::Hashing::new(Vec::new());
-/// out.write_all(b"abc")?;
-/// assert_eq!((out.bytes, out.lines), (3, 0));
-/// assert_eq!(out.hex(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-/// # Ok::<(), std::io::Error>(())
-/// ```
-#[derive(Debug)]
-pub struct Hashing<W> {
-    inner: W,
-    hasher: Sha256,
-    /// Bytes written.
-    pub bytes: u64,
-    /// `\n`s written.
-    pub lines: u64,
-}
-
-impl<W: Write> Hashing<W> {
-    /// Wraps a writer.
-    pub fn new(inner: W) -> Self {
-        Hashing { inner, hasher: Sha256::new(), bytes: 0, lines: 0 }
-    }
-
-    /// The SHA-256 of what was written so far, in lowercase hexadecimal.
-    pub fn hex(&self) -> String {
-        self.hasher.clone().finalize().iter().map(|b| format!("{b:02x}")).collect()
-    }
-
-    /// The wrapped writer.
-    pub fn get_ref(&self) -> &W {
-        &self.inner
-    }
-
-    /// The wrapped writer, to write around the count and hash (a compressor's own frame ends, say, go through
-    /// [`Write`] instead).
-    pub fn get_mut(&mut self) -> &mut W {
-        &mut self.inner
-    }
-
-    /// The wrapped writer.
-    pub fn into_inner(self) -> W {
-        self.inner
-    }
-}
-
-impl<W: Write> Write for Hashing<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hasher.update(&buf[..n]);
-        self.bytes += n as u64;
-        self.lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::digest::Hashing;
+    use std::io::Write as _;
 
     fn dir(name: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("tablectl-manifest-{name}-{}", std::process::id()));

@@ -7,8 +7,8 @@
 //! read the members or frames one after the other, as `gzip -d` and `zstd -d` do.
 
 use super::{Compression, Sink};
-use crate::error::CliError;
-use crate::manifest::Hashing;
+use crate::digest::Hashing;
+use crate::error::TransferError;
 use std::io::{self, BufRead, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -20,7 +20,7 @@ const ZSTD_LEVEL: i32 = zstd::DEFAULT_COMPRESSION_LEVEL;
 ///
 /// ```
 /// use std::io::Write as _;
-/// use table_model_cli::format::{compress::Output, Compression, Sink};
+/// use table_model_transfer::format::{compress::Output, Compression, Sink};
 /// let mut file = Vec::new();
 /// let mut out = Output::new(Sink::stream("test", &mut file), Compression::Gzip);
 /// out.write_all(b"first\n")?;
@@ -79,10 +79,10 @@ impl<'a> Output<'a> {
     }
 
     /// An error writing into the sink, naming it.
-    pub fn error(&self, error: io::Error) -> CliError {
+    pub fn error(&self, error: io::Error) -> TransferError {
         match self.hashing() {
             Some(h) => h.get_ref().error("write", error),
-            None => CliError::failed(format!("cannot write the compressed file: {error}")),
+            None => TransferError::failed(format!("cannot write the compressed file: {error}")),
         }
     }
 
@@ -124,8 +124,8 @@ impl<'a> Output<'a> {
     /// stream, is returned.
     ///
     /// # Errors
-    /// [`CliError`] naming the file when it cannot be written.
-    pub fn checkpoint(&mut self) -> Result<u64, CliError> {
+    /// [`TransferError`] naming the file when it cannot be written.
+    pub fn checkpoint(&mut self) -> Result<u64, TransferError> {
         self.end_stream().and_then(|()| self.sync()).map_err(|e| self.error(e))?;
         Ok(self.bytes())
     }
@@ -134,8 +134,8 @@ impl<'a> Output<'a> {
     /// nothing in it still gets one empty member or frame, so that it reads as an empty stream.
     ///
     /// # Errors
-    /// [`CliError`] naming the file when it cannot be written.
-    pub fn finish(&mut self) -> Result<(u64, String), CliError> {
+    /// [`TransferError`] naming the file when it cannot be written.
+    pub fn finish(&mut self) -> Result<(u64, String), TransferError> {
         if !self.ended_any && matches!(self.state, State::Idle(_)) {
             self.start().map_err(|e| self.error(e))?;
         }

@@ -12,13 +12,15 @@
 //!
 //! ```
 //! use table_model::RuleSet;
-//! use table_model_cli::validate::check_line;
+//! use table_model_transfer::check::check_line;
 //! let line = br#"{"PartitionKey":"p","RowKey":"r","ID":1,"etag":"x"}"#;
 //! assert!(check_line(RuleSet::Storage, line).unwrap().findings.is_empty());
 //! let cosmos = check_line(RuleSet::CosmosDb, line).unwrap();
 //! let names: Vec<_> = cosmos.findings.iter().map(|f| f.property.as_deref()).collect();
 //! assert_eq!(names, [Some("ID"), Some("etag")]);
 //! ```
+//!
+//! Layer: files.
 
 use crate::format::{jsonl, Rejected};
 use table_model::{encode_entity, Entity, KeyKind, RuleSet};
@@ -38,7 +40,7 @@ pub struct Finding {
 ///
 /// ```
 /// use table_model::{Entity, PartitionKey, RowKey, RuleSet};
-/// use table_model_cli::validate::check_entity;
+/// use table_model_transfer::check::check_entity;
 /// let entity = Entity::new(PartitionKey::new("p")?, RowKey::new("é".repeat(128))?);
 /// let mut findings = Vec::new();
 /// check_entity(RuleSet::Storage, &entity, &mut findings);
@@ -103,7 +105,7 @@ pub struct Checked {
 ///
 /// ```
 /// use table_model::{Entity, PartitionKey, RowKey, RuleSet};
-/// use table_model_cli::validate::check;
+/// use table_model_transfer::check::check;
 /// let entity = Entity::new(PartitionKey::new("p")?, RowKey::new("r")?).with("rid".parse()?, 1)?;
 /// let checked = check(RuleSet::CosmosDb, Ok(entity));
 /// assert_eq!((checked.row_key.as_deref(), checked.findings[0].property.as_deref()), (Some("r"), Some("rid")));
@@ -133,7 +135,7 @@ pub fn check(rules: RuleSet, record: Result<Entity, Rejected>) -> Checked {
 ///
 /// ```
 /// use table_model::RuleSet;
-/// use table_model_cli::validate::check_line;
+/// use table_model_transfer::check::check_line;
 /// let checked = check_line(RuleSet::Storage, br#"{"PartitionKey":"a/b","RowKey":"1"}"#).unwrap();
 /// assert_eq!(checked.partition_key.as_deref(), Some("a/b"));
 /// assert_eq!(checked.findings[0].property.as_deref(), Some("PartitionKey"));

@@ -1,0 +1,352 @@
+//! Copy: the entities of a table into another, on the same endpoint or any other (Storage, Cosmos DB, Azurite,
+//! either way), streamed.
+//!
+//! The source is read by key ranges side by side ([`crate::scan`]); the pages are written in chunks by the bulk
+//! writer, which checks every entity against the target's rules before its transaction is sent
+//! ([`crate::write`]); an entity not written goes to the reject file as in an import. After each chunk is
+//! settled, a checkpoint (`TARGET.copy-checkpoint.json`) keeps each range's continuation, so the same copy run
+//! again after a stop goes on from there. The checkpoint is bound to the tables, the filter, the mode and
+//! `parallel`, not to the endpoints: a renewed SAS, or another route to the same accounts, resumes.
+//!
+//! Layer: operations.
+
+use crate::checkpoint::{self, Invocation};
+use crate::error::{ErrorKind, TransferError};
+use crate::progress::{Control, Event, Operation};
+use crate::rate::{limit_for, partition_limit_for, Pace};
+use crate::rejects::RejectFile;
+use crate::scan::{self, RangeStart, Shard};
+use crate::write::{write_chunk, ChunkWriter, Line, WriteMode};
+use futures::StreamExt as _;
+use serde::{Deserialize, Serialize};
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::sync::Arc;
+use table_model::client::TableClient;
+use table_model::filter::KeyRange;
+use table_model::TableName;
+
+/// How to copy. Each option is named as its `tablectl copy` flag, and messages name them that way.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use table_model_transfer::copy::CopyOptions;
+/// let options = CopyOptions::default().filter("Status eq 'open'").parallel(NonZeroUsize::new(8).unwrap());
+/// assert_eq!(options.parallel.get(), 8);
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct CopyOptions {
+    /// An OData filter on the source (checked before any request).
+    pub filter: Option<String>,
+    /// What to do with an entity whose keys exist in the target.
+    pub mode: WriteMode,
+    /// Key ranges of the source read side by side.
+    pub parallel: NonZeroUsize,
+    /// At most this many entities per second (`Some(0)`: no limit; `None`: the stricter documented target of
+    /// the two sides).
+    pub max_rate: Option<u64>,
+    /// Where to write the entities that are not copied [default: `TARGET.rejects.jsonl`, written only if any].
+    pub reject: Option<PathBuf>,
+    /// The checkpoint an interrupted copy resumes from [default: `TARGET.copy-checkpoint.json`; removed when
+    /// the copy ends].
+    pub checkpoint: Option<PathBuf>,
+    /// Start over instead of resuming the unfinished copy of the checkpoint.
+    pub force: bool,
+}
+
+impl Default for CopyOptions {
+    fn default() -> Self {
+        CopyOptions {
+            filter: None,
+            mode: WriteMode::Insert,
+            parallel: NonZeroUsize::MIN,
+            max_rate: None,
+            reject: None,
+            checkpoint: None,
+            force: false,
+        }
+    }
+}
+
+impl CopyOptions {
+    /// Sets [`filter`](Self::filter).
+    #[must_use]
+    pub fn filter(mut self, filter: impl Into<String>) -> Self {
+        self.filter = Some(filter.into());
+        self
+    }
+
+    /// Sets [`mode`](Self::mode).
+    #[must_use]
+    pub fn mode(mut self, mode: WriteMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Sets [`parallel`](Self::parallel).
+    #[must_use]
+    pub fn parallel(mut self, parallel: NonZeroUsize) -> Self {
+        self.parallel = parallel;
+        self
+    }
+
+    /// Sets [`max_rate`](Self::max_rate).
+    #[must_use]
+    pub fn max_rate(mut self, entities_per_second: u64) -> Self {
+        self.max_rate = Some(entities_per_second);
+        self
+    }
+
+    /// Sets [`checkpoint`](Self::checkpoint).
+    #[must_use]
+    pub fn checkpoint(mut self, path: impl Into<PathBuf>) -> Self {
+        self.checkpoint = Some(path.into());
+        self
+    }
+
+    /// Sets [`force`](Self::force).
+    #[must_use]
+    pub fn force(mut self, force: bool) -> Self {
+        self.force = force;
+        self
+    }
+}
+
+/// What a copy did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CopySummary {
+    /// The source table.
+    pub source: TableName,
+    /// The target table.
+    pub target: TableName,
+    /// Entities in the target from the source: written by this run or by the runs it resumed.
+    pub copied: u64,
+    /// Entities skipped ([`WriteMode::InsertOrSkip`], their keys exist).
+    pub skipped: u64,
+    /// Entities not copied, each a line of [`rejects`](Self::rejects).
+    pub rejected: u64,
+    /// The reject file, when there are rejects.
+    pub rejects: Option<PathBuf>,
+    /// Whether this run resumed an unfinished copy.
+    pub resumed: bool,
+}
+
+/// The value of [`CopyCheckpoint::format`].
+const CHECKPOINT_FORMAT: &str = "tablectl-copy-checkpoint/1";
+
+/// How far a copy got: per range, the continuation after the last entities settled in the target.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct CopyCheckpoint {
+    format: String,
+    command: Invocation,
+    ranges: Vec<RangeState>,
+    /// Entities read and settled, which numbers them in the reject file.
+    read: u64,
+    written: u64,
+    skipped: u64,
+    already: u64,
+    reject_bytes: u64,
+    rejects: u64,
+}
+
+/// How far one range got.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct RangeState {
+    range: KeyRange,
+    next: Option<String>,
+    done: bool,
+}
+
+/// Entities per chunk: the pages read are written together once they hold this many (or the source ends).
+const CHUNK: usize = 5_000;
+
+/// Copies the entities of `from` selected by `options` into `to`, created if it does not exist.
+///
+/// ```no_run
+/// use table_model::client::TableServiceClient;
+/// use table_model::TableName;
+/// use table_model_transfer::copy::{copy, CopyOptions};
+/// use table_model_transfer::progress::Control;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+/// let from = service.table_client(TableName::from_static("Orders"));
+/// let to = service.table_client(TableName::from_static("OrdersCopy"));
+/// let summary = copy(&from, &to, &CopyOptions::default(), &Control::new()).await?;
+/// println!("{} copied", summary.copied);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Errors
+/// [`TransferError`]: an invalid filter or an unfinished copy of other options ([`ErrorKind::InvalidInput`],
+/// before any request), a failed request, a file that cannot be written, [`ErrorKind::Cancelled`]. Entities
+/// that are not written are not errors: the summary counts them.
+pub async fn copy(
+    from: &TableClient,
+    to: &TableClient,
+    options: &CopyOptions,
+    control: &Control,
+) -> Result<CopySummary, TransferError> {
+    let result = run(from, to, options, control).await;
+    control.report(Event::Finished);
+    result
+}
+
+async fn run(
+    from: &TableClient,
+    to: &TableClient,
+    options: &CopyOptions,
+    control: &Control,
+) -> Result<CopySummary, TransferError> {
+    let query = scan::filtered(options.filter.as_deref())?;
+    let (source, target) = (from.table(), to.table());
+    let checkpoint_path =
+        options.checkpoint.clone().unwrap_or_else(|| PathBuf::from(format!("{target}.copy-checkpoint.json")));
+    let command = Invocation::new("copy")
+        .with("source", source.as_str())
+        .with("target", target.as_str())
+        .with("--filter", &options.filter)
+        .with("--mode", format!("{:?}", options.mode))
+        .with("--parallel", options.parallel.get());
+    if options.force {
+        checkpoint::remove(&checkpoint_path)?;
+    }
+    let saved = checkpoint::read_for::<CopyCheckpoint>(&checkpoint_path, CHECKPOINT_FORMAT, &command)?;
+    if let Some(saved) = &saved {
+        let ranges = Some((saved.ranges.iter().filter(|r| r.done).count(), saved.ranges.len()));
+        control.report(Event::Resuming { checkpoint: &checkpoint_path, settled: saved.read, ranges });
+    }
+    let resumed = saved.is_some();
+    to.create_table_if_not_exists(None).await?;
+    let mut state = match saved {
+        Some(saved) => saved,
+        None => {
+            let plan = scan::plan(from, &query, options.parallel, Shard::ALL).await?;
+            let ranges = plan.mine.into_iter().map(|range| RangeState { range, next: None, done: false }).collect();
+            let state = CopyCheckpoint {
+                format: CHECKPOINT_FORMAT.to_owned(),
+                command,
+                ranges,
+                read: 0,
+                written: 0,
+                skipped: 0,
+                already: 0,
+                reject_bytes: 0,
+                rejects: 0,
+            };
+            checkpoint::write_atomic(&checkpoint_path, &state)?;
+            state
+        }
+    };
+
+    let reject_path = options.reject.clone().unwrap_or_else(|| PathBuf::from(format!("{target}.rejects.jsonl")));
+    let mut rejects = if resumed {
+        RejectFile::resume(reject_path, state.reject_bytes, state.rejects)?
+    } else {
+        RejectFile::new(reject_path)
+    };
+    // Either side's documented target bounds the rate: reading Storage counts as much as writing it.
+    let limit = match (limit_for(options.max_rate, from.kind()), limit_for(options.max_rate, to.kind())) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    let mut pace = Pace::new(limit);
+    let size = limit.map_or(CHUNK, |rate| (rate / 10).clamp(100, CHUNK as u64) as usize);
+
+    let mut starts = Vec::new();
+    for (index, range) in state.ranges.iter().enumerate().filter(|(_, r)| !r.done) {
+        let from = range.next.as_deref().map(|token| scan::continuation(token, &checkpoint_path)).transpose()?;
+        starts.push(RangeStart { index, range: range.range.clone(), from });
+    }
+    let source_name: Arc<str> = format!("table:{source}").into();
+    control.report(Event::Started { operation: Operation::Copy, total_bytes: None });
+    let mut this_run = 0_u64;
+    // A resumed run's entities within a chunk's size of their range's checkpoint may have been written by the run
+    // it resumes (its chunk in flight, of pages of any range): a chunk holding any is settled before it is written.
+    let mut read_per_range = vec![0_u64; state.ranges.len()];
+    let mut pages = scan::scan_pages(from, &query, starts, options.parallel);
+    let result: Result<(), TransferError> = async {
+        loop {
+            // The next chunk: pages until they hold `size` entities, or the source ends.
+            let mut chunk = Vec::new();
+            let mut entities = 0;
+            while entities < size {
+                let Some(page) = control.unless_cancelled(pages.next()).await else {
+                    return Err(TransferError::new(ErrorKind::Cancelled, "the copy was cancelled"));
+                };
+                match page {
+                    Some(page) => {
+                        let page = page?;
+                        entities += page.entities.len();
+                        chunk.push(page);
+                    }
+                    None => break,
+                }
+            }
+            if chunk.is_empty() {
+                return Ok(());
+            }
+            let mut lines = Vec::with_capacity(entities);
+            let mut ends = Vec::new();
+            let mut read = state.read;
+            let mut in_flight = false;
+            for page in chunk {
+                in_flight |= resumed && read_per_range[page.range] < size as u64;
+                read_per_range[page.range] += page.entities.len() as u64;
+                for mut entity in page.entities {
+                    entity.set_server_metadata(None, None);
+                    read += 1;
+                    lines.push(Line { file: 0, source: source_name.clone(), number: read, entity });
+                }
+                ends.push((page.range, page.next));
+            }
+            pace.take(lines.len() as u64).await;
+            let writer = ChunkWriter {
+                table: to,
+                mode: options.mode,
+                resumed: in_flight,
+                control,
+                done: this_run,
+                partition_rate: partition_limit_for(options.max_rate, to.kind()),
+            };
+            let settled = write_chunk(&writer, lines).await?;
+            this_run += settled.written + settled.already + settled.skipped + settled.rejects.len() as u64;
+            for (_, reject) in &settled.rejects {
+                rejects.write(reject)?;
+            }
+            for (range, next) in ends {
+                state.ranges[range].done = next.is_none();
+                state.ranges[range].next = next.as_ref().map(ToString::to_string);
+            }
+            state.read = read;
+            state.written += settled.written;
+            state.skipped += settled.skipped;
+            state.already += settled.already;
+            state.reject_bytes = rejects.sync()?;
+            state.rejects = rejects.count();
+            checkpoint::write_atomic(&checkpoint_path, &state)?;
+        }
+    }
+    .await;
+    drop(pages);
+    rejects.finish()?;
+    if let Err(e) = result {
+        let done = state.written + state.already;
+        return Err(
+            e.then(format_args!("the copy stopped after {done} entities, run the same command again to resume"))
+        );
+    }
+    checkpoint::remove(&checkpoint_path)?;
+    Ok(CopySummary {
+        source: source.clone(),
+        target: target.clone(),
+        copied: state.written + state.already,
+        skipped: state.skipped,
+        rejected: rejects.count(),
+        rejects: (rejects.count() > 0).then(|| rejects.path().to_owned()),
+        resumed,
+    })
+}

@@ -1,0 +1,451 @@
+//! Import: the records of files in any format ([`crate::format`]) into a table, streamed through the client's
+//! bulk writer (transactions per PartitionKey, bounded memory).
+//!
+//! Before anything is sent, the inputs are checked ([`crate::inputs`]): an export directory's files against its
+//! [`Manifest`](crate::manifest::Manifest) (so is a file named by a `manifest.json` beside it), and the format of
+//! each file, told by its name or its content; an input of no format the engine reads is refused. Each record
+//! is then read with Storage's rules; a record that does not read is rejected, and the bulk writer checks each
+//! entity against the target service's rules (`docs/rules.md` §13.1) before its transaction is sent, reporting
+//! one that breaks them as not sent without failing its neighbours. Every entity not written goes to the reject
+//! file, one JSON object per line with its source file, line number, keys, property and rule, and its line as
+//! `text`. An import whose every record is rejected as unreadable, with nothing written, is invalid input, not
+//! a partial import.
+//!
+//! After each chunk of records is settled, a checkpoint says how far the import got; run again after a stop, the
+//! same import goes on from there, settling the chunk that was in flight with a few range reads
+//! ([`crate::write`]).
+//!
+//! Layer: operations.
+
+use crate::checkpoint::{self, Invocation};
+use crate::error::{ErrorKind, TransferError};
+use crate::format::{self, Compression, EntityReader, FileFormat};
+use crate::inputs::inputs;
+use crate::progress::{Control, Event, Operation};
+use crate::rate::{limit_for, partition_limit_for, Pace};
+use crate::rejects::{Reject, RejectFile};
+use crate::write::{write_chunk, ChunkWriter, Line, WriteMode};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+use table_model::client::TableClient;
+use table_model::TableName;
+
+/// How to import. Each option is named as its `tablectl import` flag, and messages name them that way.
+///
+/// ```
+/// use table_model_transfer::import::ImportOptions;
+/// use table_model_transfer::write::WriteMode;
+/// let options = ImportOptions::default().mode(WriteMode::Merge).checkpoint("orders.checkpoint.json");
+/// assert_eq!(options.mode, WriteMode::Merge);
+/// ```
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct ImportOptions {
+    /// What to do with an entity whose keys exist in the table.
+    pub mode: WriteMode,
+    /// Where to write the entities that are not imported [default: `TABLE.rejects.jsonl`, written only if any].
+    pub reject: Option<PathBuf>,
+    /// The inputs' format and compression; when `None`, each file's name tells, else its content.
+    pub format: Option<(FileFormat, Compression)>,
+    /// At most this many entities per second (`Some(0)`: no limit; `None`: the service's documented target).
+    pub max_rate: Option<u64>,
+    /// The checkpoint an interrupted import resumes from [default: `TABLE.import-checkpoint.json`; removed when
+    /// the import ends].
+    pub checkpoint: Option<PathBuf>,
+    /// Start over instead of resuming the unfinished import of the checkpoint.
+    pub force: bool,
+}
+
+impl ImportOptions {
+    /// Sets [`mode`](Self::mode).
+    #[must_use]
+    pub fn mode(mut self, mode: WriteMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Sets [`reject`](Self::reject).
+    #[must_use]
+    pub fn reject(mut self, path: impl Into<PathBuf>) -> Self {
+        self.reject = Some(path.into());
+        self
+    }
+
+    /// Sets [`format`](Self::format).
+    #[must_use]
+    pub fn format(mut self, format: FileFormat, compression: Compression) -> Self {
+        self.format = Some((format, compression));
+        self
+    }
+
+    /// Sets [`max_rate`](Self::max_rate).
+    #[must_use]
+    pub fn max_rate(mut self, entities_per_second: u64) -> Self {
+        self.max_rate = Some(entities_per_second);
+        self
+    }
+
+    /// Sets [`checkpoint`](Self::checkpoint).
+    #[must_use]
+    pub fn checkpoint(mut self, path: impl Into<PathBuf>) -> Self {
+        self.checkpoint = Some(path.into());
+        self
+    }
+
+    /// Sets [`force`](Self::force).
+    #[must_use]
+    pub fn force(mut self, force: bool) -> Self {
+        self.force = force;
+        self
+    }
+}
+
+/// What an import did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ImportSummary {
+    /// The table.
+    pub table: TableName,
+    /// Entities in the table from the inputs: written by this run or by the runs it resumed.
+    pub imported: u64,
+    /// Entities skipped ([`WriteMode::InsertOrSkip`], their keys exist).
+    pub skipped: u64,
+    /// Records not imported, each a line of [`rejects`](Self::rejects).
+    pub rejected: u64,
+    /// The reject file, when there are rejects.
+    pub rejects: Option<PathBuf>,
+    /// Whether this run resumed an unfinished import.
+    pub resumed: bool,
+}
+
+/// One record of the inputs, in order: an entity, or a line that is not one.
+enum Item {
+    Entity(Line),
+    Reject { file: usize, reject: Reject },
+}
+
+impl Item {
+    /// The record's place: its file's index and its line.
+    fn position(&self) -> (usize, u64) {
+        match self {
+            Item::Entity(line) => (line.file, line.number),
+            Item::Reject { file, reject } => (*file, reject.line),
+        }
+    }
+}
+
+/// Reads the inputs record by record (each file through [`format::open_reader`]), skipping those at or before
+/// a checkpoint's position. Stops at the first read error, which it keeps.
+struct Reader {
+    files: std::iter::Enumerate<std::vec::IntoIter<PathBuf>>,
+    format: Option<(FileFormat, Compression)>,
+    open: Option<(usize, Box<dyn EntityReader>)>,
+    /// Records at or before this place were settled by the run resumed.
+    after: Option<(usize, u64)>,
+    /// Bytes of the files finished.
+    done_bytes: u64,
+    error: Option<TransferError>,
+    control: Control,
+}
+
+/// Records read but not yet taken by the writer.
+const READ_AHEAD: usize = 1000;
+
+impl Reader {
+    /// Reads on a thread of its own (a blocking read, of stdin above all, never holds up the transactions in
+    /// flight), sending the records into a channel of [`READ_AHEAD`]; the thread gives back the error that
+    /// stopped it, if any.
+    fn spawn(self) -> (tokio::sync::mpsc::Receiver<Item>, std::thread::JoinHandle<Option<TransferError>>) {
+        let (sender, receiver) = tokio::sync::mpsc::channel(READ_AHEAD);
+        let mut reader = self;
+        let thread = std::thread::spawn(move || {
+            while let Some(item) = reader.next_item() {
+                if reader.after.is_some_and(|after| item.position() <= after) {
+                    continue;
+                }
+                if sender.blocking_send(item).is_err() {
+                    break;
+                }
+            }
+            reader.error
+        });
+        (receiver, thread)
+    }
+
+    fn next_item(&mut self) -> Option<Item> {
+        while self.error.is_none() {
+            let Some((index, open)) = &mut self.open else {
+                let (index, path) = self.files.next()?;
+                if self.after.is_some_and(|(file, _)| index < file) {
+                    continue; // settled by the run resumed
+                }
+                match format::open_reader(&path, self.format) {
+                    Ok(reader) => self.open = Some((index, reader)),
+                    Err(e) => self.error = Some(e),
+                }
+                continue;
+            };
+            let record = match open.next_record() {
+                Ok(Some(record)) => record,
+                Ok(None) => {
+                    self.done_bytes += open.bytes_read();
+                    self.open = None;
+                    continue;
+                }
+                Err(e) => {
+                    self.error = Some(e);
+                    return None;
+                }
+            };
+            self.control.report(Event::Bytes(self.done_bytes + open.bytes_read()));
+            return Some(match record.entity {
+                Ok(mut entity) => {
+                    // The service sets both on write; an import never sends them.
+                    entity.set_server_metadata(None, None);
+                    Item::Entity(Line {
+                        file: *index,
+                        source: record.position.source,
+                        number: record.position.line,
+                        entity,
+                    })
+                }
+                Err(rejected) => Item::Reject { file: *index, reject: Reject::of(&record.position, rejected) },
+            });
+        }
+        None
+    }
+}
+
+/// Records per chunk: each chunk is written, its entities settled, then the checkpoint moves past it.
+const CHUNK: usize = 10_000;
+
+/// A chunk is sent once it is full, or this long after its first record came (a slow stdin).
+const CHUNK_WAIT: Duration = Duration::from_millis(500);
+
+/// The value of [`ImportCheckpoint::format`].
+const CHECKPOINT_FORMAT: &str = "tablectl-import-checkpoint/1";
+
+/// How far an import got: every record up to `position` is settled.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct ImportCheckpoint {
+    format: String,
+    command: Invocation,
+    /// The last record settled: its input's index and its line.
+    position: Option<(usize, u64)>,
+    written: u64,
+    skipped: u64,
+    already: u64,
+    /// The reject file's length and rejects at the checkpoint.
+    reject_bytes: u64,
+    rejects: u64,
+}
+
+/// Takes the next chunk of records: at least one (waiting for it), then what comes within [`CHUNK_WAIT`], at
+/// most `size`. Empty at the end of the input.
+async fn next_chunk(receiver: &mut tokio::sync::mpsc::Receiver<Item>, size: usize) -> Vec<Item> {
+    let Some(first) = receiver.recv().await else { return Vec::new() };
+    let deadline = tokio::time::Instant::now() + CHUNK_WAIT;
+    let mut chunk = vec![first];
+    while chunk.len() < size {
+        match tokio::time::timeout_at(deadline, receiver.recv()).await {
+            Ok(Some(item)) => chunk.push(item),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    chunk
+}
+
+/// Imports the records of `input` (files, export directories, or `-` for stdin) into `table`, created if it
+/// does not exist.
+///
+/// ```no_run
+/// use table_model::client::TableServiceClient;
+/// use table_model::TableName;
+/// use table_model_transfer::import::{import, ImportOptions};
+/// use table_model_transfer::progress::Control;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+/// let orders = service.table_client(TableName::from_static("Orders"));
+/// let summary = import(&orders, &["backup/orders".into()], &ImportOptions::default(), &Control::new()).await?;
+/// println!("{} imported, {} rejected", summary.imported, summary.rejected);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Errors
+/// [`TransferError`]: an input that does not match its manifest or of no format the engine reads, or an
+/// unfinished import of other options ([`ErrorKind::InvalidInput`], before any request); every record rejected
+/// as unreadable ([`ErrorKind::InvalidInput`]); a failed request or a file that cannot be read or written;
+/// [`ErrorKind::Cancelled`]. Entities that are not written are not errors: the summary counts them.
+pub async fn import(
+    table: &TableClient,
+    input: &[PathBuf],
+    options: &ImportOptions,
+    control: &Control,
+) -> Result<ImportSummary, TransferError> {
+    let result = run(table, input, options, control).await;
+    control.report(Event::Finished);
+    result
+}
+
+async fn run(
+    table: &TableClient,
+    input: &[PathBuf],
+    options: &ImportOptions,
+    control: &Control,
+) -> Result<ImportSummary, TransferError> {
+    let inputs = inputs(input)?;
+    // Each file's format is told (by its name or its content) before anything is sent.
+    for file in inputs.files.iter().filter(|f| f.as_os_str() != "-") {
+        format::format_of(file, options.format)?;
+    }
+    for notice in &inputs.notices {
+        control.report(Event::Notice(notice));
+    }
+    let stdin = inputs.total_bytes.is_none();
+    let name = table.table();
+    let checkpoint_path =
+        options.checkpoint.clone().unwrap_or_else(|| PathBuf::from(format!("{name}.import-checkpoint.json")));
+    let absolute: Vec<String> = inputs
+        .files
+        .iter()
+        .map(|f| std::path::absolute(f).unwrap_or_else(|_| f.clone()).display().to_string())
+        .collect();
+    let command = Invocation::new("import")
+        .with("inputs", &absolute)
+        .with("table", name.as_str())
+        .with("--mode", format!("{:?}", options.mode))
+        .with("--format", options.format.map(|(f, _)| f.extension()))
+        .with("--compress", options.format.map(|(_, c)| c.suffix()));
+    if options.force {
+        checkpoint::remove(&checkpoint_path)?;
+    }
+    // stdin cannot be read again: an import from it never resumes, and keeps no checkpoint.
+    let saved = if stdin {
+        None
+    } else {
+        checkpoint::read_for::<ImportCheckpoint>(&checkpoint_path, CHECKPOINT_FORMAT, &command)?
+    };
+    if let Some(saved) = &saved {
+        let settled = saved.written + saved.skipped + saved.already + saved.rejects;
+        control.report(Event::Resuming { checkpoint: &checkpoint_path, settled, ranges: None });
+    }
+    let resumed = saved.is_some();
+    let mut state =
+        saved.unwrap_or(ImportCheckpoint { format: CHECKPOINT_FORMAT.to_owned(), command, ..Default::default() });
+
+    table.create_table_if_not_exists(None).await?;
+    if !stdin && !resumed {
+        // Kept before anything is sent: a run stopped in its first chunk is resumed as one.
+        checkpoint::write_atomic(&checkpoint_path, &state)?;
+    }
+    let reject_path = options.reject.clone().unwrap_or_else(|| PathBuf::from(format!("{name}.rejects.jsonl")));
+    let mut rejects = if resumed {
+        RejectFile::resume(reject_path, state.reject_bytes, state.rejects)?
+    } else {
+        RejectFile::new(reject_path)
+    };
+    let reader = Reader {
+        files: inputs.files.into_iter().enumerate(),
+        format: options.format,
+        open: None,
+        after: state.position,
+        done_bytes: 0,
+        error: None,
+        control: control.clone(),
+    };
+    control.report(Event::Started { operation: Operation::Import, total_bytes: inputs.total_bytes });
+    let (mut receiver, thread) = reader.spawn();
+    // With a rate, a chunk is a tenth of a second's worth, so that a chunk written at full speed is a short burst.
+    let limit = limit_for(options.max_rate, table.kind());
+    let mut pace = Pace::new(limit);
+    let size = limit.map_or(CHUNK, |rate| (rate / 10).clamp(100, CHUNK as u64) as usize);
+    let mut this_run = 0_u64;
+    // A resumed run's records within a chunk's size of the checkpoint may have been written by the run it
+    // resumes (its chunk in flight): they are settled before they are written.
+    let mut read_this_run = 0_u64;
+    // Whether every record so far was rejected as unreadable, and the first such rule.
+    let mut unreadable: (bool, Option<String>) = (true, None);
+    let outcome = loop {
+        let Some(chunk) = control.unless_cancelled(next_chunk(&mut receiver, size)).await else {
+            break Err(TransferError::new(ErrorKind::Cancelled, "the import was cancelled"));
+        };
+        let Some(last) = chunk.last().map(Item::position) else { break Ok(()) };
+        let mut lines = Vec::new();
+        let mut read_rejects = Vec::new();
+        for item in chunk {
+            match item {
+                Item::Entity(line) => lines.push(line),
+                Item::Reject { file, reject } => read_rejects.push((file, reject)),
+            }
+        }
+        let in_flight = resumed && read_this_run < size as u64;
+        read_this_run += (lines.len() + read_rejects.len()) as u64;
+        unreadable.0 &= lines.is_empty();
+        if unreadable.1.is_none() {
+            unreadable.1 = read_rejects.first().map(|(_, r)| r.rule.clone());
+        }
+        pace.take(lines.len() as u64).await;
+        let writer = ChunkWriter {
+            table,
+            mode: options.mode,
+            // Only the chunk in flight when the resumed run stopped may be written in part.
+            resumed: in_flight,
+            control,
+            done: this_run,
+            partition_rate: partition_limit_for(options.max_rate, table.kind()),
+        };
+        let settled = match write_chunk(&writer, lines).await {
+            Ok(settled) => settled,
+            Err(e) => break Err(e),
+        };
+        this_run += settled.written + settled.already + settled.skipped + settled.rejects.len() as u64;
+        // The rejects of the chunk in input order: the records that do not read, and the entities not written.
+        let mut all: Vec<(usize, Reject)> = read_rejects;
+        all.extend(settled.rejects);
+        all.sort_by_key(|(file, r)| (*file, r.line));
+        for (_, reject) in &all {
+            rejects.write(reject)?;
+        }
+        state.written += settled.written;
+        state.skipped += settled.skipped;
+        state.already += settled.already;
+        state.position = Some(last);
+        state.reject_bytes = rejects.sync()?;
+        state.rejects = rejects.count();
+        if !stdin {
+            checkpoint::write_atomic(&checkpoint_path, &state)?;
+        }
+    };
+    drop(receiver);
+    let read_error = thread.join().map_err(|_| TransferError::failed("the thread reading the input panicked"))?;
+    rejects.finish()?;
+    if let Err(e) = outcome {
+        let done = state.written + state.already;
+        let resume = if stdin { "stdin cannot be read again" } else { "run the same command again to resume" };
+        return Err(e.then(format_args!("the import stopped after {done} entities, {resume}")));
+    }
+    if let Some(error) = read_error {
+        return Err(error);
+    }
+    if !stdin {
+        checkpoint::remove(&checkpoint_path)?;
+    }
+    if let (true, Some(rule)) = (unreadable.0 && !resumed, unreadable.1) {
+        return Err(TransferError::invalid(format!(
+            "no record of the input could be read as an entity ({} rejected, see `{}`); the first: {rule}",
+            rejects.count(),
+            rejects.path().display()
+        )));
+    }
+    Ok(ImportSummary {
+        table: name.clone(),
+        imported: state.written + state.already,
+        skipped: state.skipped,
+        rejected: rejects.count(),
+        rejects: (rejects.count() > 0).then(|| rejects.path().to_owned()),
+        resumed,
+    })
+}

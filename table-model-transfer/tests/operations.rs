@@ -1,0 +1,303 @@
+//! The engine's operations from Rust code against Azurite (`bash scripts/azurite.sh run cargo test`): an export
+//! and a copy cancelled half-way through their [`Control`] and resumed end as the same operations run once; a
+//! resumed import settles the chunk a stopped run had written in part with a few range reads, not a read per
+//! entity.
+
+#[path = "../../tests/common/azurite_endpoint.rs"]
+mod azurite_endpoint;
+
+use async_trait::async_trait;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use table_model::client::azure_core::http::policies::{Policy, PolicyResult};
+use table_model::client::azure_core::http::{ClientOptions, Context, Method, Request};
+use table_model::client::{BulkOperation, TableClient, TableServiceClient, TableServiceClientOptions};
+use table_model::{AccountKey, Entity, PartitionKey, RowKey, TableName};
+use table_model_transfer::copy::{copy, CopyOptions};
+use table_model_transfer::error::ErrorKind;
+use table_model_transfer::export::{export, ExportOptions, ExportTarget};
+use table_model_transfer::format::jsonl;
+use table_model_transfer::import::{import, ImportOptions};
+use table_model_transfer::progress::{Control, Event, Progress};
+use table_model_transfer::CancellationToken;
+
+/// Every try's method and path, and how many there were.
+#[derive(Debug, Default)]
+struct Recorder {
+    sent: Mutex<Vec<(Method, String)>>,
+}
+
+impl Recorder {
+    fn take(&self) -> Vec<(Method, String)> {
+        std::mem::take(&mut *self.sent.lock().unwrap())
+    }
+}
+
+#[async_trait]
+impl Policy for Recorder {
+    async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
+        self.sent.lock().unwrap().push((request.method(), request.url().path().to_owned()));
+        next[0].send(ctx, request, &next[1..]).await
+    }
+}
+
+/// The emulator's client, recording its tries; `None` (the suite skipped) without Azurite.
+fn service(recorder: &Arc<Recorder>) -> Option<TableServiceClient> {
+    let url = azurite_endpoint::endpoint_or_skip(
+        "transfer engine's Azurite tests",
+        "bash scripts/azurite.sh run cargo test -p table-model-transfer",
+    )?;
+    let options = TableServiceClientOptions {
+        client_options: ClientOptions { per_try_policies: vec![recorder.clone()], ..Default::default() },
+        ..Default::default()
+    };
+    Some(TableServiceClient::new(&url, AccountKey::development(), Some(options)).unwrap())
+}
+
+/// Fires `token` once an operation has done `after` entities.
+struct CancelAfter {
+    after: u64,
+    token: CancellationToken,
+    seen: AtomicU64,
+}
+
+impl Progress for CancelAfter {
+    fn event(&self, event: Event<'_>) {
+        if let Event::Entities(n) = event {
+            self.seen.fetch_max(n, Ordering::SeqCst);
+            if n >= self.after {
+                self.token.cancel();
+            }
+        }
+    }
+}
+
+fn cancelling_after(after: u64) -> (Control, Arc<CancelAfter>) {
+    let token = CancellationToken::new();
+    let progress = Arc::new(CancelAfter { after, token: token.clone(), seen: AtomicU64::new(0) });
+    (Control::new().with_progress(progress.clone()).with_cancel(token), progress)
+}
+
+fn entities(partitions: u32, per_partition: u32) -> Vec<Entity> {
+    let mut all = Vec::new();
+    for p in 0..partitions {
+        for r in 0..per_partition {
+            let entity =
+                Entity::new(PartitionKey::new(format!("p{p:03}")).unwrap(), RowKey::new(format!("r{r:05}")).unwrap())
+                    .with("N".parse().unwrap(), i64::from(p * per_partition + r))
+                    .unwrap()
+                    .with("Text".parse().unwrap(), format!("entity {p}/{r}"))
+                    .unwrap();
+            all.push(entity);
+        }
+    }
+    all
+}
+
+async fn filled(service: &TableServiceClient, name: &str, all: &[Entity]) -> TableClient {
+    let table = service.table_client(TableName::new(name).unwrap());
+    table.delete_table_if_exists(None).await.unwrap();
+    table.create_table(None).await.unwrap();
+    table.bulk_write(BulkOperation::Insert, all, None).await.into_result().unwrap();
+    table
+}
+
+/// The keys of every entity in a table, checking none is there twice.
+async fn keys_of(table: &TableClient) -> BTreeSet<String> {
+    use futures::TryStreamExt as _;
+    let read: Vec<Entity> = table.query(&table_model::Query::new(), None).unwrap().try_collect().await.unwrap();
+    let keys: BTreeSet<String> = read.iter().map(|e| format!("{}|{}", e.partition_key(), e.row_key())).collect();
+    assert_eq!(keys.len(), read.len());
+    keys
+}
+
+/// The entities of an export directory's files, in the files' order.
+fn exported(dir: &Path) -> Vec<String> {
+    let manifest = table_model_transfer::manifest::Manifest::read(dir).unwrap();
+    manifest.verify(dir).unwrap();
+    let mut lines = Vec::new();
+    for file in &manifest.files {
+        for line in std::fs::read_to_string(dir.join(&file.path)).unwrap().lines() {
+            let entity = jsonl::read_entity(line.as_bytes()).unwrap();
+            lines.push(format!("{}|{}", entity.partition_key(), entity.row_key()));
+        }
+    }
+    lines
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("transfer-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[tokio::test]
+async fn an_export_cancelled_half_way_resumes_to_the_same_entities() {
+    let recorder = Arc::new(Recorder::default());
+    let Some(service) = service(&recorder) else { return };
+    let all = entities(20, 150);
+    let table = filled(&service, "TransferExportCancel", &all).await;
+    let dir = temp_dir("export-cancel");
+    let options = ExportOptions::default().parallel(std::num::NonZeroUsize::new(4).unwrap());
+
+    let (control, seen) = cancelling_after(1_000);
+    let err = export(&table, ExportTarget::Dir(dir.clone()), &options, &control).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Cancelled, "{err}");
+    assert!(err.to_string().contains("run the same command again to resume"), "{err}");
+    let cancelled_at = seen.seen.load(Ordering::SeqCst);
+    assert!((1_000..all.len() as u64).contains(&cancelled_at), "cancelled after {cancelled_at}");
+    assert!(dir.join("checkpoint.json").is_file());
+    assert!(!dir.join("manifest.json").exists());
+
+    let summary = export(&table, ExportTarget::Dir(dir.clone()), &options, &Control::new()).await.unwrap();
+    assert!(summary.resumed);
+    assert_eq!(summary.entities, all.len() as u64);
+    let lines = exported(&dir);
+    let unique: BTreeSet<&String> = lines.iter().collect();
+    assert_eq!((lines.len(), unique.len()), (all.len(), all.len()), "every entity exactly once");
+    assert_eq!(unique.into_iter().cloned().collect::<BTreeSet<_>>(), keys_of(&table).await);
+    assert!(!dir.join("checkpoint.json").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+    table.delete_table(None).await.unwrap();
+}
+
+#[tokio::test]
+async fn an_export_of_a_missing_table_leaves_nothing_behind() {
+    let recorder = Arc::new(Recorder::default());
+    let Some(service) = service(&recorder) else { return };
+    let missing = service.table_client(TableName::new("TransferNoSuchTable").unwrap());
+    missing.delete_table_if_exists(None).await.unwrap();
+    let dir = temp_dir("export-missing");
+    let err =
+        export(&missing, ExportTarget::Dir(dir.clone()), &ExportOptions::default(), &Control::new()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Failed, "{err}");
+    assert!(!dir.exists(), "the directory this run created is gone");
+    let file = temp_dir("export-missing-file").with_extension("parquet");
+    let options = ExportOptions::default().format(table_model_transfer::format::FileFormat::Parquet);
+    let err = export(&missing, ExportTarget::File(file.clone()), &options, &Control::new()).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Failed, "{err}");
+    let leftovers: Vec<_> = std::fs::read_dir(file.parent().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("export-missing-file"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[tokio::test]
+async fn a_copy_cancelled_half_way_resumes_to_each_entity_once() {
+    let recorder = Arc::new(Recorder::default());
+    let Some(service) = service(&recorder) else { return };
+    let all = entities(10, 300);
+    let from = filled(&service, "TransferCopyFrom", &all).await;
+    let to = service.table_client(TableName::new("TransferCopyTo").unwrap());
+    to.delete_table_if_exists(None).await.unwrap();
+    let checkpoint = temp_dir("copy-checkpoint").with_extension("json");
+    // 10,000 entities a second: chunks of 1,000 (a tenth of a second's worth), so the cancel lands in the middle.
+    let options = CopyOptions::default()
+        .parallel(std::num::NonZeroUsize::new(3).unwrap())
+        .checkpoint(&checkpoint)
+        .max_rate(10_000);
+
+    let (control, _) = cancelling_after(1);
+    let err = copy(&from, &to, &options, &control).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Cancelled, "{err}");
+    assert!(checkpoint.is_file());
+    let partial = keys_of(&to).await.len();
+    assert!(partial > 0 && partial < all.len(), "{partial} copied before the cancel");
+
+    let summary = copy(&from, &to, &options, &Control::new()).await.unwrap();
+    assert!(summary.resumed);
+    assert_eq!((summary.copied, summary.rejected), (all.len() as u64, 0));
+    assert_eq!(keys_of(&to).await, keys_of(&from).await);
+    assert!(!checkpoint.exists());
+    from.delete_table(None).await.unwrap();
+    to.delete_table(None).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_resumed_import_settles_the_chunk_in_flight_with_range_reads() {
+    let recorder = Arc::new(Recorder::default());
+    let Some(service) = service(&recorder) else { return };
+    // 4,000 entities in 40 partitions; the stopped run wrote the first 2,500 of its first chunk.
+    let all = entities(40, 100);
+    let dir = temp_dir("import-resume");
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("in.jsonl");
+    let mut text = Vec::new();
+    for entity in &all {
+        jsonl::write_entity(entity, &mut text).unwrap();
+        text.push(b'\n');
+    }
+    std::fs::write(&input, &text).unwrap();
+    let table = filled(&service, "TransferImportResume", &all[..2_500]).await;
+    let checkpoint = dir.join("import-checkpoint.json");
+    let options = ImportOptions::default().checkpoint(&checkpoint).reject(dir.join("rejects.jsonl"));
+    // A checkpoint as the stopped run left it: kept before anything was sent, no chunk settled.
+    let (control, _) = cancelling_after(u64::MAX);
+    control.token().cancel();
+    let err = import(&table, std::slice::from_ref(&input), &options, &control).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Cancelled, "{err}");
+    assert!(checkpoint.is_file());
+    recorder.take();
+
+    let summary = import(&table, std::slice::from_ref(&input), &options, &Control::new()).await.unwrap();
+    assert!(summary.resumed);
+    assert_eq!((summary.imported, summary.rejected), (all.len() as u64, 0));
+    let sent = recorder.take();
+    let reads = sent.iter().filter(|(method, _)| *method == Method::Get).count();
+    let batches = sent.iter().filter(|(method, path)| *method == Method::Post && path.ends_with("$batch")).count();
+    // The chunk's span read once (2,500 stored: 3 pages), no read per entity; the 1,500 entities left are 15
+    // transactions of 100. (The run before this one read nothing: a read per entity would be 2,500 reads.)
+    assert_eq!(reads, 3, "{sent:?}");
+    assert_eq!(batches, 15, "{sent:?}");
+    assert_eq!(keys_of(&table).await.len(), all.len());
+    std::fs::remove_dir_all(&dir).unwrap();
+    table.delete_table(None).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_resumed_import_among_many_other_entities_reads_its_keys_by_partition() {
+    let recorder = Arc::new(Recorder::default());
+    let Some(service) = service(&recorder) else { return };
+    // 1,000 entities to import in 10 partitions; the target holds 4,000 others in the same partitions, sorting
+    // before them, and the 500 the stopped run wrote.
+    let all = entities(10, 100);
+    let others: Vec<Entity> = entities(10, 400)
+        .into_iter()
+        .map(|e| {
+            let row = RowKey::new(format!("a{}", e.row_key())).unwrap();
+            Entity::new(e.partition_key().clone(), row).with("Other".parse().unwrap(), true).unwrap()
+        })
+        .collect();
+    let table = filled(&service, "TransferImportSparse", &others).await;
+    let written: Vec<&Entity> = all.iter().step_by(2).collect();
+    table.bulk_write(BulkOperation::Insert, written, None).await.into_result().unwrap();
+    let dir = temp_dir("import-sparse");
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("in.jsonl");
+    let mut text = Vec::new();
+    for entity in &all {
+        jsonl::write_entity(entity, &mut text).unwrap();
+        text.push(b'\n');
+    }
+    std::fs::write(&input, &text).unwrap();
+    let checkpoint = dir.join("import-checkpoint.json");
+    let options = ImportOptions::default().checkpoint(&checkpoint).reject(dir.join("rejects.jsonl"));
+    let (control, _) = cancelling_after(u64::MAX);
+    control.token().cancel();
+    import(&table, std::slice::from_ref(&input), &options, &control).await.unwrap_err();
+    recorder.take();
+
+    let summary = import(&table, std::slice::from_ref(&input), &options, &Control::new()).await.unwrap();
+    assert_eq!((summary.imported, summary.rejected), (1_000, 0));
+    let reads = recorder.take().iter().filter(|(method, _)| *method == Method::Get).count();
+    // The span's first page is mostly others: the keys are then read by partition (100 keys each: a range read
+    // of the partition's least to greatest key, one or two pages), not one read per entity.
+    assert!((2..=30).contains(&reads), "{reads} reads");
+    assert_eq!(keys_of(&table).await.len(), 5_000);
+    std::fs::remove_dir_all(&dir).unwrap();
+    table.delete_table(None).await.unwrap();
+}
