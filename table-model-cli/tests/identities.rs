@@ -153,10 +153,15 @@ impl Server {
 
 /// A DER certificate as PEM, the form `SSL_CERT_FILE` holds.
 fn pem(der: &[u8]) -> String {
+    pem_of("CERTIFICATE", der)
+}
+
+/// DER as PEM with the label.
+fn pem_of(label: &str, der: &[u8]) -> String {
     use base64::Engine as _;
     let base64 = base64::engine::general_purpose::STANDARD.encode(der);
     let lines: Vec<&str> = base64.as_bytes().chunks(64).map(|l| std::str::from_utf8(l).unwrap()).collect();
-    format!("-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n", lines.join("\n"))
+    format!("-----BEGIN {label}-----\n{}\n-----END {label}-----\n", lines.join("\n"))
 }
 
 async fn answer(
@@ -376,10 +381,11 @@ impl World {
         let url = self.url();
         let args: Vec<&str> =
             ["--url", url.as_str()].into_iter().chain(auth.iter().copied()).chain(["tables"]).collect();
+        let before = self.https.table_authorizations().len();
         let out = self.tablectl(vars, &args).await;
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
-        assert_eq!(self.https.table_authorizations(), Vec::<Option<String>>::new(), "{args:?}");
+        assert_eq!(self.https.table_authorizations().len(), before, "{args:?}: nothing is sent to the table service");
         stderr
     }
 }
@@ -554,6 +560,13 @@ async fn a_missing_identity_is_status_3_naming_what_is_missing() {
         ),
         "{stderr}"
     );
+    // Without the `client-certificate` feature a certificate is refused as such; with it, the file is read.
+    let why = if cfg!(feature = "client-certificate") {
+        "cannot read `/nonexistent/sp.pfx`"
+    } else {
+        "built without client certificates"
+    };
+    assert!(stderr.contains(why), "{stderr}");
     assert_eq!(world.https.token_requests().len(), 0);
 }
 
@@ -598,7 +611,7 @@ mod certificate {
     use std::path::Path;
     use std::sync::OnceLock;
 
-    /// The key pair's SubjectPublicKeyInfo, DER, for the server to verify assertions with.
+    /// The key pair's public key (PKCS #1 `RSAPublicKey`, DER), for the server to verify assertions with.
     static PUBLIC_KEY: OnceLock<Vec<u8>> = OnceLock::new();
 
     /// Whether `assertion` is an RS256 JWT signed by the key of [`make`].
@@ -621,9 +634,9 @@ mod certificate {
     pub(super) fn make(dir: &Path, password: &str) -> PathBuf {
         let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_RSA_SHA256).unwrap();
         let cert = rcgen::CertificateParams::new(vec!["tablectl-test".to_owned()]).unwrap().self_signed(&key).unwrap();
-        PUBLIC_KEY.set(key.public_key_der()).unwrap();
-        std::fs::write(dir.join("sp.key"), key.serialize_pem()).unwrap();
-        std::fs::write(dir.join("sp.crt"), cert.pem()).unwrap();
+        PUBLIC_KEY.set(rcgen::PublicKeyData::der_bytes(&key).to_vec()).unwrap();
+        std::fs::write(dir.join("sp.key"), pem_of("PRIVATE KEY", &key.serialize_der())).unwrap();
+        std::fs::write(dir.join("sp.crt"), pem(cert.der())).unwrap();
         let pfx = dir.join("sp.pfx");
         let status = Command::new("openssl")
             .args(["pkcs12", "-export", "-inkey", "sp.key", "-in", "sp.crt", "-out", "sp.pfx"])
@@ -652,6 +665,10 @@ mod certificate {
         // The wrong password: the file cannot be read, nothing is sent.
         vars[3].1 = "wrong".into();
         let stderr = world.refused(&vars, &["--auth", "service-principal"]).await;
-        assert!(stderr.contains("ClientCertificateCredential (client ID client-1"), "{stderr}");
+        assert!(
+            stderr.contains("ClientCertificateCredential (client ID client-1, tenant tenant-1, certificate `"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("PKCS12"), "{stderr}");
     }
 }
