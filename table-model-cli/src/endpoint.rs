@@ -30,9 +30,8 @@ pub struct EndpointArgs {
     /// The service's URL, with a SAS token as its query (`https://acme.table.core.windows.net/?sv=...&sig=...`)
     #[arg(long, global = true, conflicts_with = "connection_string")]
     pub url: Option<String>,
-    /// How to authorize with --url: `sas` (the SAS in its query, or none for public access), or a Microsoft Entra
-    /// ID token: `entra` (the identity the environment describes, else `az login` or `azd auth login`),
-    /// `managed-identity`, `workload-identity`, `service-principal` or `developer` [default: sas]
+    /// How to authorize with --url: the SAS in its query, or a Microsoft Entra ID token of an identity, named or
+    /// (`entra`) the one the environment describes [default: sas]
     #[arg(long, global = true, value_enum, value_name = "AUTH")]
     pub auth: Option<Auth>,
     /// The client (application) ID of the service principal or workload identity, or of a user-assigned managed

@@ -499,6 +499,13 @@ async fn a_refused_identity_is_status_3_naming_the_credential_and_the_reason() {
         ),
         "{stderr}"
     );
+    // App Service takes no resource ID (azure_identity's own refusal, before any request).
+    let id = "/subscriptions/s/resourceGroups/g/providers/Microsoft.ManagedIdentity/userAssignedIdentities/jobs";
+    let asked = world.http.seen().len();
+    let stderr = world.refused(&world.app_service(), &["--auth", "managed-identity", "--resource-id", id]).await;
+    assert!(stderr.contains(&format!("/msi/token, user-assigned, resource ID {id}): ")), "{stderr}");
+    assert!(stderr.contains("resource IDs aren't supported for App Service"), "{stderr}");
+    assert_eq!(world.http.seen().len(), asked);
     let stderr = world.refused(&world.app_service(), &["--auth", "managed-identity", "--object-id", "unknown"]).await;
     assert!(stderr.contains("ManagedIdentityCredential (IDENTITY_ENDPOINT http://127.0.0.1:"), "{stderr}");
     assert!(stderr.contains("/msi/token, user-assigned, object ID unknown): the requested identity"), "{stderr}");
