@@ -543,7 +543,7 @@ async fn a_missing_identity_is_status_3_naming_what_is_missing() {
     assert_eq!(
         stderr,
         "tablectl: --auth workload-identity found no identity to use: a workload identity needs --tenant-id or \
-         AZURE_TENANT_ID and AZURE_FEDERATED_TOKEN_FILE, which is not set\n"
+         AZURE_TENANT_ID and AZURE_FEDERATED_TOKEN_FILE, which are not set\n"
     );
     let stderr = world.refused(&vars, &["--auth", "service-principal", "--tenant-id", TENANT]).await;
     assert!(stderr.contains("a service principal needs a secret (AZURE_CLIENT_SECRET) or a certificate"), "{stderr}");

@@ -244,7 +244,16 @@ impl Identity {
         };
         let sources = match auth {
             Auth::Sas => Vec::new(),
-            Auth::Developer => vec![(Source::AzureCli, None), (Source::AzureDeveloperCli, None)],
+            Auth::Developer => {
+                application_flags(args, "the developer tools")?;
+                user_assigned_flags(args, "developer")?;
+                if args.client_id.is_some() {
+                    return Err(CliError::invalid(
+                        "--client-id is not for --auth developer: the identity is the one `az` or `azd` is logged in as",
+                    ));
+                }
+                vec![(Source::AzureCli, None), (Source::AzureDeveloperCli, None)]
+            }
             Auth::ManagedIdentity => {
                 application_flags(args, "a managed identity")?;
                 let endpoint = match app_service {
@@ -275,7 +284,11 @@ impl Identity {
                 let mut sources = Vec::new();
                 let unusable = |name: &str, reason: String| Source::Unusable { name: name.to_owned(), reason };
                 if let Some(source) = service_principal(args, client_id.clone(), tenant_id.clone(), &var) {
-                    let source = source.unwrap_or_else(|reason| unusable("a service principal", reason));
+                    let name = match var(AZURE_CLIENT_SECRET) {
+                        Some(_) => "ClientSecretCredential",
+                        None => "ClientCertificateCredential",
+                    };
+                    let source = source.unwrap_or_else(|reason| unusable(name, reason));
                     sources.push((source, Some(TOKEN_LIMIT)));
                 }
                 if let Some(file) = var(AZURE_FEDERATED_TOKEN_FILE) {
@@ -412,7 +425,8 @@ fn service_principal(
 /// `"<what> needs <a>, <b>"`: the names whose flag is set.
 fn missing<const N: usize>(what: &str, names: [(bool, &str); N]) -> String {
     let names: Vec<&str> = names.iter().filter(|(missing, _)| *missing).map(|(_, name)| *name).collect();
-    format!("{what} needs {}, which is not set", names.join(" and "))
+    let verb = if names.len() == 1 { "is" } else { "are" };
+    format!("{what} needs {}, which {verb} not set", names.join(" and "))
 }
 
 /// Options for a credential's HTTP pipeline: few retries, each request bounded by [`REQUEST_LIMIT`] (and `limit`),
@@ -675,9 +689,9 @@ mod tests {
         assert_eq!(
             half.sources().next(),
             Some(&Source::Unusable {
-                name: "a service principal".into(),
+                name: "ClientSecretCredential".into(),
                 reason: "a service principal needs --client-id or AZURE_CLIENT_ID and --tenant-id or AZURE_TENANT_ID, \
-                         which is not set"
+                         which are not set"
                     .into()
             })
         );
@@ -691,7 +705,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "--auth workload-identity found no identity to use: a workload identity needs --tenant-id or \
-             AZURE_TENANT_ID and AZURE_FEDERATED_TOKEN_FILE, which is not set"
+             AZURE_TENANT_ID and AZURE_FEDERATED_TOKEN_FILE, which are not set"
         );
         let err = Identity::choose(Auth::ServicePrincipal, &args, &env(&[("AZURE_TENANT_ID", "t")])).unwrap_err();
         assert_eq!(err.outcome(), Outcome::Unreachable);
