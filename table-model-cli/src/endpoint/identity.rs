@@ -522,6 +522,14 @@ fn reason(error: &CoreError) -> String {
     }
 }
 
+/// A time limit as messages say it: `10 s`, `0.5 s`.
+fn seconds(limit: Duration) -> String {
+    match limit.subsec_millis() {
+        0 => format!("{} s", limit.as_secs()),
+        _ => format!("{:.1} s", limit.as_secs_f64()),
+    }
+}
+
 /// One credential to try: its name, the credential (or why it cannot be set up), its time limit, and what its
 /// transport saw go wrong last.
 struct Link {
@@ -543,8 +551,8 @@ impl Link {
             Err(_) => {
                 let last = self.trace.lock().map(|t| t.clone()).unwrap_or_default();
                 Err(match last {
-                    Some(last) => format!("no token within {} s; the last request: {last}", limit.as_secs()),
-                    None => format!("no token within {} s", limit.as_secs()),
+                    Some(last) => format!("no token within {}; the last request: {last}", seconds(limit)),
+                    None => format!("no token within {}", seconds(limit)),
                 })
             }
         }
@@ -612,10 +620,9 @@ impl HttpClient for Traced {
     async fn execute_request(&self, request: &Request) -> azure_core::Result<AsyncRawResponse> {
         let result = match tokio::time::timeout(self.limit, self.inner.execute_request(request)).await {
             Ok(result) => result,
-            Err(_) => Err(CoreError::with_message(
-                CoreErrorKind::Io,
-                format!("no answer within {} s", self.limit.as_secs_f32()),
-            )),
+            Err(_) => {
+                Err(CoreError::with_message(CoreErrorKind::Io, format!("no answer within {}", seconds(self.limit))))
+            }
         };
         let what = match &result {
             Ok(response) if !response.status().is_success() => Some(format!("status {}", u16::from(response.status()))),
@@ -759,6 +766,69 @@ mod tests {
         assert_eq!(
             names(&certificate),
             ["ClientCertificateCredential (client ID c1, tenant t1, certificate `sp.pfx`)"]
+        );
+    }
+
+    /// A credential that counts its calls and answers with a token, an error, or never.
+    #[derive(Debug)]
+    struct Fake {
+        answer: Option<Result<&'static str, &'static str>>,
+        calls: AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl TokenCredential for Fake {
+        async fn get_token(&self, _: &[&str], _: Option<TokenRequestOptions<'_>>) -> azure_core::Result<AccessToken> {
+            self.calls.fetch_add(1, Ordering::Relaxed);
+            match self.answer {
+                Some(Ok(token)) => Ok(AccessToken::new(token, azure_core::time::OffsetDateTime::now_utc())),
+                Some(Err(message)) => Err(CoreError::with_message(CoreErrorKind::Credential, message)),
+                None => std::future::pending().await,
+            }
+        }
+    }
+
+    fn chain(auth: Auth, fakes: &[(&str, Arc<Fake>, Option<Duration>)]) -> Chain {
+        let links = fakes.iter().map(|(name, fake, limit)| Link {
+            name: (*name).to_owned(),
+            credential: Ok(fake.clone() as Arc<dyn TokenCredential>),
+            limit: *limit,
+            trace: Arc::default(),
+        });
+        Chain { auth, links: links.collect(), chosen: AtomicUsize::new(usize::MAX) }
+    }
+
+    fn fake(answer: Option<Result<&'static str, &'static str>>) -> Arc<Fake> {
+        Arc::new(Fake { answer, calls: AtomicUsize::new(0) })
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_chain_keeps_the_first_link_that_gave_a_token_and_names_each_that_failed() {
+        let (refused, silent, works) =
+            (fake(Some(Err("AADSTS7000215: Invalid client secret provided."))), fake(None), fake(Some(Ok("t"))));
+        let limit = Some(Duration::from_millis(500));
+        let links = [("A", refused.clone(), limit), ("B", silent.clone(), limit), ("C", works.clone(), None)];
+        let chain = chain(Auth::Entra, &links);
+        for _ in 0..3 {
+            let token = chain.get_token(&["https://storage.azure.com/.default"], None).await.unwrap();
+            assert_eq!(token.token.secret(), "t");
+        }
+        let calls = [&refused, &silent, &works].map(|f| f.calls.load(Ordering::Relaxed));
+        assert_eq!(calls, [1, 1, 3]);
+
+        let chain = self::chain(Auth::Entra, &links[..2]);
+        let err = chain.get_token(&["https://cosmos.azure.com/.default"], None).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no Microsoft Entra ID token for https://cosmos.azure.com/.default; --auth entra tried:\n  \
+             A: AADSTS7000215: Invalid client secret provided\n  B: no token within 0.5 s\n"
+        );
+        // One explicit identity: named in one line.
+        let chain = self::chain(Auth::ManagedIdentity, &links[1..2]);
+        let err = chain.get_token(&["https://storage.azure.com/.default"], None).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no Microsoft Entra ID token for https://storage.azure.com/.default from B: no token within 0.5 s"
         );
     }
 
