@@ -512,11 +512,15 @@ fn reason(error: &CoreError) -> String {
     let lines: Vec<&str> = text.lines().map(|l| l.trim().trim_end_matches('.')).filter(|l| !l.is_empty()).collect();
     let text = lines.join("; ");
     let text = text.trim_end_matches('.');
-    // The tool's style: lowercase first word, unless an acronym or a name.
-    let mut chars = text.chars();
-    match (chars.next(), chars.next()) {
-        (Some(first), Some(second)) if first.is_uppercase() && second.is_lowercase() => {
-            first.to_lowercase().chain(text[first.len_utf8()..].chars()).collect()
+    // The tool's style: a lowercase first word, unless it is an acronym or a name (`AADSTS7000215`, `CloudShell`,
+    // `Azure Arc`: a capital inside the word or starting the next one).
+    let mut words = text.split(' ');
+    let first = words.next().unwrap_or("");
+    let next_is_a_name = words.next().is_some_and(|w| w.starts_with(char::is_uppercase));
+    let mut chars = first.chars();
+    match chars.next() {
+        Some(initial) if initial.is_uppercase() && !chars.any(char::is_uppercase) && !next_is_a_name => {
+            initial.to_lowercase().chain(text[initial.len_utf8()..].chars()).collect()
         }
         _ => text.to_owned(),
     }
@@ -848,6 +852,16 @@ mod tests {
             "AzureCliCredential authentication failed. ERROR: Please run 'az login' to setup account.\nTo troubleshoot, visit \
              https://aka.ms/azsdk/rust/identity/troubleshoot#azure-cli",
         );
+        for (message, expected) in [
+            ("Azure Arc managed identity isn't supported", "Azure Arc managed identity isn't supported"),
+            ("CloudShell managed identity isn't supported", "CloudShell managed identity isn't supported"),
+            (
+                "User-assigned resource IDs aren't supported for App Service.",
+                "user-assigned resource IDs aren't supported for App Service",
+            ),
+        ] {
+            assert_eq!(reason(&CoreError::with_message(CoreErrorKind::Credential, message)), expected);
+        }
         assert_eq!(
             reason(&az),
             "ERROR: Please run 'az login' to setup account; To troubleshoot, visit \
