@@ -1,16 +1,20 @@
 //! Which service a run talks to: `--connection-string`, `--url` (with a SAS in its query, none for public access,
-//! or a Microsoft Entra ID token with `--auth entra`), or the `AZURE_STORAGE_CONNECTION_STRING` environment
-//! variable, in that order. A connection string may be `UseDevelopmentStorage=true` for Azurite on its default
-//! port. `--service-kind` says which implementation the endpoint is when its URL does not tell.
+//! or a Microsoft Entra ID token with `--auth entra` and the other identities of [`Auth`]), or the
+//! `AZURE_STORAGE_CONNECTION_STRING` environment variable, in that order. A connection string may be
+//! `UseDevelopmentStorage=true` for Azurite on its default port. `--service-kind` says which implementation the
+//! endpoint is when its URL does not tell.
 //!
-//! Entra ID tokens come from `azure_identity`'s developer credential chain (`DeveloperToolsCredential`): the
-//! Azure CLI (`az login`), then the Azure Developer CLI (`azd auth login`), each run for a token of the service
-//! kind's scope (`docs/rules.md` §13.2).
+//! Entra ID tokens come from `azure_identity`'s credentials, chosen by [`identity`]: each asked
+//! for a token of the service kind's scope (`docs/rules.md` §13.2).
 //!
 //! Layer: parts.
 
 use crate::error::CliError;
+pub mod identity;
+
+use self::identity::Identity;
 use clap::ValueEnum;
+use std::path::PathBuf;
 use table_model::client::{TableCredential, TableServiceClient, TableServiceClientOptions};
 use table_model::ServiceKind;
 
@@ -28,10 +32,28 @@ pub struct EndpointArgs {
     /// The service's URL, with a SAS token as its query (`https://acme.table.core.windows.net/?sv=...&sig=...`)
     #[arg(long, global = true, conflicts_with = "connection_string")]
     pub url: Option<String>,
-    /// How to authorize with --url: `sas` (the SAS in its query, or none for public access), or `entra` (a
-    /// Microsoft Entra ID token from `az login` or `azd auth login`) [default: sas]
+    /// How to authorize with --url: the SAS in its query, or a Microsoft Entra ID token of an identity, named or
+    /// (`entra`) the one the environment describes [default: sas]
     #[arg(long, global = true, value_enum, value_name = "AUTH")]
     pub auth: Option<Auth>,
+    /// The client (application) ID of the service principal or workload identity, or of a user-assigned managed
+    /// identity [default: $AZURE_CLIENT_ID]
+    #[arg(long, global = true, value_name = "ID", help_heading = "Microsoft Entra ID")]
+    pub client_id: Option<String>,
+    /// The tenant (directory) ID of the service principal or workload identity [default: $AZURE_TENANT_ID]
+    #[arg(long, global = true, value_name = "ID", help_heading = "Microsoft Entra ID")]
+    pub tenant_id: Option<String>,
+    /// A user-assigned managed identity, by its object (principal) ID
+    #[arg(long, global = true, value_name = "ID", help_heading = "Microsoft Entra ID")]
+    pub object_id: Option<String>,
+    /// A user-assigned managed identity, by its Azure resource ID (not on App Service)
+    #[arg(long, global = true, value_name = "ID", help_heading = "Microsoft Entra ID")]
+    pub resource_id: Option<String>,
+    /// The service principal's certificate: a PKCS #12 file (.pfx) with an RSA key; its password, if any, in
+    /// $AZURE_CLIENT_CERTIFICATE_PASSWORD (a secret is only read from $AZURE_CLIENT_SECRET) [default:
+    /// $AZURE_CLIENT_CERTIFICATE_PATH]
+    #[arg(long, global = true, value_name = "FILE", help_heading = "Microsoft Entra ID")]
+    pub certificate: Option<PathBuf>,
     /// Which service the endpoint is, when its URL does not tell (a proxy, a custom domain, a local server):
     /// it chooses the rules checked before sending, and the Entra ID scope [default: told from the URL]
     #[arg(long, global = true, value_enum, value_name = "KIND")]
@@ -43,8 +65,36 @@ pub struct EndpointArgs {
 pub enum Auth {
     /// The SAS in the URL's query, or none for public access
     Sas,
-    /// A Microsoft Entra ID token from the developer tools: the Azure CLI, then the Azure Developer CLI
+    /// A Microsoft Entra ID token from the identity the environment describes (a service principal, a workload
+    /// identity, an App Service managed identity), else the developer tools, else a VM's managed identity
     Entra,
+    /// A Microsoft Entra ID token of the Azure resource's managed identity (App Service, Functions, Container
+    /// Apps, VMs)
+    ManagedIdentity,
+    /// A Microsoft Entra ID token of a Kubernetes workload identity (AKS)
+    WorkloadIdentity,
+    /// A Microsoft Entra ID token of an application, with a client secret or a certificate
+    ServicePrincipal,
+    /// A Microsoft Entra ID token from the developer tools: the Azure CLI, then the Azure Developer CLI
+    Developer,
+}
+
+impl Auth {
+    /// The value as `--auth` takes it.
+    ///
+    /// ```
+    /// assert_eq!(table_model_cli::endpoint::Auth::ManagedIdentity.name(), "managed-identity");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Auth::Sas => "sas",
+            Auth::Entra => "entra",
+            Auth::ManagedIdentity => "managed-identity",
+            Auth::WorkloadIdentity => "workload-identity",
+            Auth::ServicePrincipal => "service-principal",
+            Auth::Developer => "developer",
+        }
+    }
 }
 
 /// The service kinds `--service-kind` takes.
@@ -85,8 +135,13 @@ pub enum EndpointSource {
     },
     /// A URL, with its SAS if it has one.
     Url(String),
-    /// A URL whose requests carry a Microsoft Entra ID token (`--auth entra`).
-    Entra(String),
+    /// A URL whose requests carry a Microsoft Entra ID token of the identity (`--auth` other than `sas`).
+    Entra {
+        /// The service's URL.
+        url: String,
+        /// Where tokens come from.
+        identity: Identity,
+    },
 }
 
 impl std::fmt::Debug for EndpointSource {
@@ -97,14 +152,16 @@ impl std::fmt::Debug for EndpointSource {
                 f.debug_struct("ConnectionString").field("from_env", from_env).finish_non_exhaustive()
             }
             EndpointSource::Url(_) => f.write_str("Url(<hidden>)"),
-            EndpointSource::Entra(url) => f.debug_tuple("Entra").field(url).finish(),
+            EndpointSource::Entra { url, identity } => {
+                f.debug_struct("Entra").field("url", url).field("identity", identity).finish()
+            }
         }
     }
 }
 
-/// Picks the endpoint: `--url` (with Entra ID when `--auth entra` is given), else `--connection-string`, else the
+/// Picks the endpoint: `--url` (with Entra ID when `--auth` is not `sas`), else `--connection-string`, else the
 /// environment's connection string (an empty variable counts as unset). `env` is the value of
-/// [`CONNECTION_STRING_VAR`].
+/// [`CONNECTION_STRING_VAR`]; an Entra ID identity reads the process's environment ([`identity`]).
 ///
 /// ```
 /// use table_model_cli::endpoint::{resolve, EndpointArgs, EndpointSource};
@@ -115,19 +172,57 @@ impl std::fmt::Debug for EndpointSource {
 /// ```
 ///
 /// # Errors
-/// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)) when no endpoint is given, or
-/// `--auth entra` without `--url`.
+/// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)) when no endpoint is given, an Entra ID
+/// `--auth` or option without `--url`, or Entra ID options that do not go together; as
+/// [`Identity::choose`] for an identity the environment does not provide.
 pub fn resolve(args: &EndpointArgs, env: Option<String>) -> Result<EndpointSource, CliError> {
+    resolve_in(args, env, &|name| std::env::var(name).ok())
+}
+
+/// As [`resolve`], with the environment's variables read through `vars`.
+///
+/// ```
+/// use table_model_cli::endpoint::{resolve_in, Auth, EndpointArgs, EndpointSource};
+/// let args = EndpointArgs { url: Some("https://a.table.core.windows.net".into()), auth: Some(Auth::ManagedIdentity), ..Default::default() };
+/// let EndpointSource::Entra { identity, .. } = resolve_in(&args, None, &|_| None)? else { unreachable!() };
+/// assert_eq!(identity.sources().next().unwrap().name(), "ManagedIdentityCredential (IMDS, system-assigned)");
+/// # Ok::<(), table_model_cli::error::CliError>(())
+/// ```
+///
+/// # Errors
+/// As [`resolve`].
+pub fn resolve_in(
+    args: &EndpointArgs,
+    env: Option<String>,
+    vars: &dyn Fn(&str) -> Option<String>,
+) -> Result<EndpointSource, CliError> {
+    let auth = args.auth.unwrap_or(Auth::Sas);
+    if auth == Auth::Sas {
+        let entra_options = [
+            ("--client-id", args.client_id.is_some()),
+            ("--tenant-id", args.tenant_id.is_some()),
+            ("--object-id", args.object_id.is_some()),
+            ("--resource-id", args.resource_id.is_some()),
+            ("--certificate", args.certificate.is_some()),
+        ];
+        if let Some((flag, _)) = entra_options.iter().find(|(_, given)| *given) {
+            return Err(CliError::invalid(format!(
+                "{flag} is for a Microsoft Entra ID identity: give --auth entra, managed-identity, \
+                 workload-identity or service-principal"
+            )));
+        }
+    }
     if let Some(url) = &args.url {
-        return Ok(match args.auth {
-            Some(Auth::Entra) => EndpointSource::Entra(url.clone()),
-            Some(Auth::Sas) | None => EndpointSource::Url(url.clone()),
+        return Ok(match auth {
+            Auth::Sas => EndpointSource::Url(url.clone()),
+            auth => EndpointSource::Entra { url: url.clone(), identity: Identity::choose(auth, args, vars)? },
         });
     }
-    if args.auth == Some(Auth::Entra) {
-        return Err(CliError::invalid(
-            "--auth entra needs --url: the service's URL, such as https://acme.table.core.windows.net",
-        ));
+    if auth != Auth::Sas {
+        return Err(CliError::invalid(format!(
+            "--auth {} needs --url: the service's URL, such as https://acme.table.core.windows.net",
+            auth.name()
+        )));
     }
     if let Some(value) = &args.connection_string {
         return Ok(EndpointSource::ConnectionString { value: value.clone(), from_env: false });
@@ -153,8 +248,8 @@ pub fn connect(source: &EndpointSource) -> Result<TableServiceClient, CliError> 
 
 /// A client for the endpoint, of the given kind (`--service-kind`) or else the kind its URL or connection string
 /// tells: the kind chooses the rules every entity is checked against before it is sent (`docs/rules.md` §13.1)
-/// and the Entra ID scope. For `--auth entra`, the developer credential chain is set up here; it runs `az` (or
-/// `azd`) at the first request.
+/// and the Entra ID scope. For an Entra ID `--auth`, the identity's credentials are set up here; they get a
+/// token at the first request.
 ///
 /// ```
 /// use table_model_cli::endpoint::{connect_as, EndpointSource};
@@ -165,7 +260,7 @@ pub fn connect(source: &EndpointSource) -> Result<TableServiceClient, CliError> 
 /// ```
 ///
 /// # Errors
-/// As [`connect`], and an Entra ID credential chain that cannot be set up.
+/// As [`connect`], and an Entra ID credential that cannot be set up ([`Identity::credential`]).
 pub fn connect_as(source: &EndpointSource, kind: Option<ServiceKind>) -> Result<TableServiceClient, CliError> {
     let options = Some(TableServiceClientOptions { service_kind: kind, ..Default::default() });
     let (client, origin) = match source {
@@ -174,10 +269,8 @@ pub fn connect_as(source: &EndpointSource, kind: Option<ServiceKind>) -> Result<
             if *from_env { CONNECTION_STRING_VAR } else { "--connection-string" },
         ),
         EndpointSource::Url(url) => (TableServiceClient::new(url, TableCredential::Anonymous, options), "--url"),
-        EndpointSource::Entra(url) => {
-            let credential = azure_identity::DeveloperToolsCredential::new(None)
-                .map_err(|e| CliError::failed(format!("cannot set up the Entra ID credential chain: {e}")))?;
-            (TableServiceClient::new(url, TableCredential::Entra(credential), options), "--url")
+        EndpointSource::Entra { url, identity } => {
+            (TableServiceClient::new(url, TableCredential::Entra(identity.credential()?), options), "--url")
         }
     };
     client.map_err(|e| CliError::invalid(format!("invalid {origin}: {e}")))
@@ -244,16 +337,30 @@ mod tests {
     #[test]
     fn entra_is_for_a_url() {
         let entra = EndpointArgs { auth: Some(Auth::Entra), ..args(None, Some("https://a.table.core.windows.net")) };
-        assert_eq!(resolve(&entra, None).unwrap(), EndpointSource::Entra("https://a.table.core.windows.net".into()));
+        let source = resolve_in(&entra, None, &|_| None).unwrap();
+        assert!(matches!(&source, EndpointSource::Entra { url, .. } if url == "https://a.table.core.windows.net"));
         let sas = EndpointArgs { auth: Some(Auth::Sas), ..args(None, Some("https://a.table.core.windows.net/?sig=x")) };
         assert_eq!(resolve(&sas, None).unwrap(), EndpointSource::Url("https://a.table.core.windows.net/?sig=x".into()));
         let alone = EndpointArgs { auth: Some(Auth::Entra), ..args(None, None) };
         let err = resolve(&alone, Some("UseDevelopmentStorage=true".into())).unwrap_err();
         assert_eq!(err.outcome(), Outcome::InvalidInput);
         assert!(err.to_string().starts_with("--auth entra needs --url"), "{err}");
-        // The credential chain is set up without running anything; the client is of the URL's kind.
-        let client = connect(&EndpointSource::Entra("https://a.table.cosmos.azure.com".into())).unwrap();
+        // The credentials are set up without running anything; the client is of the URL's kind.
+        let cosmos = EndpointArgs { url: Some("https://a.table.cosmos.azure.com".into()), ..entra };
+        let client = connect(&resolve_in(&cosmos, None, &|_| None).unwrap()).unwrap();
         assert_eq!(client.kind(), ServiceKind::CosmosDb);
+        // An Entra ID option without an Entra ID `--auth` is a usage error, as an Entra ID `--auth` without `--url`.
+        let sas = EndpointArgs { client_id: Some("c".into()), ..args(None, Some("https://a.table.core.windows.net")) };
+        let err = resolve_in(&sas, None, &|_| None).unwrap_err();
+        assert_eq!(err.outcome(), Outcome::InvalidInput);
+        assert_eq!(
+            err.to_string(),
+            "--client-id is for a Microsoft Entra ID identity: give --auth entra, managed-identity, workload-identity \
+             or service-principal"
+        );
+        let alone = EndpointArgs { auth: Some(Auth::ManagedIdentity), ..args(None, None) };
+        let err = resolve_in(&alone, None, &|_| None).unwrap_err();
+        assert!(err.to_string().starts_with("--auth managed-identity needs --url"), "{err}");
     }
 
     #[test]

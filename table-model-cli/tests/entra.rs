@@ -1,5 +1,7 @@
 //! `--auth entra` end to end: the built binary gets a Microsoft Entra ID token from `azure_identity`'s developer
-//! credential chain and sends it to a loopback HTTPS server this test starts.
+//! tools, the identity `--auth entra` falls back to when the environment describes no other (and `--auth
+//! developer` names), and sends it to a loopback HTTPS server this test starts. The other identities are tested
+//! in `tests/identities.rs`.
 //!
 //! The chain's first link runs `az account get-access-token -o json --scope <scope>` through `/bin/sh`; here `az`
 //! is a script on `PATH` that records its arguments and prints a token as the Azure CLI does. The server's
