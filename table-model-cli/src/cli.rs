@@ -422,7 +422,7 @@ pub struct SqlArgs {
     /// The rows' format [default: told by the output file's name, else jsonl; on stdout, table on a terminal, jsonl
     /// otherwise or with --json]
     #[arg(long, value_enum)]
-    pub format: Option<crate::batches::RowFormat>,
+    pub format: Option<crate::rows::RowFormat>,
     /// Compress jsonl and csv [default: told by the output file's name, else none]
     #[arg(long, value_enum)]
     pub compress: Option<CompressArg>,

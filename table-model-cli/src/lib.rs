@@ -6,7 +6,7 @@
 //!
 //! Data goes to stdout, progress and diagnostics to stderr, and the exit status tells the [`Outcome`] apart.
 //!
-//! The default cargo feature `sql` adds `tablectl sql` (the modules `catalog`, `batches` and `commands::sql`),
+//! The default cargo feature `sql` adds `tablectl sql` (the modules `catalog`, `rows` and `commands::sql`),
 //! SQL through Apache DataFusion and table-model-datafusion, which need Rust 1.94; without it
 //! (`--no-default-features`) the tool builds without DataFusion on the workspace's Rust.
 //!
@@ -19,8 +19,6 @@
 //! ```
 
 #[cfg(feature = "sql")]
-pub mod batches;
-#[cfg(feature = "sql")]
 pub mod catalog;
 pub mod cli;
 pub mod commands;
@@ -28,6 +26,8 @@ pub mod endpoint;
 pub mod error;
 pub mod output;
 pub mod progress;
+#[cfg(feature = "sql")]
+pub mod rows;
 pub mod rust_struct;
 
 use clap::Parser as _;
@@ -117,7 +117,7 @@ async fn execute(
     }
     if let Command::Schema(args) = &cli.command {
         if let commands::schema::Source::File(path) = commands::schema::Source::of(&args.source)? {
-            let format = output::Format::choose(cli.json, std::io::stdout().is_terminal());
+            let format = output::Style::choose(cli.json, std::io::stdout().is_terminal());
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
             let outcome = commands::schema::run_file(&path, args, format, &mut out)?;
             out.flush().map_err(CliError::stdout)?;
@@ -125,7 +125,7 @@ async fn execute(
         }
     }
     let stdout = std::io::stdout();
-    let format = output::Format::choose(cli.json, stdout.is_terminal());
+    let format = output::Style::choose(cli.json, stdout.is_terminal());
     let kind = cli.endpoint.service_kind.map(endpoint::Kind::service_kind);
     if let Command::Validate(args) = &cli.command {
         // A file is checked without an endpoint; only a table needs one.

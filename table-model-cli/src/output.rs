@@ -8,27 +8,27 @@ use table_model::{EdmValue, Entity};
 
 /// How results are written on stdout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub enum Style {
     /// For reading: aligned columns, plain numbers.
     Human,
     /// JSON lines.
     Json,
 }
 
-impl Format {
+impl Style {
     /// `--json` asks for JSON; without it, JSON unless stdout is a terminal.
     ///
     /// ```
-    /// use table_model_cli::output::Format;
-    /// assert_eq!(Format::choose(false, true), Format::Human);
-    /// assert_eq!(Format::choose(false, false), Format::Json);
-    /// assert_eq!(Format::choose(true, true), Format::Json);
+    /// use table_model_cli::output::Style;
+    /// assert_eq!(Style::choose(false, true), Style::Human);
+    /// assert_eq!(Style::choose(false, false), Style::Json);
+    /// assert_eq!(Style::choose(true, true), Style::Json);
     /// ```
-    pub fn choose(json: bool, stdout_is_terminal: bool) -> Format {
+    pub fn choose(json: bool, stdout_is_terminal: bool) -> Style {
         if json || !stdout_is_terminal {
-            Format::Json
+            Style::Json
         } else {
-            Format::Human
+            Style::Human
         }
     }
 }

@@ -23,7 +23,7 @@
 //! Layer: files.
 
 use crate::format::{jsonl, Rejected};
-use table_model::{encode_entity, Entity, KeyKind, RuleSet};
+use table_model::{encode_entity, Entity, KeyErrorKind, KeyKind, PartitionKey, RowKey, RuleSet};
 
 /// One rule an entity breaks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -122,12 +122,56 @@ pub fn check(rules: RuleSet, record: Result<Entity, Rejected>) -> Checked {
             }
         }
         Err(rejected) => {
+            let rejected = judged_for(rules, rejected);
             checked.partition_key = rejected.partition_key;
             checked.row_key = rejected.row_key;
             checked.findings.push(Finding { property: rejected.property, rule: rejected.rule });
         }
     }
     checked
+}
+
+/// A record read with Storage's rules and refused, as the rules of its target judge it: a key over Storage's 512
+/// UTF-16 code units is over Cosmos DB's own limit too (1,024 bytes of UTF-8 for a PartitionKey, 255 for a
+/// RowKey), which the rule then cites; a key within Cosmos DB's limit keeps Storage's rule, said to be Storage's
+/// and kept for every service (`docs/rules.md` §13.1: where Cosmos DB is looser, Storage's rule stays). Any
+/// other rejection is as it was.
+///
+/// ```
+/// use table_model::RuleSet;
+/// use table_model_transfer::check::judged_for;
+/// use table_model_transfer::format::jsonl;
+/// let line = format!(r#"{{"PartitionKey":"{}","RowKey":"r"}}"#, "p".repeat(1025));
+/// let rejected = jsonl::read_line(line.as_bytes()).unwrap().unwrap_err();
+/// let rule = judged_for(RuleSet::CosmosDb, rejected.clone()).rule;
+/// assert!(rule.ends_with("for Cosmos DB for Table: 1025 bytes of UTF-8, at most 1024 allowed"), "{rule}");
+/// assert_eq!(judged_for(RuleSet::Storage, rejected.clone()), rejected);
+/// let line = format!(r#"{{"PartitionKey":"{}","RowKey":"r"}}"#, "p".repeat(600));
+/// let rule = judged_for(RuleSet::CosmosDb, jsonl::read_line(line.as_bytes()).unwrap().unwrap_err()).rule;
+/// assert!(rule.ends_with("found 600; Azure Table Storage's limit, kept for every service (Cosmos DB for Table's own is 1024 bytes of UTF-8)"), "{rule}");
+/// ```
+pub fn judged_for(rules: RuleSet, mut rejected: Rejected) -> Rejected {
+    let (kind, value) = match rejected.property.as_deref() {
+        Some("PartitionKey") => (KeyKind::Partition, rejected.partition_key.as_deref()),
+        Some("RowKey") => (KeyKind::Row, rejected.row_key.as_deref()),
+        _ => return rejected,
+    };
+    let (Some(value), Some(max)) = (value, rules.key_max_utf8_bytes(kind)) else { return rejected };
+    let too_long = match kind {
+        KeyKind::Partition => PartitionKey::new(value).err().map(|e| e.kind()),
+        KeyKind::Row => RowKey::new(value).err().map(|e| e.kind()),
+    };
+    if !matches!(too_long, Some(KeyErrorKind::TooLong { .. })) {
+        return rejected;
+    }
+    rejected.rule = match rules.check_key(kind, value) {
+        Err(e) => e.with_value(value).to_string(),
+        Ok(()) => format!(
+            "{}; Azure Table Storage's limit, kept for every service ({rules}'s own is {max} bytes of UTF-8)",
+            rejected.rule
+        ),
+    };
+    rejected
 }
 
 /// Checks one line of `jsonl` ([`jsonl::read_line`], then [`check`]); `None` for a blank line, which is no

@@ -17,6 +17,7 @@
 //!
 //! Layer: operations.
 
+use crate::check::judged_for;
 use crate::checkpoint::{self, Invocation};
 use crate::error::{ErrorKind, TransferError};
 use crate::format::{self, Compression, EntityReader, FileFormat};
@@ -29,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 use table_model::client::TableClient;
-use table_model::TableName;
+use table_model::{RuleSet, TableName};
 
 /// How to import. Each option is named as its `tablectl import` flag, and messages name them that way.
 ///
@@ -147,6 +148,8 @@ struct Reader {
     done_bytes: u64,
     error: Option<TransferError>,
     control: Control,
+    /// The target's rules, which a rejection of a record cites ([`judged_for`]).
+    rules: RuleSet,
 }
 
 /// Records read but not yet taken by the writer.
@@ -210,7 +213,10 @@ impl Reader {
                         entity,
                     })
                 }
-                Err(rejected) => Item::Reject { file: *index, reject: Reject::of(&record.position, rejected) },
+                Err(rejected) => {
+                    let rejected = judged_for(self.rules, rejected);
+                    Item::Reject { file: *index, reject: Reject::of(&record.position, rejected) }
+                }
             });
         }
         None
@@ -261,7 +267,7 @@ async fn next_chunk(receiver: &mut tokio::sync::mpsc::Receiver<Item>, size: usiz
 ///
 /// ```no_run
 /// use table_model::client::TableServiceClient;
-/// use table_model::TableName;
+/// use table_model::{RuleSet, TableName};
 /// use table_model_transfer::import::{import, ImportOptions};
 /// use table_model_transfer::progress::Control;
 ///
@@ -355,6 +361,7 @@ async fn run(
         done_bytes: 0,
         error: None,
         control: control.clone(),
+        rules: table.kind().rules(),
     };
     control.report(Event::Started { operation: Operation::Import, total_bytes: inputs.total_bytes });
     let (mut receiver, thread) = reader.spawn();

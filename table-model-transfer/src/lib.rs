@@ -14,8 +14,8 @@
 //! | layer | modules |
 //! |---|---|
 //! | base | [`error`], [`progress`], [`shard`], [`digest`] |
-//! | files | [`format`], [`check`], [`rejects`], [`manifest`], [`checkpoint`], [`inputs`] |
-//! | service | [`rate`], [`scan`], [`write`] |
+//! | files | [`format`](mod@format), [`check`], [`rejects`], [`manifest`], [`checkpoint`], [`inputs`] |
+//! | service | [`rate`], [`scan`], [`write`](mod@write) |
 //! | operations | [`export`](mod@export), [`import`](mod@import), [`copy`](mod@copy), [`validate`], [`count`](mod@count) |
 //!
 //! ```no_run

@@ -18,7 +18,7 @@ pub enum Operation {
     Import,
     /// [`copy`](crate::copy::copy).
     Copy,
-    /// [`validate`](crate::check::validate).
+    /// [`validate_path`](crate::validate::validate_path) and [`validate_table`](crate::validate::validate_table).
     Validate,
     /// [`count`](crate::count::count).
     Count,

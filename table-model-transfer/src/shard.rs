@@ -7,7 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// Worker `k` of `n` (`--shard K/N`, both counted from 1 on the command line): a fixed share of the plan's
-/// ranges, the library's [`shard`].
+/// ranges, the library's [`shard`](table_model::filter::shard).
 ///
 /// ```
 /// use table_model_transfer::shard::Shard;

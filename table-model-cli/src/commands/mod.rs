@@ -16,7 +16,7 @@ pub mod sql;
 pub mod tables;
 pub mod validate;
 
-use crate::output::Format;
+use crate::output::Style;
 use crate::progress::Rendered;
 use std::sync::Arc;
 use table_model::client::TableServiceClient;
@@ -29,7 +29,7 @@ pub struct Context {
     /// The service.
     pub service: TableServiceClient,
     /// How results are written on stdout.
-    pub format: Format,
+    pub format: Style,
     /// Whether `--json` was given: `export` and `import` then write their summary on stdout as JSON (else only
     /// on stderr, as text).
     pub json: bool,

@@ -1,11 +1,11 @@
 //! `tablectl query TABLE [--filter F] [--select A,B] [--top N]`: entities as an aligned table on a terminal
 //! (blocks of [`BLOCK`](crate::output::BLOCK) rows, each aligned on its own, so memory stays bounded), JSON lines
-//! ([`crate::format::jsonl`]) when piped or with `--json`.
+//! ([`table_model_transfer::format::jsonl`]) when piped or with `--json`.
 
 use super::Context;
 use crate::cli::QueryArgs;
 use crate::error::{CliError, Outcome};
-use crate::output::{self, Format};
+use crate::output::{self, Style};
 use futures::{StreamExt as _, TryStreamExt as _};
 use std::io::Write;
 use table_model::Entity;
@@ -33,14 +33,14 @@ pub async fn run(ctx: &Context, args: &QueryArgs, out: &mut impl Write) -> Resul
     let mut line = Vec::new();
     while let Some(entity) = entities.try_next().await? {
         match ctx.format {
-            Format::Human => {
+            Style::Human => {
                 block.push(entity);
                 if block.len() == crate::output::BLOCK {
                     out.write_all(output::table(&block).as_bytes()).map_err(CliError::stdout)?;
                     block.clear();
                 }
             }
-            Format::Json => {
+            Style::Json => {
                 line.clear();
                 jsonl::write_entity(&entity, &mut line)
                     .map_err(|e| CliError::failed(format!("cannot write entity {}: {e}", output::keys(&entity))))?;

@@ -7,7 +7,7 @@
 use super::Context;
 use crate::cli::SchemaArgs;
 use crate::error::{CliError, Outcome};
-use crate::output::Format;
+use crate::output::Style;
 use crate::progress::Progress;
 use futures::{StreamExt as _, TryStreamExt as _};
 use std::io::{Read as _, Write};
@@ -81,7 +81,7 @@ pub async fn run(ctx: &Context, args: &SchemaArgs, out: &mut impl Write) -> Resu
 /// # Errors
 /// A file that cannot be read or holds a line or row that is not an entity (with its line or row), or stdout
 /// closed.
-pub fn run_file(path: &Path, args: &SchemaArgs, format: Format, out: &mut impl Write) -> Result<Outcome, CliError> {
+pub fn run_file(path: &Path, args: &SchemaArgs, format: Style, out: &mut impl Write) -> Result<Outcome, CliError> {
     let inference = infer_file(path, args.sample)?;
     let name = path.display().to_string();
     write(&inference, args, &name, None, format, out)
@@ -121,19 +121,19 @@ fn write(
     args: &SchemaArgs,
     source: &str,
     table: Option<&str>,
-    format: Format,
+    format: Style,
     out: &mut impl Write,
 ) -> Result<Outcome, CliError> {
     let text = if args.rust {
         crate::rust_struct::generate(inference, &crate::rust_struct::type_name(source), table)
     } else {
         match format {
-            Format::Json => {
+            Style::Json => {
                 let mut json = serde_json::to_string(inference).expect("an inference serializes");
                 json.push('\n');
                 json
             }
-            Format::Human => human(inference, source),
+            Style::Human => human(inference, source),
         }
     };
     out.write_all(text.as_bytes()).map_err(CliError::stdout)?;

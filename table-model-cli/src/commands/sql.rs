@@ -2,14 +2,14 @@
 //! table-model-datafusion's provider ([`table_model_datafusion::AzureTable`]: filters, projection and `LIMIT`
 //! pushed to the service, key ranges read side by side). The tables are DataFusion's default schema
 //! ([`crate::catalog::ServiceTables`]: every table the service lists, or those of `--table`), each inferred from
-//! a sample when the statement names it. The rows are written as they come ([`crate::batches`]).
+//! a sample when the statement names it. The rows are written as they come ([`crate::rows`]).
 
 use super::Context;
-use crate::batches::{BatchWriter, RowFormat};
 use crate::catalog::ServiceTables;
 use crate::cli::SqlArgs;
 use crate::error::{CliError, Outcome};
-use crate::output::Format;
+use crate::output::Style;
+use crate::rows::{RowFormat, RowWriter};
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::TryStreamExt as _;
@@ -31,33 +31,33 @@ pub enum Target {
 impl SqlArgs {
     /// The destination, format and compression of the rows: `--format` and `--compress` when given, else what
     /// the output file's name tells ([`FileFormat::of_path`]), else jsonl for a file; on stdout, a table on a
-    /// terminal (`Format::Human`) and jsonl otherwise. Parquet and compressed output never go to a terminal.
+    /// terminal (`Style::Human`) and jsonl otherwise. Parquet and compressed output never go to a terminal.
     ///
     /// ```
     /// use clap::Parser as _;
-    /// use table_model_cli::batches::RowFormat;
+    /// use table_model_cli::rows::RowFormat;
     /// use table_model_cli::cli::{Cli, Command};
     /// use table_model_cli::commands::sql::Target;
     /// use table_model_transfer::format::Compression;
-    /// use table_model_cli::output::Format;
-    /// let of = |args: &[&str], stdout: Format, terminal: bool| match Cli::try_parse_from(args).unwrap().command {
+    /// use table_model_cli::output::Style;
+    /// let of = |args: &[&str], stdout: Style, terminal: bool| match Cli::try_parse_from(args).unwrap().command {
     ///     Command::Sql(args) => args.destination(stdout, terminal),
     ///     _ => unreachable!(),
     /// };
     /// let q = ["tablectl", "sql", "SELECT 1"];
-    /// assert_eq!(of(&q, Format::Human, true)?, (Target::Stdout, RowFormat::Table, Compression::None));
-    /// assert_eq!(of(&q, Format::Json, false)?, (Target::Stdout, RowFormat::Jsonl, Compression::None));
-    /// let file = of(&[&q[..], &["-o", "rows.csv.gz"]].concat(), Format::Human, true)?;
+    /// assert_eq!(of(&q, Style::Human, true)?, (Target::Stdout, RowFormat::Table, Compression::None));
+    /// assert_eq!(of(&q, Style::Json, false)?, (Target::Stdout, RowFormat::Jsonl, Compression::None));
+    /// let file = of(&[&q[..], &["-o", "rows.csv.gz"]].concat(), Style::Human, true)?;
     /// assert_eq!(file, (Target::File("rows.csv.gz".into()), RowFormat::Csv, Compression::Gzip));
-    /// let parquet = of(&[&q[..], &["--format", "parquet"]].concat(), Format::Human, true).unwrap_err();
+    /// let parquet = of(&[&q[..], &["--format", "parquet"]].concat(), Style::Human, true).unwrap_err();
     /// assert_eq!(parquet.to_string(), "parquet is binary and stdout is a terminal: give -o FILE, or redirect stdout");
-    /// assert_eq!(of(&[&q[..], &["--format", "parquet"]].concat(), Format::Json, false)?.1, RowFormat::Parquet);
+    /// assert_eq!(of(&[&q[..], &["--format", "parquet"]].concat(), Style::Json, false)?.1, RowFormat::Parquet);
     /// # Ok::<(), table_model_cli::error::CliError>(())
     /// ```
     ///
     /// # Errors
     /// [`CliError`] ([`InvalidInput`](crate::error::Outcome::InvalidInput)): binary output to a terminal, or compression for a table or Parquet.
-    pub fn destination(&self, stdout: Format, terminal: bool) -> Result<(Target, RowFormat, Compression), CliError> {
+    pub fn destination(&self, stdout: Style, terminal: bool) -> Result<(Target, RowFormat, Compression), CliError> {
         let target = match &self.output {
             Some(path) if path.as_os_str() != "-" => Target::File(path.clone()),
             _ => Target::Stdout,
@@ -70,7 +70,7 @@ impl SqlArgs {
             (Some((FileFormat::Jsonl, _)), _) | (None, Target::File(_)) => RowFormat::Jsonl,
             (Some((FileFormat::Csv, _)), _) => RowFormat::Csv,
             (Some((FileFormat::Parquet, _)), _) => RowFormat::Parquet,
-            (None, Target::Stdout) if stdout == Format::Human => RowFormat::Table,
+            (None, Target::Stdout) if stdout == Style::Human => RowFormat::Table,
             (None, Target::Stdout) => RowFormat::Jsonl,
         });
         let compression = self.compress.map(Into::into).or(named.map(|(_, c)| c)).unwrap_or_default();
@@ -121,7 +121,7 @@ pub async fn run(ctx: &Context, args: &SqlArgs, terminal: bool, out: &mut impl W
         Target::File(path) => Sink::create(path, args.force)?,
         Target::Stdout => Sink::stream("stdout", &mut *out),
     };
-    let written = match BatchWriter::new(sink, format, compression, rows.schema()) {
+    let written = match RowWriter::new(sink, format, compression, rows.schema()) {
         Ok(writer) => write_rows(&mut rows, writer).await,
         Err(e) => Err(e),
     };
@@ -167,7 +167,7 @@ pub fn session(tables: ServiceTables, partitions: Option<NonZeroUsize>) -> Resul
 
 async fn write_rows(
     rows: &mut datafusion::physical_plan::SendableRecordBatchStream,
-    mut writer: BatchWriter<'_>,
+    mut writer: RowWriter<'_>,
 ) -> Result<(u64, u64), CliError> {
     while let Some(batch) = rows.try_next().await? {
         writer.write(&batch)?;

@@ -2,7 +2,7 @@
 
 use super::Context;
 use crate::error::{CliError, Outcome};
-use crate::output::Format;
+use crate::output::Style;
 use futures::TryStreamExt as _;
 use std::io::Write;
 use table_model::Query;
@@ -15,8 +15,8 @@ pub async fn run(ctx: &Context, out: &mut impl Write) -> Result<Outcome, CliErro
     let mut tables = ctx.service.list_tables(&Query::new(), None)?;
     while let Some(name) = tables.try_next().await? {
         match ctx.format {
-            Format::Human => writeln!(out, "{name}"),
-            Format::Json => writeln!(out, "{}", serde_json::json!({ "table": name.as_str() })),
+            Style::Human => writeln!(out, "{name}"),
+            Style::Json => writeln!(out, "{}", serde_json::json!({ "table": name.as_str() })),
         }
         .map_err(CliError::stdout)?;
     }

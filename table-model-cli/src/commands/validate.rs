@@ -11,7 +11,7 @@
 use super::Context;
 use crate::cli::{given_format, ValidateArgs};
 use crate::error::{CliError, Outcome};
-use crate::output::Format;
+use crate::output::Style;
 use std::io::Write;
 use table_model_transfer::check::Checked;
 use table_model_transfer::error::TransferError;
@@ -35,7 +35,7 @@ struct Finding<'a> {
 /// Writes the findings of each invalid entity on stdout, in the format of the run: one line per rule broken.
 struct Written<'a, W: Write> {
     out: &'a mut W,
-    format: Format,
+    format: Style,
     line: Vec<u8>,
 }
 
@@ -44,7 +44,7 @@ impl<W: Write> Findings for Written<'_, W> {
         for finding in &checked.findings {
             self.line.clear();
             match self.format {
-                Format::Json => {
+                Style::Json => {
                     let (line, entity) = match place {
                         Place::Line(n) => (Some(n), None),
                         Place::Entity(n) => (None, Some(n)),
@@ -61,7 +61,7 @@ impl<W: Write> Findings for Written<'_, W> {
                     serde_json::to_writer(&mut self.line, &finding).expect("writing to a Vec cannot fail");
                     self.line.push(b'\n');
                 }
-                Format::Human => {
+                Style::Human => {
                     let place = match place {
                         Place::Line(n) => format!("{source}:{n}"),
                         Place::Entity(n) => format!("{source}, entity {n}"),
@@ -96,7 +96,7 @@ impl<W: Write> Findings for Written<'_, W> {
 /// or stdout closed. Invalid entities are not errors: they make the outcome [`Outcome::Partial`].
 pub async fn run(
     args: &ValidateArgs,
-    format: Format,
+    format: Style,
     json: bool,
     connect: impl FnOnce() -> Result<Context, CliError>,
     control: &Control,
@@ -148,7 +148,7 @@ mod tests {
             ],
         };
         let mut out = Vec::new();
-        let mut written = Written { out: &mut out, format: Format::Human, line: Vec::new() };
+        let mut written = Written { out: &mut out, format: Style::Human, line: Vec::new() };
         written.invalid("a.jsonl", Place::Line(7), &checked).unwrap();
         written.invalid("table:People", Place::Entity(4), &checked).unwrap();
         assert_eq!(
@@ -159,7 +159,7 @@ mod tests {
              table:People, entity 4: PartitionKey `p`, no RowKey: bad JSON\n"
         );
         let mut out = Vec::new();
-        let mut written = Written { out: &mut out, format: Format::Json, line: Vec::new() };
+        let mut written = Written { out: &mut out, format: Style::Json, line: Vec::new() };
         written.invalid("a.jsonl", Place::Line(7), &checked).unwrap();
         let first = String::from_utf8(out).unwrap();
         assert_eq!(

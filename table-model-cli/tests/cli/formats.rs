@@ -2,9 +2,7 @@
 //! Azurite (`scripts/azurite.sh run cargo test -p table-model-cli`). Storage Explorer's shapes come from the files
 //! in `tests/fixtures/`, byte for byte (a BOM, CRLF, both spellings of the types, quoted line breaks).
 
-mod support;
-
-use support::*;
+use crate::support::*;
 use table_model::client::BulkOperation;
 use table_model::{DateTime, EdmBinary, EdmString, EdmValue, Entity};
 

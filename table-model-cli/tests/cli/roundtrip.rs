@@ -4,9 +4,7 @@
 //! new table; the file and the new table hold the source's entities, compared property by property (Doubles by
 //! their bits).
 
-mod support;
-
-use support::*;
+use crate::support::*;
 use table_model::client::BulkOperation;
 use table_model::{EdmValue, Entity};
 

@@ -3,11 +3,9 @@
 //! `GROUP BY`, and the errors' exit codes and messages.
 #![cfg(feature = "sql")]
 
-mod support;
-
+use crate::support::*;
 use arrow_array::{Array, Int64Array, StringArray};
 use std::collections::BTreeMap;
-use support::*;
 use table_model::client::BulkOperation;
 use table_model::{Entity, TableName};
 

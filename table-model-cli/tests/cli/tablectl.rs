@@ -3,13 +3,11 @@
 //! the Azurite tests are skipped with a notice, unless `CI` is set, where they fail; the tests that need no
 //! service always run.
 
-mod support;
-
+use crate::support::*;
 use futures::TryStreamExt as _;
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::*;
 use table_model::client::BulkOperation;
 use table_model::{Entity, Query, DEVELOPMENT_ACCOUNT_KEY};
 
@@ -353,4 +351,94 @@ async fn an_output_file_name_tells_the_format_and_compression() {
     }
     table.delete_table(None).await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What an operator met: `export -o out --format csv` then `import out T` read every line as JSON and rejected
+/// it. The format is told by the content now (csv, gzip-compressed csv, Parquet), and content of no format is
+/// refused before any request.
+#[tokio::test]
+async fn import_tells_the_format_of_a_file_by_its_content_or_refuses_it() {
+    let azurite = azurite!();
+    let dir = temp_dir("sniff");
+    let source = unique_table("Sniff");
+    let table = azurite.service.create_table(&source, None).await.unwrap();
+    let written = table.bulk_write(BulkOperation::Insert, boundary_entities(), None).await;
+    assert!(written.is_complete(), "{:?}", written.failures);
+    let original = all(&table).await;
+    for (name, format) in [
+        ("as-csv", &["--format", "csv"][..]),
+        ("as-csv-gz", &["--format", "csv", "--compress", "gzip"]),
+        ("as-parquet", &["--format", "parquet"]),
+    ] {
+        let mut args = vec!["export", source.as_str(), "-o", name];
+        args.extend_from_slice(format);
+        let out = tablectl(&azurite.connection_string, &dir, &args);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+        let target = unique_table("Told");
+        let out = tablectl(&azurite.connection_string, &dir, &["import", name, target.as_str()]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(&format!("imported {} entities", original.len())), "{}", text(&out.stderr));
+        let imported = all(&azurite.service.table_client(target)).await;
+        assert_eq!(imported.len(), original.len(), "{name}");
+    }
+    std::fs::write(dir.join("notes"), "hello, world\nthis is not a table\n").unwrap();
+    let target = unique_table("Never");
+    let out = tablectl(&azurite.connection_string, &dir, &["import", "notes", target.as_str()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).starts_with("tablectl: cannot tell the format of `notes`: "), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("give --format"), "{}", text(&out.stderr));
+    let exists =
+        azurite.service.table_client(target).try_get::<Entity>(&keys("p", "r").0, &keys("p", "r").1, None).await;
+    assert!(exists.is_err_and(|e| e.is_not_found()), "nothing was sent: the table was not even created");
+    // Lines that are all unreadable are invalid input, not a partial import.
+    std::fs::write(
+        dir.join("bad.jsonl"),
+        "{\"PartitionKey\":\"a/b\",\"RowKey\":\"1\"}\n{\"PartitionKey\":\"a/b\",\"RowKey\":\"2\"}\n",
+    )
+    .unwrap();
+    let out = tablectl(&azurite.connection_string, &dir, &["import", "bad.jsonl", unique_table("Bad").as_str()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no record of the input could be read as an entity (2 rejected"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// A typo in the table name (a 404) left an empty file, or a directory whose checkpoint named the wrong table, and
+/// the corrected command was refused. A command that fails before it wrote any entity leaves nothing.
+#[tokio::test]
+async fn a_failed_export_leaves_nothing_that_blocks_the_corrected_command() {
+    let azurite = azurite!();
+    let dir = temp_dir("typo");
+    let name = unique_table("Typo");
+    let table = azurite.service.create_table(&name, None).await.unwrap();
+    table.bulk_write(BulkOperation::Insert, boundary_entities(), None).await.into_result().unwrap();
+    let typo = unique_table("Nope");
+    for target in ["t.jsonl", "t.parquet", "backup/"] {
+        let out = tablectl(&azurite.connection_string, &dir, &["export", typo.as_str(), "-o", target]);
+        assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(left.is_empty(), "{target}: {left:?}");
+        let out = tablectl(&azurite.connection_string, &dir, &["export", name.as_str(), "-o", target]);
+        assert_eq!(out.status.code(), Some(0), "{target}: {}", text(&out.stderr));
+        let written = dir.join(target);
+        if written.is_dir() {
+            std::fs::remove_dir_all(written).unwrap();
+        } else {
+            std::fs::remove_file(written).unwrap();
+        }
+    }
+}
+
+/// `n=$(tablectl count T)` gets the number: JSON only with `--json`, as ripgrep does.
+#[tokio::test]
+async fn count_prints_the_number_alone_unless_json_is_asked() {
+    let azurite = azurite!();
+    let dir = temp_dir("count-plain");
+    let name = unique_table("Count");
+    let table = azurite.service.create_table(&name, None).await.unwrap();
+    table.bulk_write(BulkOperation::Insert, boundary_entities(), None).await.into_result().unwrap();
+    let out = tablectl(&azurite.connection_string, &dir, &["count", name.as_str()]);
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), "252\n".to_owned()), "{}", text(&out.stderr));
 }

@@ -2,10 +2,8 @@
 //! error planted at known lines, and on a table in Azurite (`scripts/azurite.sh run cargo test -p
 //! table-model-cli`; the Azurite tests are skipped without `TABLE_MODEL_AZURITE_ENDPOINT`, as in `tablectl.rs`).
 
-mod support;
-
+use crate::support::*;
 use std::process::{Command, Stdio};
-use support::*;
 use table_model::client::BulkOperation;
 use table_model::{Entity, PartitionKey, RowKey};
 

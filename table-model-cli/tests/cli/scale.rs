@@ -4,18 +4,16 @@
 //! transport by the project's fault proxy) and run again end with every entity exactly once; a copy through the
 //! proxy at 10% faults ends exact.
 
-mod support;
-
-#[path = "../../tests/faults/proxy.rs"]
+#[path = "../../../tests/faults/proxy.rs"]
 #[allow(dead_code)]
 mod proxy;
 
+use crate::support::*;
 use proxy::{Fault, Proxy};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
-use support::*;
 use table_model::client::{BulkOperation, TableClient};
 use table_model::{Entity, DEVELOPMENT_ACCOUNT_KEY};
 use table_model_cli::ABORT_AFTER_VAR;
@@ -275,7 +273,7 @@ async fn run_failing_after(ok: usize, dir: &Path, args: &[&str], target_option: 
 }
 
 fn support_connection_string() -> String {
-    support::azurite().expect("Azurite").connection_string
+    crate::support::azurite().expect("Azurite").connection_string
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

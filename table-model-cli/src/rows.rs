@@ -1,5 +1,5 @@
 //! The rows of `tablectl sql`, Arrow record batches of any schema, written as they come (memory holds a batch,
-//! or a block of a terminal table, never the result): [`BatchWriter`], in one of the [`RowFormat`]s, into a
+//! or a block of a terminal table, never the result): [`RowWriter`], in one of the [`RowFormat`]s, into a
 //! [`Sink`] through [`Output`] (so `jsonl` and `csv` may be compressed as `export`'s files are). Each format is
 //! one of arrow-rs's writers: arrow's pretty printer, arrow-json, arrow-csv and parquet's `ArrowWriter`.
 //!
@@ -56,20 +56,20 @@ pub const BLOCK: usize = crate::output::BLOCK;
 /// ```
 /// use std::sync::Arc;
 /// use datafusion::arrow::array::{Float64Array, RecordBatch, StringArray};
-/// use table_model_cli::batches::{BatchWriter, RowFormat};
+/// use table_model_cli::rows::{RowWriter, RowFormat};
 /// use table_model_transfer::format::{Compression, Sink};
 /// let batch = RecordBatch::try_from_iter([
 ///     ("Name", Arc::new(StringArray::from(vec![Some("Ada"), None])) as _),
 ///     ("Score", Arc::new(Float64Array::from(vec![f64::NAN, -0.0])) as _),
 /// ])?;
 /// let mut out = Vec::new();
-/// let mut writer = BatchWriter::new(Sink::stream("stdout", &mut out), RowFormat::Jsonl, Compression::None, batch.schema())?;
+/// let mut writer = RowWriter::new(Sink::stream("stdout", &mut out), RowFormat::Jsonl, Compression::None, batch.schema())?;
 /// writer.write(&batch)?;
 /// assert_eq!(writer.finish()?, (2, 56));
 /// assert_eq!(String::from_utf8(out)?, "{\"Name\":\"Ada\",\"Score\":\"NaN\"}\n{\"Name\":null,\"Score\":-0.0}\n");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct BatchWriter<'a> {
+pub struct RowWriter<'a> {
     out: Output<'a>,
     schema: SchemaRef,
     state: State,
@@ -83,13 +83,13 @@ enum State {
     Parquet(Box<ArrowWriter<Vec<u8>>>),
 }
 
-impl std::fmt::Debug for BatchWriter<'_> {
+impl std::fmt::Debug for RowWriter<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BatchWriter").field("out", &self.out).field("rows", &self.rows).finish()
+        f.debug_struct("RowWriter").field("out", &self.out).field("rows", &self.rows).finish()
     }
 }
 
-impl<'a> BatchWriter<'a> {
+impl<'a> RowWriter<'a> {
     /// A writer of rows of `schema` into `sink`; `compression` for `jsonl` and `csv` only.
     ///
     /// # Errors
@@ -114,7 +114,7 @@ impl<'a> BatchWriter<'a> {
                 State::Parquet(Box::new(writer))
             }
         };
-        Ok(BatchWriter { out: Output::new(sink, compression), schema, state, rows: 0 })
+        Ok(RowWriter { out: Output::new(sink, compression), schema, state, rows: 0 })
     }
 
     /// Writes the rows of `batch` (a terminal table holds them until its block is full).
@@ -275,7 +275,7 @@ mod tests {
 
     fn write_all(format: RowFormat, batches: &[RecordBatch], schema: SchemaRef) -> (String, u64) {
         let mut out = Vec::new();
-        let mut writer = BatchWriter::new(Sink::stream("stdout", &mut out), format, Compression::None, schema).unwrap();
+        let mut writer = RowWriter::new(Sink::stream("stdout", &mut out), format, Compression::None, schema).unwrap();
         for batch in batches {
             writer.write(batch).unwrap();
         }
@@ -346,7 +346,7 @@ mod tests {
     fn compression_is_refused_where_it_means_nothing() {
         for format in [RowFormat::Table, RowFormat::Parquet] {
             let err =
-                BatchWriter::new(Sink::stream("stdout", Vec::new()), format, Compression::Gzip, schema()).unwrap_err();
+                RowWriter::new(Sink::stream("stdout", Vec::new()), format, Compression::Gzip, schema()).unwrap_err();
             assert_eq!(err.outcome(), crate::error::Outcome::InvalidInput);
         }
     }

@@ -1,16 +1,14 @@
 //! `tablectl schema` end to end: the properties of a file or table, and the `#[derive(TableEntity)]` struct of
 //! `--rust`, compiled here and reading the table it came from (Azurite, as in `tablectl.rs`).
 
-mod support;
-
+use crate::support::*;
 use futures::TryStreamExt as _;
-use support::*;
 use table_model::client::BulkOperation;
 use table_model::{DateTime, Entity, Query};
 
 /// The struct `tablectl schema tests/fixtures/mixed.jsonl --rust` prints (checked below), compiled here.
 mod mixed_entity {
-    include!("fixtures/mixed_entity.rs");
+    include!("../fixtures/mixed_entity.rs");
 }
 
 const MIXED_FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mixed.jsonl");

@@ -1,9 +1,7 @@
 //! The `parquet` format end to end against Azurite: export, import into a new table, compare entity by entity,
 //! bit for bit; with a schema that leaves properties and types out, they survive in the overflow column.
 
-mod support;
-
-use support::*;
+use crate::support::*;
 use table_model::client::BulkOperation;
 use table_model::{EdmString, Entity};
 use table_model_arrow::parquet::{ParquetEntityReader, ReaderOptions};

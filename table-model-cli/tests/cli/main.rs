@@ -1,0 +1,17 @@
+//! `tablectl` end to end, one test binary (each binary of the crate links DataFusion through the `sql` feature:
+//! one link, not ten). Each module is a suite of its own, run by the built binary as a user runs it.
+
+#[path = "../support/mod.rs"]
+#[macro_use]
+mod support;
+
+mod entra;
+mod formats;
+mod identities;
+mod parquet;
+mod roundtrip;
+mod scale;
+mod schema;
+mod sql;
+mod tablectl;
+mod validate;
