@@ -50,6 +50,7 @@ mod pager;
 mod ranges;
 mod service;
 mod table;
+pub mod trace;
 mod transport;
 
 /// The `azure_core` this client is built on, for its options, credentials and errors, whatever version a

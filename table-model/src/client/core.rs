@@ -5,6 +5,7 @@ use super::credential::{AuthNote, SharedKeyPolicy, TableCredential};
 use super::error::{Attempt, Error};
 use super::options::TableServiceClientOptions;
 use super::outcome::{TryLog, TryPolicy, Unreachable, TRY_LOG};
+use super::trace::{self, ServiceRequestIdPolicy, Tracing};
 use super::transport::{find_header, known, ReqwestTransport};
 use crate::auth::{SharedKeyScheme, X_MS_DATE};
 use crate::connection::{Credential, Endpoint, ServiceKind};
@@ -46,6 +47,8 @@ pub(crate) struct Core {
     /// The account a Shared Key (or Shared Key Lite) credential signs for; `None` under any other credential.
     /// A `403` names it.
     shared_key_account: Option<String>,
+    /// The tracer of the calls' spans, when `ClientOptions::instrumentation` has a tracer provider.
+    pub(crate) tracing: Option<Tracing>,
 }
 
 impl Core {
@@ -85,11 +88,17 @@ impl Core {
         // user's per-try policies see them, as with azure_core's buffering: by the client's own transport, or
         // for a transport of the user's, by a last per-try policy.
         let mut client_options = options.client_options;
+        let base_url = Url::parse(endpoint.url()).ok();
+        let tracing = Tracing::new(client_options.instrumentation.tracer_provider.as_ref(), kind, base_url.as_ref());
+        if tracing.is_some() {
+            // After azure_core's request instrumentation (the last of the client's own per-try policies), where
+            // the try's span is in the context.
+            client_options.per_try_policies.insert(0, Arc::new(ServiceRequestIdPolicy));
+        }
         match client_options.transport {
             None => client_options.transport = Some(Transport::new(Arc::new(ReqwestTransport::new()?))),
             Some(_) => client_options.per_try_policies.push(Arc::new(ReadBodyPolicy)),
         }
-        let base_url = Url::parse(endpoint.url()).ok();
         let mut requests = TableService::new(endpoint, request_credential)
             .with_service_kind(kind)
             .with_metadata(options.metadata)
@@ -108,7 +117,7 @@ impl Core {
             per_try,
             None,
         );
-        Ok(Core { requests, kind, base_url, pipeline, deadline: options.deadline, shared_key_account })
+        Ok(Core { requests, kind, base_url, pipeline, deadline: options.deadline, shared_key_account, tracing })
     }
 
     /// Sends a request built by [`TableService`] and reads the answer with a function of the response layer.
@@ -121,7 +130,11 @@ impl Core {
         let request = request?.map(Bytes::from);
         TRY_LOG
             .scope(TryLog::default(), async move {
-                let (response, auth) = self.send(request, ctx).await?;
+                let sent = self.send(request, ctx).await;
+                if self.tracing.is_some() {
+                    trace::count_tries(ctx, TRY_LOG.try_with(TryLog::tries).unwrap_or(1));
+                }
+                let (response, auth) = sent?;
                 read(&response).map_err(|e| Error::from(e).with_auth(auth))
             })
             .await
@@ -147,6 +160,9 @@ impl Core {
                 };
                 let retried_after_unknown =
                     TRY_LOG.try_with(|log| log.outcome_was_unknown() && log.tries() > 1).unwrap_or(false);
+                if self.tracing.is_some() {
+                    trace::count_tries(ctx, TRY_LOG.try_with(TryLog::tries).unwrap_or(1));
+                }
                 (result, retried_after_unknown)
             })
             .await

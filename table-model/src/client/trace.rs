@@ -1,0 +1,355 @@
+//! Distributed tracing through `azure_core`'s instrumentation, as the official Rust clients emit it: a span per
+//! public call, with the pipeline's request spans (one per try) under it.
+//!
+//! Set a tracer provider in `ClientOptions::instrumentation` (for OpenTelemetry, `azure_core_opentelemetry`'s
+//! `OpenTelemetryTracerProvider`) and every call of a [`TableServiceClient`](super::TableServiceClient) or
+//! [`TableClient`](super::TableClient) is traced:
+//!
+//! - the call's span, of kind internal, named `Storage.Tables.<client>.<method>` (for example
+//!   `Storage.Tables.TableClient.get`, `Storage.Tables.TableServiceClient.list_tables`), with
+//!   [`AZ_NAMESPACE`] (`Microsoft.Storage`, or `Microsoft.DocumentDB` for a Cosmos DB account), `server.address`,
+//!   `server.port`, the table (`db.collection.name`) for a table's call, and on failure `error.type` (the HTTP
+//!   status of a refusal, else the kind of failure) with an error status for anything but a `4xx`;
+//! - under it, a span per try from `azure_core`'s pipeline, of kind client, named after the HTTP method, with
+//!   `url.full` (every query value but `api-version` replaced by `REDACTED`, so no SAS signature), the status,
+//!   `az.client_request_id`, `http.request.resend_count` from the second try on, and (added by this client)
+//!   [`AZ_SERVICE_REQUEST_ID`] from the answer;
+//! - a query pager's or table pager's span per page; [`TableClient::bulk_write`]'s span with a child per
+//!   transaction ([`PARTITION_KEY`], [`OPERATIONS`], [`OUTCOME`], [`TRIES`]) and, under a transaction whose
+//!   reply was lost, a `settle` span per read that settles it.
+//!
+//! With no tracer provider set nothing of this runs (BENCHMARKS.md, "Tracing"). No attribute holds a key, a
+//! SAS signature or a token; no attribute holds an entity's properties.
+//!
+//! To watch retries, throttling and settled transactions without OpenTelemetry (a `-v` flag, a log line per
+//! event), implement `azure_core`'s `TracerProvider`, `Tracer` and `Span` and read these attributes when a span
+//! ends: a request span with [`HTTP_RESEND_COUNT`] is a retry, one with a `429` or `503` status
+//! ([`HTTP_STATUS`]) was throttled, a transaction span's [`OUTCOME`] says whether a lost reply was settled.
+//!
+//! [`TableClient::bulk_write`]: super::TableClient::bulk_write
+
+use super::error::{Error, ErrorKind};
+use super::transport::find_header;
+use crate::connection::ServiceKind;
+use crate::name::TableName;
+use async_trait::async_trait;
+use azure_core::http::headers::HeaderName;
+use azure_core::http::policies::{Policy, PolicyResult};
+use azure_core::http::{Context, Request, Url};
+use azure_core::tracing::{Attribute, AttributeValue, Span, SpanKind, SpanStatus, Tracer, TracerProvider};
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+
+/// The Azure resource provider the account belongs to (`Microsoft.Storage`, `Microsoft.DocumentDB`), on every
+/// span the client emits.
+pub const AZ_NAMESPACE: &str = "az.namespace";
+/// The `x-ms-request-id` the service answered a try with, on the try's span: what Microsoft support asks for.
+pub const AZ_SERVICE_REQUEST_ID: &str = "az.service_request.id";
+/// The `x-ms-client-request-id` a try carried, on the try's span (`azure_core`'s).
+pub const AZ_CLIENT_REQUEST_ID: &str = "az.client_request_id";
+/// On a try's span from the second try on: how many tries came before it (`azure_core`'s).
+pub const HTTP_RESEND_COUNT: &str = "http.request.resend_count";
+/// On a try's span: the status of its answer (`azure_core`'s).
+pub const HTTP_STATUS: &str = "http.response.status_code";
+/// On a failed call's or try's span: the HTTP status of a refusal (`"404"`), else the kind of failure
+/// (`"transport"`, `"request"`, `"response"`, `"connection"`, `"outcome_unknown"`).
+pub const ERROR_TYPE: &str = "error.type";
+/// On a table's call: the table.
+pub const TABLE: &str = "db.collection.name";
+/// On a transaction's span: its PartitionKey.
+pub const PARTITION_KEY: &str = "table_model.partition_key";
+/// On a transaction's span: how many operations it holds.
+pub const OPERATIONS: &str = "table_model.operations";
+/// On a transaction's span: `committed`, `settled` (its reply was lost, and the entities read back show it
+/// was applied), `failed`, or `unknown` (the read-back could not tell).
+pub const OUTCOME: &str = "table_model.outcome";
+/// On a bulk write's span: how many transactions were answered.
+pub const TRANSACTIONS: &str = "table_model.transactions";
+/// On a bulk write's span: how many entities were written.
+pub const WRITTEN: &str = "table_model.written";
+/// On a bulk write's span: how many entities were not written (each is in the report).
+pub const FAILED: &str = "table_model.failed";
+/// On a call's span: how many requests (tries) it sent; the reads that settle a lost reply count on their own
+/// `settle` span.
+pub const TRIES: &str = "table_model.tries";
+/// On a page's span: how many entities or tables the page held.
+pub const ITEMS: &str = "table_model.items";
+
+/// The prefix of every span name.
+const PREFIX: &str = "Storage.Tables.";
+
+/// The client's tracer (with its namespace) and what its spans say of the server; `None` when no tracer
+/// provider is set, and then nothing here costs more than that check.
+#[derive(Debug)]
+pub(crate) struct Tracing {
+    tracer: Arc<dyn Tracer>,
+    server: Option<(String, u16)>,
+}
+
+impl Tracing {
+    pub(crate) fn new(
+        provider: Option<&Arc<dyn TracerProvider>>,
+        kind: ServiceKind,
+        url: Option<&Url>,
+    ) -> Option<Self> {
+        let namespace = match kind {
+            ServiceKind::Storage | ServiceKind::Azurite => "Microsoft.Storage",
+            ServiceKind::CosmosDb => "Microsoft.DocumentDB",
+        };
+        let tracer = provider?.get_tracer(Some(namespace), env!("CARGO_PKG_NAME"), Some(env!("CARGO_PKG_VERSION")));
+        let server = url.and_then(|url| Some((url.host_str()?.to_owned(), url.port_or_known_default()?)));
+        Some(Tracing { tracer, server })
+    }
+}
+
+/// The span of the call a context belongs to, when it is one of this client's: the requests of the call add
+/// their tries to it.
+pub(crate) struct CallSpan {
+    span: Arc<dyn Span>,
+    tries: AtomicU32,
+    settled: AtomicBool,
+    /// Whether the calls made inside this one get spans of their own under it (a bulk write's transactions);
+    /// otherwise they are part of it, as `azure_core` treats nested calls.
+    parent: bool,
+}
+
+impl std::fmt::Debug for CallSpan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallSpan").field("tries", &self.tries).field("parent", &self.parent).finish_non_exhaustive()
+    }
+}
+
+/// One public call: its context (with the call's span and the tracer, when tracing) and its span.
+pub(crate) struct Operation<'a> {
+    ctx: Cow<'a, Context<'a>>,
+    call: Option<Arc<CallSpan>>,
+}
+
+impl<'a> Operation<'a> {
+    /// Starts the span of a call named `client.method`, unless no tracer is set or the call is made inside
+    /// another (the outer call's span covers it, as `azure_core` does it), in which case `ctx` is used as it is.
+    pub(crate) fn start(
+        tracing: Option<&Tracing>,
+        name: &'static str,
+        ctx: &'a Context<'a>,
+        table: Option<&TableName>,
+    ) -> Self {
+        let Some(tracing) = tracing else { return Operation { ctx: Cow::Borrowed(ctx), call: None } };
+        Self::start_traced(tracing, name, ctx, table, Vec::new(), false)
+    }
+
+    #[cold]
+    fn start_traced(
+        tracing: &Tracing,
+        name: &'static str,
+        ctx: &'a Context<'a>,
+        table: Option<&TableName>,
+        extra: Vec<Attribute>,
+        parent: bool,
+    ) -> Self {
+        let outer = ctx.value::<Arc<CallSpan>>();
+        let nested = match outer {
+            Some(outer) => !outer.parent,
+            None => ctx.value::<Arc<dyn Span>>().is_some(),
+        };
+        if nested {
+            return Operation { ctx: Cow::Borrowed(ctx), call: None };
+        }
+        let mut attributes = extra;
+        attributes.reserve(4);
+        if let Some(namespace) = tracing.tracer.namespace() {
+            attributes.push(Attribute { key: AZ_NAMESPACE.into(), value: namespace.into() });
+        }
+        if let Some((host, port)) = &tracing.server {
+            attributes.push(Attribute { key: "server.address".into(), value: host.as_str().into() });
+            attributes.push(Attribute { key: "server.port".into(), value: i64::from(*port).into() });
+        }
+        if let Some(table) = table {
+            attributes.push(Attribute { key: TABLE.into(), value: table.as_str().into() });
+        }
+        let name = Cow::Owned(format!("{PREFIX}{name}"));
+        let span = match outer {
+            Some(outer) => {
+                tracing.tracer.start_span_with_parent(name, SpanKind::Internal, attributes, outer.span.clone())
+            }
+            None => tracing.tracer.start_span(name, SpanKind::Internal, attributes),
+        };
+        let call = Arc::new(CallSpan {
+            span: span.clone(),
+            tries: AtomicU32::new(0),
+            settled: AtomicBool::new(false),
+            parent,
+        });
+        let ctx = ctx.clone().with_value(span).with_value(call.clone()).with_value(tracing.tracer.clone());
+        Operation { ctx: Cow::Owned(ctx), call: Some(call) }
+    }
+
+    /// As [`start`](Self::start), for a call whose inner calls get spans of their own under its span.
+    pub(crate) fn start_parent(
+        tracing: Option<&Tracing>,
+        name: &'static str,
+        ctx: &'a Context<'a>,
+        table: Option<&TableName>,
+    ) -> Self {
+        let Some(tracing) = tracing else { return Operation { ctx: Cow::Borrowed(ctx), call: None } };
+        Self::start_traced(tracing, name, ctx, table, Vec::new(), true)
+    }
+
+    /// As [`start`](Self::start), for one transaction of a bulk write (a child of the bulk write's span).
+    pub(crate) fn start_transaction(
+        tracing: Option<&Tracing>,
+        ctx: &'a Context<'a>,
+        table: &TableName,
+        partition_key: &str,
+        operations: usize,
+    ) -> Self {
+        let Some(tracing) = tracing else { return Operation { ctx: Cow::Borrowed(ctx), call: None } };
+        let extra = vec![
+            Attribute { key: PARTITION_KEY.into(), value: partition_key.into() },
+            Attribute { key: OPERATIONS.into(), value: i64::try_from(operations).unwrap_or(i64::MAX).into() },
+        ];
+        Self::start_traced(tracing, "TableClient.submit_transaction", ctx, Some(table), extra, false)
+    }
+
+    /// The context the call's requests are sent with.
+    pub(crate) fn ctx(&self) -> &Context<'a> {
+        &self.ctx
+    }
+
+    /// Sets an attribute of the call's span (when tracing).
+    pub(crate) fn set(&self, key: &'static str, value: impl FnOnce() -> AttributeValue) {
+        if let Some(call) = &self.call {
+            call.span.set_attribute(key, value());
+        }
+    }
+
+    /// Ends the call's span with what the call returns, and returns it.
+    pub(crate) fn end<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
+        if let Some(call) = self.call.take() {
+            finish(&call, result.as_ref().err(), None);
+        }
+        result
+    }
+
+    /// As [`end`](Self::end), for a transaction: its outcome too.
+    pub(crate) fn end_transaction<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
+        if let Some(call) = self.call.take() {
+            let outcome = match &result {
+                Ok(_) if call.settled.load(Ordering::Relaxed) => "settled",
+                Ok(_) => "committed",
+                Err(e) if matches!(e.kind(), ErrorKind::OutcomeUnknown(_)) => "unknown",
+                Err(_) => "failed",
+            };
+            finish(&call, result.as_ref().err(), Some(outcome));
+        }
+        result
+    }
+}
+
+impl Drop for Operation<'_> {
+    /// A call dropped before it ended (its future cancelled) still ends its span.
+    fn drop(&mut self) {
+        if let Some(call) = self.call.take() {
+            call.span.set_attribute(ERROR_TYPE, "cancelled".into());
+            finish(&call, None, None);
+        }
+    }
+}
+
+#[cold]
+fn finish(call: &CallSpan, error: Option<&Error>, outcome: Option<&'static str>) {
+    let span = &call.span;
+    if span.is_recording() {
+        span.set_attribute(TRIES, i64::from(call.tries.load(Ordering::Relaxed)).into());
+        if let Some(outcome) = outcome {
+            span.set_attribute(OUTCOME, outcome.into());
+        }
+        if let Some(error) = error {
+            // As azure_core's public API spans: a refusal's status is the error type, and only a server's
+            // error (or no answer) makes the span's status an error.
+            match error.status() {
+                Some(status) => {
+                    span.set_attribute(ERROR_TYPE, status.to_string().into());
+                    if status >= 500 {
+                        span.set_status(SpanStatus::Error { description: String::new() });
+                    }
+                }
+                None => {
+                    let kind = error_type(error.kind());
+                    span.set_attribute(ERROR_TYPE, kind.into());
+                    span.set_status(SpanStatus::Error { description: kind.to_owned() });
+                }
+            }
+        }
+    }
+    span.end();
+}
+
+/// The `error.type` of a failure without an HTTP status: never its message, which may hold data.
+fn error_type(kind: &ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::Service(_) => "service",
+        ErrorKind::Request(_) => "request",
+        ErrorKind::Response(_) => "response",
+        ErrorKind::Connection(_) => "connection",
+        ErrorKind::OutcomeUnknown(_) => "outcome_unknown",
+        ErrorKind::Transport(_) => "transport",
+    }
+}
+
+/// Adds a request's tries to the span of the call its context belongs to.
+pub(crate) fn count_tries(ctx: &Context<'_>, tries: u32) {
+    if let Some(call) = ctx.value::<Arc<CallSpan>>() {
+        call.tries.fetch_add(tries, Ordering::Relaxed);
+    }
+}
+
+/// Starts a `settle` span under the call's span, for the reads that settle a write whose reply was lost, and
+/// marks the call as settled-by-reading (its outcome is `settled` if it then succeeds).
+pub(crate) fn settling<'a>(tracing: Option<&Tracing>, ctx: &'a Context<'a>) -> Operation<'a> {
+    let Some(tracing) = tracing else { return Operation { ctx: Cow::Borrowed(ctx), call: None } };
+    let Some(outer) = ctx.value::<Arc<CallSpan>>() else { return Operation { ctx: Cow::Borrowed(ctx), call: None } };
+    outer.settled.store(true, Ordering::Relaxed);
+    let span = tracing.tracer.start_span_with_parent(
+        Cow::Borrowed("Storage.Tables.TableClient.settle"),
+        SpanKind::Internal,
+        tracing
+            .tracer
+            .namespace()
+            .map(|ns| Attribute { key: AZ_NAMESPACE.into(), value: ns.into() })
+            .into_iter()
+            .collect(),
+        outer.span.clone(),
+    );
+    let call = Arc::new(CallSpan {
+        span: span.clone(),
+        tries: AtomicU32::new(0),
+        settled: AtomicBool::new(false),
+        parent: false,
+    });
+    let ctx = ctx.clone().with_value(span).with_value(call.clone());
+    Operation { ctx: Cow::Owned(ctx), call: Some(call) }
+}
+
+/// Puts the service's request id (`x-ms-request-id`) of each try's answer on the try's span, which
+/// `azure_core`'s request instrumentation (a per-try policy before this one) has put in the context. In the
+/// pipeline only when a tracer provider is set.
+#[derive(Debug)]
+pub(crate) struct ServiceRequestIdPolicy;
+
+#[async_trait]
+impl Policy for ServiceRequestIdPolicy {
+    async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
+        let response = next[0].send(ctx, request, &next[1..]).await?;
+        if let Some(span) = ctx.value::<Arc<dyn Span>>() {
+            const REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-request-id");
+            if let Some(id) = find_header(response.headers(), &REQUEST_ID) {
+                if span.is_recording() {
+                    span.set_attribute(AZ_SERVICE_REQUEST_ID, id.to_owned().into());
+                }
+            }
+        }
+        Ok(response)
+    }
+}
