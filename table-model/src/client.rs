@@ -44,6 +44,7 @@ mod bulk;
 mod core;
 mod credential;
 mod error;
+mod location;
 mod options;
 pub mod outcome;
 mod pager;
@@ -62,6 +63,7 @@ pub use bulk::{
 };
 pub use credential::TableCredential;
 pub use error::{Error, ErrorKind, OutcomeUnknown};
+pub use location::{Location, LocationMode};
 pub use options::{ListTablesOptions, QueryOptions, RequestOptions, TableServiceClientOptions, UpdateOptions};
 pub use pager::{QueryPager, QueryPages, RawPages, TablePager};
 pub use ranges::PlanOptions;

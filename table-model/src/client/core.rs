@@ -2,7 +2,8 @@
 //! a built request through it.
 
 use super::credential::{AuthNote, SharedKeyPolicy, TableCredential};
-use super::error::{Attempt, Error};
+use super::error::{Attempt, Error, ErrorKind};
+use super::location::{self, Location, LocationMode, ReadLocation};
 use super::options::TableServiceClientOptions;
 use super::outcome::{TryLog, TryPolicy, Unreachable, TRY_LOG};
 use super::trace::{self, ServiceRequestIdPolicy, Tracing};
@@ -49,6 +50,10 @@ pub(crate) struct Core {
     shared_key_account: Option<String>,
     /// The tracer of the calls' spans, when `ClientOptions::instrumentation` has a tracer provider.
     pub(crate) tracing: Option<Tracing>,
+    /// The request builder at the account's secondary location, when the endpoint names the account.
+    secondary: Option<TableService>,
+    /// Where reads go unless a call says otherwise.
+    location_mode: LocationMode,
 }
 
 impl Core {
@@ -117,7 +122,18 @@ impl Core {
             per_try,
             None,
         );
-        Ok(Core { requests, kind, base_url, pipeline, deadline: options.deadline, shared_key_account, tracing })
+        let secondary = requests.at_secondary();
+        Ok(Core {
+            requests,
+            kind,
+            base_url,
+            pipeline,
+            deadline: options.deadline,
+            shared_key_account,
+            tracing,
+            secondary,
+            location_mode: options.location_mode,
+        })
     }
 
     /// Sends a request built by [`TableService`] and reads the answer with a function of the response layer.
@@ -138,6 +154,49 @@ impl Core {
                 read(&response).map_err(|e| Error::from(e).with_auth(auth))
             })
             .await
+    }
+
+    /// Sends a read to the location(s) its [`LocationMode`] says (the call's, else the client's): `build` makes
+    /// the request from the request builder of a location. Returns the answer and the location that gave it.
+    pub(crate) async fn call_read<R>(
+        &self,
+        build: impl Fn(&TableService) -> Result<http::Request<Vec<u8>>, RequestError>,
+        ctx: &Context<'_>,
+        read: impl Fn(&http::Response<Bytes>) -> Result<R, ResponseError>,
+    ) -> Result<(R, Location), Error> {
+        let mode = ctx.value::<ReadLocation>().map_or(self.location_mode, |mode| mode.0);
+        if mode == LocationMode::PrimaryOnly {
+            return self.call(build(&self.requests), ctx, read).await.map(|r| (r, Location::Primary));
+        }
+        let primary_url = self.requests.endpoint().url();
+        let Some(secondary) = &self.secondary else {
+            let endpoint = primary_url.to_owned();
+            return Err(Error::new(ErrorKind::NoSecondary { endpoint }));
+        };
+        let at_secondary = |primary: Option<Error>| async {
+            let result = self.call(build(secondary), ctx, &read).await;
+            if self.tracing.is_some() {
+                trace::note_location(ctx, Location::Secondary);
+            }
+            result.map(|r| (r, Location::Secondary)).map_err(|e| {
+                let e = e.at_location(Location::Secondary, secondary.endpoint().url());
+                match primary {
+                    Some(primary) => e.after_primary(primary),
+                    None => e,
+                }
+            })
+        };
+        if mode == LocationMode::SecondaryOnly {
+            return at_secondary(None).await;
+        }
+        let e = match self.call(build(&self.requests), ctx, &read).await {
+            Ok(r) => return Ok((r, Location::Primary)),
+            Err(e) => e.at_location(Location::Primary, primary_url),
+        };
+        if !location::falls_over(&e) {
+            return Err(e);
+        }
+        at_secondary(Some(e)).await
     }
 
     /// As [`call`](Self::call), and whether some try ended with its outcome unknown: a write that was retried

@@ -11,6 +11,7 @@ use crate::connection::error::{ConnectionError, ConnectionErrorKind, Given};
 use crate::connection::{redact_signature, ConnectionString, Endpoint, SasToken, ServiceKind};
 use crate::name::TableName;
 use crate::query::Query;
+use crate::request::TableService;
 use crate::response::{self, TableContinuation, TablesPage};
 use crate::service_properties::{ServiceProperties, ServiceStats};
 use crate::table_entity::NamedTable;
@@ -344,8 +345,8 @@ impl TableServiceClient {
             Box::pin(async move {
                 // A span per page, as for a query of entities.
                 let mut op = Operation::start(core.tracing.as_ref(), "TableServiceClient.list_tables", &ctx, None);
-                let request = core.requests.list_tables(&query, continuation.as_ref());
-                op.end(core.call(request, op.ctx(), response::tables).await)
+                let request = |at: &TableService| at.list_tables(&query, continuation.as_ref());
+                op.end(core.call_read(request, op.ctx(), response::tables).await)
             })
         });
         Ok(TablePager::new(fetch, options.continuation))

@@ -2,6 +2,7 @@
 
 use super::core::Core;
 use super::error::{Error, ErrorKind, OutcomeUnknown};
+use super::location::Location;
 use super::options::{QueryOptions, RequestOptions, UpdateOptions};
 use super::pager::{Fetch, QueryPager, RawPages};
 use super::trace::{self, Operation};
@@ -16,7 +17,7 @@ use crate::limits::{FILTER_MAX_COMPARISONS, QUERY_MAX_TOP};
 use crate::name::TableName;
 use crate::query::Query;
 use crate::request::error::RequestError;
-use crate::request::{IfMatch, UpdateMode, WriteEntity};
+use crate::request::{IfMatch, TableService, UpdateMode, WriteEntity};
 use crate::response::errors::ResponseError;
 use crate::response::{self, BatchOutcome, Continuation, ReadEntity};
 use crate::sas::SignedIdentifier;
@@ -329,6 +330,40 @@ impl TableClient {
     ) -> Result<T, Error> {
         let options = options.unwrap_or_default();
         let mut op = self.operation("TableClient.get", &options.method_options.context);
+        op.end(self.get_with(partition_key, row_key, op.ctx()).await.map(|(entity, _)| entity))
+    }
+
+    /// As [`get`](Self::get), and which location of the account served it: under a
+    /// [`LocationMode`](super::LocationMode) other than the primary only, a read served by the secondary may
+    /// lag the primary.
+    ///
+    /// ```no_run
+    /// use table_model::client::{Location, LocationMode, RequestOptions, TableServiceClient};
+    /// use table_model::{Entity, PartitionKey, RowKey, TableName};
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+    /// let people = service.table_client(TableName::from_static("People"));
+    /// let options = RequestOptions::default().with_location_mode(LocationMode::PrimaryThenSecondary);
+    /// let (ada, location) =
+    ///     people.get_located::<Entity>(&PartitionKey::new("eu")?, &RowKey::new("ada")?, Some(options)).await?;
+    /// if location == Location::Secondary {
+    ///     println!("{} (from the secondary: it may be a few minutes old)", ada.row_key());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`get`](Self::get); after both locations, the secondary's error naming the primary's
+    /// ([`Error::primary_error`](super::Error::primary_error)).
+    pub async fn get_located<T: ReadEntity>(
+        &self,
+        partition_key: &PartitionKey,
+        row_key: &RowKey,
+        options: Option<RequestOptions<'_>>,
+    ) -> Result<(T, Location), Error> {
+        let options = options.unwrap_or_default();
+        let mut op = self.operation("TableClient.get_located", &options.method_options.context);
         op.end(self.get_with(partition_key, row_key, op.ctx()).await)
     }
 
@@ -337,9 +372,9 @@ impl TableClient {
         partition_key: &PartitionKey,
         row_key: &RowKey,
         ctx: &Context<'_>,
-    ) -> Result<T, Error> {
-        let request = self.core.requests.get(&self.table, partition_key, row_key);
-        let result = self.core.call(request, ctx, T::read_entity).await;
+    ) -> Result<(T, Location), Error> {
+        let request = |at: &TableService| at.get(&self.table, partition_key, row_key);
+        let result = self.core.call_read(request, ctx, T::read_entity).await;
         result.map_err(|e| self.named_keys(e, partition_key, row_key))
     }
 
@@ -356,7 +391,7 @@ impl TableClient {
         let options = options.unwrap_or_default();
         let mut op = self.operation("TableClient.try_get", &options.method_options.context);
         let result = match self.get_with(partition_key, row_key, op.ctx()).await {
-            Ok(entity) => Ok(Some(entity)),
+            Ok((entity, _)) => Ok(Some(entity)),
             Err(e) if e.is_not_found() && e.error_code() != Some(ErrorCode::TableNotFound) => Ok(None),
             Err(e) => Err(e),
         };
@@ -376,7 +411,7 @@ impl TableClient {
         let options = options.unwrap_or_default();
         let mut op = self.operation("TableClient.reload", &options.method_options.context);
         let result = match entity.keys() {
-            Ok((partition_key, row_key)) => self.get_with(&partition_key, &row_key, op.ctx()).await,
+            Ok((partition_key, row_key)) => self.get_with(&partition_key, &row_key, op.ctx()).await.map(|(e, _)| e),
             Err(e) => Err(self.named(RequestError::from(e).into())),
         };
         op.end(result)
@@ -443,8 +478,8 @@ impl TableClient {
             Box::pin(async move {
                 // A span per page: the pager has no call of its own that lasts while the pages are read.
                 let mut op = Operation::start(core.tracing.as_ref(), "TableClient.query", &ctx, Some(&table));
-                let request = core.requests.query(&table, &query, continuation.as_ref());
-                op.end(core.call(request, op.ctx(), read).await.map_err(|e| e.in_table(&table)))
+                let request = |at: &TableService| at.query(&table, &query, continuation.as_ref());
+                op.end(core.call_read(request, op.ctx(), read).await.map_err(|e| e.in_table(&table)))
             })
         });
         Ok((fetch, options.continuation))

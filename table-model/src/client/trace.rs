@@ -73,8 +73,9 @@ pub const FAILED: &str = "table_model.failed";
 /// On a call's span: how many requests (tries) it sent; the reads that settle a lost reply count on their own
 /// `settle` span.
 pub const TRIES: &str = "table_model.tries";
-/// On a page's span: how many entities or tables the page held.
-pub const ITEMS: &str = "table_model.items";
+/// On a read's span when the account's secondary location served it (`secondary`): the answer may lag the
+/// primary ([`LocationMode`](super::LocationMode)).
+pub const LOCATION: &str = "table_model.location";
 
 /// The prefix of every span name.
 const PREFIX: &str = "Storage.Tables.";
@@ -295,6 +296,7 @@ fn error_type(kind: &ErrorKind) -> &'static str {
         ErrorKind::Connection(_) => "connection",
         ErrorKind::OutcomeUnknown(_) => "outcome_unknown",
         ErrorKind::Transport(_) => "transport",
+        ErrorKind::NoSecondary { .. } => "no_secondary",
     }
 }
 
@@ -302,6 +304,13 @@ fn error_type(kind: &ErrorKind) -> &'static str {
 pub(crate) fn count_tries(ctx: &Context<'_>, tries: u32) {
     if let Some(call) = ctx.value::<Arc<CallSpan>>() {
         call.tries.fetch_add(tries, Ordering::Relaxed);
+    }
+}
+
+/// Notes on the span of the call a context belongs to which location served it.
+pub(crate) fn note_location(ctx: &Context<'_>, location: super::location::Location) {
+    if let Some(call) = ctx.value::<Arc<CallSpan>>() {
+        call.span.set_attribute(LOCATION, location.as_str().into());
     }
 }
 
