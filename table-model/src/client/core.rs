@@ -164,7 +164,9 @@ impl Core {
         ctx: &Context<'_>,
         read: impl Fn(&http::Response<Bytes>) -> Result<R, ResponseError>,
     ) -> Result<(R, Location), Error> {
-        let mode = ctx.value::<ReadLocation>().map_or(self.location_mode, |mode| mode.0);
+        // An empty context (a call without options) is not hashed into.
+        let given = if ctx.is_empty() { None } else { ctx.value::<ReadLocation>() };
+        let mode = given.map_or(self.location_mode, |mode| mode.0);
         if mode == LocationMode::PrimaryOnly {
             return self.call(build(&self.requests), ctx, read).await.map(|r| (r, Location::Primary));
         }
@@ -322,7 +324,8 @@ impl Core {
         // would take it: the policy checks for it with `Headers::get_optional_str`, which builds an error for
         // an absent header (and captures a backtrace when `RUST_BACKTRACE` is set: about 110,000 instructions,
         // a quarter of a point read's). Present, the policy leaves it.
-        let id: String = match ctx.value::<ClientRequestId>() {
+        let given = if ctx.is_empty() { None } else { ctx.value::<ClientRequestId>() };
+        let id: String = match given {
             Some(id) => id.value().as_str().to_owned(),
             None => new_request_id().into(),
         };
