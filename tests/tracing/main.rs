@@ -423,3 +423,56 @@ fn percent_decode(s: &str) -> String {
     }
     String::from_utf8_lossy(&out).into_owned()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_span_hook_sees_retries_throttling_and_settled_transactions_with_their_request_ids() {
+    use std::sync::Mutex;
+    use table_model::client::trace::SpanHook;
+    let Some(url) = endpoint() else { return };
+    let direct = clients::client(&url);
+    let name = fresh_table(&direct, "TraceHook").await;
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let log = seen.clone();
+    // What a `--verbose` flag would print, one line per event.
+    let hook = SpanHook::new(move |span| {
+        let id = span.str(attr::AZ_SERVICE_REQUEST_ID).unwrap_or("-").to_owned();
+        let mut log = log.lock().unwrap();
+        if span.is_request() {
+            if let Some(n) = span.int(attr::HTTP_RESEND_COUNT) {
+                log.push(format!("retry {n} of {} id={id}", span.parent().unwrap_or("?")));
+            }
+            if matches!(span.int(attr::HTTP_STATUS), Some(429 | 503)) {
+                log.push(format!("throttled {} id={id}", span.parent().unwrap_or("?")));
+            }
+        } else if let Some(outcome) = span.str(attr::OUTCOME) {
+            log.push(format!("{outcome} {} ops={:?}", span.name(), span.int(attr::OPERATIONS)));
+        }
+    });
+    let mut options = Recorder::new().options();
+    options.client_options.instrumentation.tracer_provider = Some(hook);
+    let script = vec![Fault::ServerBusy, Fault::CloseAfterForwarding];
+    let proxy = Proxy::scripted(socket_of(&url), script, 0, 0, DELAY).await;
+    let account = url.rsplit('/').next().unwrap();
+    let service =
+        TableServiceClient::new(format!("http://{}/{account}", proxy.addr), AccountKey::development(), Some(options))
+            .unwrap();
+    let entities: Vec<Entity> = (0..150).map(|i| entity("p", &format!("{i:04}"))).collect();
+    let options = BulkOptions { concurrency: 1, ..Default::default() };
+    let report = service.table_client(name.clone()).bulk_write(BulkOperation::Insert, &entities, Some(options)).await;
+    assert_eq!(report.written, 150);
+
+    let seen = seen.lock().unwrap().clone();
+    let transaction = "Storage.Tables.TableClient.submit_transaction";
+    // The throttled first try answered by the proxy carries no service request id; its retries do.
+    assert_eq!(seen.iter().filter(|l| l.starts_with(&format!("throttled {transaction}"))).count(), 1, "{seen:?}");
+    let retries: Vec<&String> = seen.iter().filter(|l| l.starts_with("retry ")).collect();
+    assert_eq!(retries.len(), 2, "{seen:?}");
+    assert!(retries.iter().all(|l| l.contains(transaction)), "{seen:?}");
+    assert!(
+        retries.iter().any(|l| !l.ends_with("id=-")),
+        "a retry answered by the service has its request id: {seen:?}"
+    );
+    assert!(seen.contains(&format!("settled {transaction} ops=Some(100)")), "{seen:?}");
+    assert!(seen.contains(&format!("committed {transaction} ops=Some(50)")), "{seen:?}");
+    direct.delete_table(&name, None).await.unwrap();
+}

@@ -170,6 +170,19 @@ impl Core {
         if mode == LocationMode::PrimaryOnly {
             return self.call(build(&self.requests), ctx, read).await.map(|r| (r, Location::Primary));
         }
+        // Boxed, so that the other modes do not make every read's future larger (moving it costs).
+        Box::pin(self.call_located(mode, build, ctx, read)).await
+    }
+
+    /// [`call_read`](Self::call_read) under [`LocationMode::SecondaryOnly`] or
+    /// [`LocationMode::PrimaryThenSecondary`].
+    async fn call_located<R>(
+        &self,
+        mode: LocationMode,
+        build: impl Fn(&TableService) -> Result<http::Request<Vec<u8>>, RequestError>,
+        ctx: &Context<'_>,
+        read: impl Fn(&http::Response<Bytes>) -> Result<R, ResponseError>,
+    ) -> Result<(R, Location), Error> {
         let primary_url = self.requests.endpoint().url();
         let Some(secondary) = &self.secondary else {
             let endpoint = primary_url.to_owned();

@@ -362,3 +362,251 @@ impl Policy for ServiceRequestIdPolicy {
         Ok(response)
     }
 }
+
+/// A tracer provider that hands each span to a function when it ends, with no OpenTelemetry: the hook for a
+/// `--verbose` flag or a log line per retry, throttled try or settled transaction.
+///
+/// Set it where a tracer provider goes, `ClientOptions::instrumentation`; the function runs on the task that
+/// ends the span, after the try or the call it describes, so it should be quick (print, count, send to a
+/// channel).
+///
+/// ```no_run
+/// use table_model::client::azure_core::http::{ClientOptions, InstrumentationOptions};
+/// use table_model::client::trace::{self, SpanHook};
+/// use table_model::client::{TableServiceClient, TableServiceClientOptions};
+/// # fn run() -> Result<(), table_model::client::Error> {
+/// let hook = SpanHook::new(|span| {
+///     let id = span.str(trace::AZ_SERVICE_REQUEST_ID).unwrap_or("-");
+///     if let Some(resend) = span.int(trace::HTTP_RESEND_COUNT) {
+///         eprintln!("retry {resend} of {} (request id {id})", span.parent().unwrap_or("a call"));
+///     }
+///     if matches!(span.int(trace::HTTP_STATUS), Some(429 | 503)) {
+///         eprintln!("throttled: {} (request id {id})", span.parent().unwrap_or("a call"));
+///     }
+///     if span.str(trace::OUTCOME) == Some("settled") {
+///         eprintln!("transaction of {:?} settled by reading it back", span.str(trace::PARTITION_KEY));
+///     }
+/// });
+/// let options = TableServiceClientOptions {
+///     client_options: ClientOptions {
+///         instrumentation: InstrumentationOptions { tracer_provider: Some(hook) },
+///         ..Default::default()
+///     },
+///     ..Default::default()
+/// };
+/// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", Some(options))?;
+/// # Ok(())
+/// # }
+/// ```
+pub struct SpanHook {
+    on_end: Arc<dyn Fn(&EndedSpan<'_>) + Send + Sync>,
+}
+
+impl SpanHook {
+    /// A tracer provider calling `on_end` with each span that ends.
+    // The return type is what `InstrumentationOptions::tracer_provider` takes.
+    #[allow(clippy::new_ret_no_self)]
+    pub fn new(on_end: impl Fn(&EndedSpan<'_>) + Send + Sync + 'static) -> Arc<dyn TracerProvider> {
+        Arc::new(SpanHook { on_end: Arc::new(on_end) })
+    }
+}
+
+impl std::fmt::Debug for SpanHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpanHook").finish_non_exhaustive()
+    }
+}
+
+impl TracerProvider for SpanHook {
+    fn get_tracer(&self, namespace: Option<&'static str>, _: &'static str, _: Option<&'static str>) -> Arc<dyn Tracer> {
+        Arc::new(HookTracer { namespace, on_end: self.on_end.clone() })
+    }
+}
+
+/// A span as it ended, given to a [`SpanHook`]'s function.
+#[derive(Debug)]
+pub struct EndedSpan<'a> {
+    name: &'a str,
+    parent: Option<&'a str>,
+    request: bool,
+    attributes: &'a [Attribute],
+    failed: bool,
+    elapsed: std::time::Duration,
+}
+
+impl EndedSpan<'_> {
+    /// The span's name: `Storage.Tables.TableClient.get` for a call, the HTTP method (`GET`) for a try.
+    pub fn name(&self) -> &str {
+        self.name
+    }
+
+    /// The name of the span it is under (a try's call, a transaction's bulk write), if any.
+    pub fn parent(&self) -> Option<&str> {
+        self.parent
+    }
+
+    /// Whether it is a try's span (`azure_core`'s, of kind client), not a call's.
+    pub fn is_request(&self) -> bool {
+        self.request
+    }
+
+    /// Whether its status is an error (a try answered `4xx` or `5xx`, a call that failed without a `4xx`).
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+
+    /// How long it lasted.
+    pub fn elapsed(&self) -> std::time::Duration {
+        self.elapsed
+    }
+
+    /// Its attributes, as they were set (the constants of this module name them).
+    pub fn attributes(&self) -> &[Attribute] {
+        self.attributes
+    }
+
+    /// The value of an attribute, if set.
+    pub fn attribute(&self, key: &str) -> Option<&AttributeValue> {
+        self.attributes.iter().rev().find(|a| a.key == key).map(|a| &a.value)
+    }
+
+    /// The value of a text attribute, if set.
+    pub fn str(&self, key: &str) -> Option<&str> {
+        match self.attribute(key)? {
+            AttributeValue::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The value of an integer attribute, if set.
+    pub fn int(&self, key: &str) -> Option<i64> {
+        match self.attribute(key)? {
+            AttributeValue::I64(i) => Some(*i),
+            _ => None,
+        }
+    }
+}
+
+struct HookTracer {
+    namespace: Option<&'static str>,
+    on_end: Arc<dyn Fn(&EndedSpan<'_>) + Send + Sync>,
+}
+
+impl std::fmt::Debug for HookTracer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HookTracer").field("namespace", &self.namespace).finish_non_exhaustive()
+    }
+}
+
+impl HookTracer {
+    fn span(
+        &self,
+        name: Cow<'static, str>,
+        kind: SpanKind,
+        attributes: Vec<Attribute>,
+        parent: Option<Cow<'static, str>>,
+    ) -> Arc<dyn Span> {
+        static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Arc::new(HookSpan {
+            id: IDS.fetch_add(1, Ordering::Relaxed),
+            name,
+            parent,
+            request: kind == SpanKind::Client,
+            state: std::sync::Mutex::new((attributes, false)),
+            ended: AtomicBool::new(false),
+            started: std::time::Instant::now(),
+            on_end: self.on_end.clone(),
+        })
+    }
+}
+
+impl Tracer for HookTracer {
+    fn start_span(&self, name: Cow<'static, str>, kind: SpanKind, attributes: Vec<Attribute>) -> Arc<dyn Span> {
+        self.span(name, kind, attributes, None)
+    }
+
+    fn start_span_with_parent(
+        &self,
+        name: Cow<'static, str>,
+        kind: SpanKind,
+        attributes: Vec<Attribute>,
+        parent: Arc<dyn Span>,
+    ) -> Arc<dyn Span> {
+        let parent = parent.as_any().downcast_ref::<HookSpan>().map(|p| p.name.clone());
+        self.span(name, kind, attributes, parent)
+    }
+
+    fn namespace(&self) -> Option<&'static str> {
+        self.namespace
+    }
+}
+
+struct HookSpan {
+    id: u64,
+    name: Cow<'static, str>,
+    parent: Option<Cow<'static, str>>,
+    request: bool,
+    /// The attributes, and whether the status is an error.
+    state: std::sync::Mutex<(Vec<Attribute>, bool)>,
+    ended: AtomicBool,
+    started: std::time::Instant,
+    on_end: Arc<dyn Fn(&EndedSpan<'_>) + Send + Sync>,
+}
+
+impl azure_core::tracing::AsAny for HookSpan {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Span for HookSpan {
+    fn is_recording(&self) -> bool {
+        true
+    }
+
+    fn span_id(&self) -> [u8; 8] {
+        self.id.to_be_bytes()
+    }
+
+    fn end(&self) {
+        if self.ended.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        (self.on_end)(&EndedSpan {
+            name: &self.name,
+            parent: self.parent.as_deref(),
+            request: self.request,
+            attributes: &state.0,
+            failed: state.1,
+            elapsed: self.started.elapsed(),
+        });
+    }
+
+    fn set_status(&self, status: SpanStatus) {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner).1 =
+            matches!(status, SpanStatus::Error { .. });
+    }
+
+    fn set_attribute(&self, key: &'static str, value: AttributeValue) {
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match state.0.iter_mut().find(|a| a.key == key) {
+            Some(attribute) => attribute.value = value,
+            None => state.0.push(Attribute { key: key.into(), value }),
+        }
+    }
+
+    fn record_error(&self, _: &dyn std::error::Error) {}
+
+    fn set_current(&self, _: &Context) -> Box<dyn azure_core::tracing::SpanGuard> {
+        Box::new(NoGuard)
+    }
+
+    fn propagate_headers(&self, _: &mut Request) {}
+}
+
+struct NoGuard;
+
+impl azure_core::tracing::SpanGuard for NoGuard {
+    fn end(self) {}
+}
