@@ -22,9 +22,10 @@
 //! SAS signature or a token; no attribute holds an entity's properties.
 //!
 //! To watch retries, throttling and settled transactions without OpenTelemetry (a `-v` flag, a log line per
-//! event), implement `azure_core`'s `TracerProvider`, `Tracer` and `Span` and read these attributes when a span
-//! ends: a request span with [`HTTP_RESEND_COUNT`] is a retry, one with a `429` or `503` status
-//! ([`HTTP_STATUS`]) was throttled, a transaction span's [`OUTCOME`] says whether a lost reply was settled.
+//! event), set a [`SpanHook`] as the tracer provider and read these attributes as each span ends: a try's span
+//! with [`HTTP_RESEND_COUNT`] is a retry, one with a `429` or `503` status ([`HTTP_STATUS`]) was throttled, a
+//! transaction's [`OUTCOME`] says whether a lost reply was settled, and [`AZ_SERVICE_REQUEST_ID`] is the
+//! service's id of each try.
 //!
 //! [`TableClient::bulk_write`]: super::TableClient::bulk_write
 
