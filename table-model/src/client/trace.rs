@@ -18,6 +18,10 @@
 //!   transaction ([`PARTITION_KEY`], [`OPERATIONS`], [`OUTCOME`], [`TRIES`]) and, under a transaction whose
 //!   reply was lost, a `settle` span per read that settles it.
 //!
+//! `TableServiceClient::create_table`, `delete_table` and their `_if_*` forms are their table client's calls
+//! (`Storage.Tables.TableClient.create_table`, ...); `query_first` and `plan_ranges` read query pages, a span
+//! each.
+//!
 //! With no tracer provider set nothing of this runs (BENCHMARKS.md, "Tracing"). No attribute holds a key, a
 //! SAS signature or a token; no attribute holds an entity's properties.
 //!
