@@ -15,7 +15,7 @@ count() {
     echo "$out" | grep -o 'Collected : [0-9]*' | grep -o '[0-9]*'
 }
 declare -A per
-for spec in get/baseline:50:250 get/client:50:250 page/baseline:5:25 page/client:5:25; do
+for spec in get/baseline:50:250 get/client:50:250 get/traced:50:250 page/baseline:5:25 page/client:5:25; do
     IFS=: read -r op n1 n2 <<<"$spec"
     a=$(count "$op" "$n1")
     b=$(count "$op" "$n2")
@@ -25,3 +25,5 @@ done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 echo "point read client / baseline:       $(ratio "${per[get/client]}" "${per[get/baseline]}")"
 echo "1,000-entity page client / baseline: $(ratio "${per[page/client]}" "${per[page/baseline]}")"
+echo "point read traced / untraced:       $(ratio "${per[get/traced]}" "${per[get/client]}")"
+echo "one span (traced - untraced) / 2:   $(( (per[get/traced] - per[get/client]) / 2 )) instructions"

@@ -39,6 +39,9 @@
 //! # Ok(())
 //! # }
 //! ```
+// On docs.rs (`--cfg docsrs`, nightly): each feature-gated item says which feature it needs (`doc_cfg`, which
+// took in `doc_auto_cfg`: the `#[cfg(feature = ..)]` of an item is shown without a `#[doc(cfg(..))]` of its own).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs, missing_debug_implementations)]
 
 #[cfg(feature = "codec")]

@@ -27,7 +27,8 @@
 //!   of each operation, baseline and client alternating, and each operation keeps its fastest batch;
 //! - `CLIENT_BENCH_LOOP=<operation>:<count> valgrind --tool=callgrind <binary>`: runs one operation `count`
 //!   times and exits, for instruction counts (the server child runs outside valgrind);
-//!   `scripts/bench-client-instructions.sh` gives the cost of one operation of each and the ratios.
+//!   `scripts/bench-client-instructions.sh` gives the cost of one operation of each and the ratios;
+//!   `get/traced` is the client's point read with a tracer provider set (two spans: the call's and the try's).
 
 mod support;
 
@@ -231,6 +232,9 @@ struct Fixture {
     requests: TableService,
     http: reqwest::Client,
     client: TableClient,
+    /// The same client with a tracer provider set: OpenTelemetry's SDK through `azure_core_opentelemetry`,
+    /// sampling every span and exporting none (what a span costs the client, not what an exporter does).
+    traced: TableClient,
     table: TableName,
     partition_key: PartitionKey,
     row_key: RowKey,
@@ -255,6 +259,11 @@ impl Fixture {
                 // The request the client sends: its default per-try timeout is sent as the `timeout` parameter.
                 .with_server_timeout(TableServiceClientOptions::default().try_timeout.unwrap());
         let service = TableServiceClient::new(&url, AccountKey::development(), None).unwrap();
+        let provider = Arc::new(opentelemetry_sdk::trace::SdkTracerProvider::builder().build());
+        let mut traced_options = TableServiceClientOptions::default();
+        traced_options.client_options.instrumentation.tracer_provider =
+            Some(azure_core_opentelemetry::OpenTelemetryTracerProvider::new(provider));
+        let traced = TableServiceClient::new(&url, AccountKey::development(), Some(traced_options)).unwrap();
         let table = TableName::from_static("Customers");
         let first = customer(0);
         let fixture = Fixture {
@@ -262,6 +271,7 @@ impl Fixture {
             requests,
             http,
             client: service.table_client(table.clone()),
+            traced: traced.table_client(table.clone()),
             table,
             partition_key: PartitionKey::new(first.tenant.as_str()).unwrap(),
             row_key: RowKey::new(first.id_key.as_str()).unwrap(),
@@ -278,6 +288,7 @@ impl Fixture {
         self.runtime.block_on(async {
             assert_eq!(self.baseline_get().await, expected);
             assert_eq!(self.client_get().await, expected);
+            assert_eq!(self.traced.get::<Customer>(&self.partition_key, &self.row_key, None).await.unwrap(), expected);
             let (a, b) = (self.baseline_page().await, self.client_page().await);
             assert_eq!(a.entities.len(), PAGE);
             assert_eq!(a.entities[PAGE - 1].id_key, customer(PAGE - 1).id_key);
@@ -326,6 +337,9 @@ impl Fixture {
             match op {
                 "get/baseline" => drop(black_box(self.baseline_get().await)),
                 "get/client" => drop(black_box(self.client_get().await)),
+                "get/traced" => drop(black_box(
+                    self.traced.get::<Customer>(&self.partition_key, &self.row_key, None).await.unwrap(),
+                )),
                 "page/baseline" => drop(black_box(self.baseline_page().await)),
                 "page/client" => drop(black_box(self.client_page().await)),
                 _ => panic!("unknown operation `{op}`"),

@@ -44,12 +44,14 @@ mod bulk;
 mod core;
 mod credential;
 mod error;
+mod location;
 mod options;
 pub mod outcome;
 mod pager;
 mod ranges;
 mod service;
 mod table;
+pub mod trace;
 mod transport;
 
 /// The `azure_core` this client is built on, for its options, credentials and errors, whatever version a
@@ -61,6 +63,7 @@ pub use bulk::{
 };
 pub use credential::TableCredential;
 pub use error::{Error, ErrorKind, OutcomeUnknown};
+pub use location::{Location, LocationMode};
 pub use options::{ListTablesOptions, QueryOptions, RequestOptions, TableServiceClientOptions, UpdateOptions};
 pub use pager::{QueryPager, QueryPages, RawPages, TablePager};
 pub use ranges::PlanOptions;

@@ -152,6 +152,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! - `http` (default): the protocol layer: [`TableService`], [`Endpoint`]s and [`ConnectionString`]s,
 //!   Shared Key signing ([`auth`]), shared access signatures ([`sas`]), [`Batch`]es and [`response`]
 //!   parsing, on the `http` crate's types. The [`filter`] builder and [`Query`] do not need it.
+// On docs.rs (`--cfg docsrs`, nightly): each feature-gated item says which feature it needs (`doc_cfg`, which
+// took in `doc_auto_cfg`: the `#[cfg(feature = ..)]` of an item is shown without a `#[doc(cfg(..))]` of its own).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs, missing_debug_implementations)]
 // The docs link the client, the derive and the protocol layer wherever they are named; built with some of those
 // features off (docs.rs and CI build the defaults), the links to the missing ones have nothing to point at.
@@ -476,7 +479,8 @@ pub use table_model_rules::{RuleSet, RuleSetError, RuleSetErrorKind};
 
 // The README's code, compiled as doc tests (the "Example" block run, "Use it" built, the compile error checked),
 // so that it cannot drift from the crate. Its "Use it" block runs against Azurite in the workspace's Azurite
-// suite (`tests/azurite/readme.rs`). Only under `cargo test`: the README is not part of the published crate.
+// suite (`tests/azurite/readme.rs`). `table-model/README.md` is a link to the workspace's README, which the
+// published crate carries as its own.
 #[cfg(all(doctest, feature = "client", feature = "derive"))]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

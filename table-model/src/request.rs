@@ -316,6 +316,21 @@ impl TableService {
         &self.endpoint
     }
 
+    /// The same service at the account's secondary location ([`Endpoint::secondary`]), where a read-access
+    /// geo-redundant account answers reads; `None` when the endpoint's URL does not name the account.
+    ///
+    /// ```
+    /// use table_model::{AccountKey, Credential, Endpoint, PartitionKey, RowKey, TableName, TableService};
+    /// let service = TableService::new(Endpoint::parse("https://acme.table.core.windows.net")?, Credential::Anonymous);
+    /// let secondary = service.at_secondary().unwrap();
+    /// let read = secondary.get(&TableName::from_static("People"), &PartitionKey::from_static("eu"), &RowKey::from_static("ada"))?;
+    /// assert_eq!(read.uri().host(), Some("acme-secondary.table.core.windows.net"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn at_secondary(&self) -> Option<TableService> {
+        Some(TableService { endpoint: self.endpoint.secondary()?, ..self.clone() })
+    }
+
     /// The metadata level asked for.
     pub fn metadata(&self) -> MetadataLevel {
         self.metadata

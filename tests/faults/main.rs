@@ -7,6 +7,7 @@
 
 mod clients;
 mod proxy;
+mod secondary;
 
 use clients::{client, socket_of, through, DELAY};
 use futures::TryStreamExt as _;

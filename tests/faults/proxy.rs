@@ -52,9 +52,28 @@ struct Schedule {
     /// Faults per 1,000 requests.
     per_mille: u64,
     delay: Duration,
+    /// When set, the primary location is down: every request not for the account's secondary location
+    /// (path-style, `/<account>-secondary/...`) meets this fault, and the others are forwarded.
+    primary_down: Option<Fault>,
 }
 
 impl Schedule {
+    /// The fault for a request with this request line.
+    fn next_for(&self, line: &str) -> Fault {
+        match self.primary_down {
+            Some(fault) => {
+                let path = line.split(' ').nth(1).unwrap_or("");
+                let first = path.trim_start_matches('/').split(['/', '?']).next().unwrap_or("");
+                if first.ends_with("-secondary") {
+                    Fault::None
+                } else {
+                    fault
+                }
+            }
+            None => self.next(),
+        }
+    }
+
     fn next(&self) -> Fault {
         if let Some(fault) = self.script.lock().expect("not poisoned").pop_front() {
             return fault;
@@ -107,10 +126,25 @@ impl Proxy {
         per_mille: u64,
         delay: Duration,
     ) -> Proxy {
+        let script = Mutex::new(script.into());
+        let state = AtomicU64::new(seed);
+        let schedule = Schedule { script, state, per_mille, delay, primary_down: None };
+        Proxy::with_schedule_to(upstream, schedule).await
+    }
+
+    /// A proxy in front of a path-style account whose primary location is down: every request but those for
+    /// the secondary location (`/<account>-secondary/...`) meets `fault`; those are forwarded.
+    pub async fn primary_down(upstream: SocketAddr, fault: Fault) -> Proxy {
+        let script = Mutex::new(Default::default());
+        let state = AtomicU64::new(0);
+        let schedule = Schedule { script, state, per_mille: 0, delay: Duration::ZERO, primary_down: Some(fault) };
+        Proxy::with_schedule_to(upstream, schedule).await
+    }
+
+    async fn with_schedule_to(upstream: SocketAddr, schedule: Schedule) -> Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
         let addr = listener.local_addr().expect("bound");
-        let script = Mutex::new(script.into());
-        let schedule = Arc::new(Schedule { script, state: AtomicU64::new(seed), per_mille, delay });
+        let schedule = Arc::new(schedule);
         let counts = Arc::new(Mutex::new(Counts::default()));
         let task_counts = counts.clone();
         let task = tokio::spawn(async move {
@@ -155,8 +189,8 @@ async fn serve(
 ) -> std::io::Result<()> {
     let mut client = BufReader::new(client);
     while let Some(request) = read_message(&mut client, true).await? {
-        let fault = schedule.next();
         let line = request.head.split("\r\n").next().unwrap_or("").to_owned();
+        let fault = schedule.next_for(&line);
         let method = line.split(' ').next().unwrap_or("").to_owned();
         {
             let mut counts = counts.lock().expect("not poisoned");

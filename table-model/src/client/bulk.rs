@@ -4,8 +4,9 @@
 
 use super::core::new_request_id;
 use super::error::Error;
-use super::options::{client_request_id, RequestOptions};
+use super::options::client_request_id;
 use super::table::{precondition, TableClient};
+use super::trace::{self, Operation};
 use crate::batch::Batch;
 use crate::key::{PartitionKey, RowKey};
 use crate::limits::BATCH_MAX_OPERATIONS;
@@ -664,6 +665,7 @@ impl TableClient {
         S: Stream<Item = E>,
     {
         let options = options.unwrap_or_default();
+        let (tracing, table) = (self.core().tracing.as_ref(), Some(self.table()));
         let concurrency = if options.concurrency == 0 { 8 } else { options.concurrency };
         let max_buffered = if options.max_buffered == 0 { 200 * concurrency } else { options.max_buffered };
         let client_request_id = options.client_request_id().unwrap_or_else(|| new_request_id().to_string());
@@ -681,14 +683,20 @@ impl TableClient {
             partition_next: HashMap::new(),
             marker: PhantomData,
         };
+        let mut bulk =
+            Operation::start_parent(tracing, "TableClient.bulk_write", &options.method_options.context, table);
+        let bulk_ctx = bulk.ctx();
         let send = |(sealed, transaction, not_before): (Sealed<E>, BulkTransaction, Option<Instant>)| {
-            let mut method_options = options.method_options.clone();
-            method_options.context.insert(ClientRequestId::new(transaction.client_request_id.to_string()));
+            let mut ctx = bulk_ctx.to_borrowed();
+            ctx.insert(ClientRequestId::new(transaction.client_request_id.to_string()));
             async move {
                 if let Some(at) = not_before {
                     tokio::time::sleep_until(at).await;
                 }
-                let result = self.submit_transaction(&sealed.batch, Some(RequestOptions { method_options })).await;
+                let batch = &sealed.batch;
+                let partition = batch.partition_key().as_str();
+                let mut op = Operation::start_transaction(tracing, &ctx, self.table(), partition, batch.len());
+                let result = op.end_transaction(self.submit_transaction_with(batch, op.ctx()).await);
                 (sealed, transaction, result.map(drop))
             }
         };
@@ -739,6 +747,11 @@ impl TableClient {
             }
         }
         let BulkProgress { written, transactions, bytes, .. } = writer.progress;
+        bulk.set(trace::TRANSACTIONS, || i64::try_from(transactions).unwrap_or(i64::MAX).into());
+        bulk.set(trace::WRITTEN, || i64::try_from(written).unwrap_or(i64::MAX).into());
+        bulk.set(trace::FAILED, || i64::try_from(writer.report.failures.len()).unwrap_or(i64::MAX).into());
+        drop(in_flight);
+        let _ = bulk.end(Ok(()));
         BulkReport { written, transactions, bytes, ..writer.report }
     }
 }

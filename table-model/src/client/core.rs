@@ -2,9 +2,11 @@
 //! a built request through it.
 
 use super::credential::{AuthNote, SharedKeyPolicy, TableCredential};
-use super::error::{Attempt, Error};
+use super::error::{Attempt, Error, ErrorKind};
+use super::location::{self, Location, LocationMode, ReadLocation};
 use super::options::TableServiceClientOptions;
 use super::outcome::{TryLog, TryPolicy, Unreachable, TRY_LOG};
+use super::trace::{self, ServiceRequestIdPolicy, Tracing};
 use super::transport::{find_header, known, ReqwestTransport};
 use crate::auth::{SharedKeyScheme, X_MS_DATE};
 use crate::connection::{Credential, Endpoint, ServiceKind};
@@ -46,6 +48,12 @@ pub(crate) struct Core {
     /// The account a Shared Key (or Shared Key Lite) credential signs for; `None` under any other credential.
     /// A `403` names it.
     shared_key_account: Option<String>,
+    /// The tracer of the calls' spans, when `ClientOptions::instrumentation` has a tracer provider.
+    pub(crate) tracing: Option<Tracing>,
+    /// The request builder at the account's secondary location, when the endpoint names the account.
+    secondary: Option<TableService>,
+    /// Where reads go unless a call says otherwise.
+    location_mode: LocationMode,
 }
 
 impl Core {
@@ -85,11 +93,17 @@ impl Core {
         // user's per-try policies see them, as with azure_core's buffering: by the client's own transport, or
         // for a transport of the user's, by a last per-try policy.
         let mut client_options = options.client_options;
+        let base_url = Url::parse(endpoint.url()).ok();
+        let tracing = Tracing::new(client_options.instrumentation.tracer_provider.as_ref(), kind, base_url.as_ref());
+        if tracing.is_some() {
+            // After azure_core's request instrumentation (the last of the client's own per-try policies), where
+            // the try's span is in the context.
+            client_options.per_try_policies.insert(0, Arc::new(ServiceRequestIdPolicy));
+        }
         match client_options.transport {
             None => client_options.transport = Some(Transport::new(Arc::new(ReqwestTransport::new()?))),
             Some(_) => client_options.per_try_policies.push(Arc::new(ReadBodyPolicy)),
         }
-        let base_url = Url::parse(endpoint.url()).ok();
         let mut requests = TableService::new(endpoint, request_credential)
             .with_service_kind(kind)
             .with_metadata(options.metadata)
@@ -108,7 +122,18 @@ impl Core {
             per_try,
             None,
         );
-        Ok(Core { requests, kind, base_url, pipeline, deadline: options.deadline, shared_key_account })
+        let secondary = requests.at_secondary();
+        Ok(Core {
+            requests,
+            kind,
+            base_url,
+            pipeline,
+            deadline: options.deadline,
+            shared_key_account,
+            tracing,
+            secondary,
+            location_mode: options.location_mode,
+        })
     }
 
     /// Sends a request built by [`TableService`] and reads the answer with a function of the response layer.
@@ -121,10 +146,72 @@ impl Core {
         let request = request?.map(Bytes::from);
         TRY_LOG
             .scope(TryLog::default(), async move {
-                let (response, auth) = self.send(request, ctx).await?;
+                let sent = self.send(request, ctx).await;
+                if self.tracing.is_some() {
+                    trace::count_tries(ctx, TRY_LOG.try_with(TryLog::tries).unwrap_or(1));
+                }
+                let (response, auth) = sent?;
                 read(&response).map_err(|e| Error::from(e).with_auth(auth))
             })
             .await
+    }
+
+    /// Sends a read to the location(s) its [`LocationMode`] says (the call's, else the client's): `build` makes
+    /// the request from the request builder of a location. Returns the answer and the location that gave it.
+    pub(crate) async fn call_read<R>(
+        &self,
+        build: impl Fn(&TableService) -> Result<http::Request<Vec<u8>>, RequestError>,
+        ctx: &Context<'_>,
+        read: impl Fn(&http::Response<Bytes>) -> Result<R, ResponseError>,
+    ) -> Result<(R, Location), Error> {
+        // An empty context (a call without options) is not hashed into.
+        let given = if ctx.is_empty() { None } else { ctx.value::<ReadLocation>() };
+        let mode = given.map_or(self.location_mode, |mode| mode.0);
+        if mode == LocationMode::PrimaryOnly {
+            return self.call(build(&self.requests), ctx, read).await.map(|r| (r, Location::Primary));
+        }
+        // Boxed, so that the other modes do not make every read's future larger (moving it costs).
+        Box::pin(self.call_located(mode, build, ctx, read)).await
+    }
+
+    /// [`call_read`](Self::call_read) under [`LocationMode::SecondaryOnly`] or
+    /// [`LocationMode::PrimaryThenSecondary`].
+    async fn call_located<R>(
+        &self,
+        mode: LocationMode,
+        build: impl Fn(&TableService) -> Result<http::Request<Vec<u8>>, RequestError>,
+        ctx: &Context<'_>,
+        read: impl Fn(&http::Response<Bytes>) -> Result<R, ResponseError>,
+    ) -> Result<(R, Location), Error> {
+        let primary_url = self.requests.endpoint().url();
+        let Some(secondary) = &self.secondary else {
+            let endpoint = primary_url.to_owned();
+            return Err(Error::new(ErrorKind::NoSecondary { endpoint }));
+        };
+        let at_secondary = |primary: Option<Error>| async {
+            let result = self.call(build(secondary), ctx, &read).await;
+            if self.tracing.is_some() {
+                trace::note_location(ctx, Location::Secondary);
+            }
+            result.map(|r| (r, Location::Secondary)).map_err(|e| {
+                let e = e.at_location(Location::Secondary, secondary.endpoint().url());
+                match primary {
+                    Some(primary) => e.after_primary(primary),
+                    None => e,
+                }
+            })
+        };
+        if mode == LocationMode::SecondaryOnly {
+            return at_secondary(None).await;
+        }
+        let e = match self.call(build(&self.requests), ctx, &read).await {
+            Ok(r) => return Ok((r, Location::Primary)),
+            Err(e) => e.at_location(Location::Primary, primary_url),
+        };
+        if !location::falls_over(&e) {
+            return Err(e);
+        }
+        at_secondary(Some(e)).await
     }
 
     /// As [`call`](Self::call), and whether some try ended with its outcome unknown: a write that was retried
@@ -147,6 +234,9 @@ impl Core {
                 };
                 let retried_after_unknown =
                     TRY_LOG.try_with(|log| log.outcome_was_unknown() && log.tries() > 1).unwrap_or(false);
+                if self.tracing.is_some() {
+                    trace::count_tries(ctx, TRY_LOG.try_with(TryLog::tries).unwrap_or(1));
+                }
                 (result, retried_after_unknown)
             })
             .await
@@ -247,7 +337,8 @@ impl Core {
         // would take it: the policy checks for it with `Headers::get_optional_str`, which builds an error for
         // an absent header (and captures a backtrace when `RUST_BACKTRACE` is set: about 110,000 instructions,
         // a quarter of a point read's). Present, the policy leaves it.
-        let id: String = match ctx.value::<ClientRequestId>() {
+        let given = if ctx.is_empty() { None } else { ctx.value::<ClientRequestId>() };
+        let id: String = match given {
             Some(id) => id.value().as_str().to_owned(),
             None => new_request_id().into(),
         };

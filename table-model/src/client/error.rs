@@ -2,6 +2,7 @@
 //! and what never got an answer.
 
 use super::credential::AuthNote;
+use super::location::Location;
 use crate::connection::error::ConnectionError;
 use crate::connection::redact_signature;
 use crate::key::{PartitionKey, RowKey};
@@ -37,6 +38,13 @@ pub enum ErrorKind {
     /// No answer: the connection failed, the retries ran out, the credential could not get a token, or the
     /// pipeline refused the request (`azure_core`'s error, as it is).
     Transport(azure_core::Error),
+    /// A read asked of the secondary location ([`LocationMode`](super::LocationMode)) of an endpoint whose URL
+    /// does not name the account (a custom domain, a proxy), so that its secondary is not known; nothing was
+    /// sent.
+    NoSecondary {
+        /// The endpoint's URL.
+        endpoint: String,
+    },
 }
 
 /// The error of every [`TableClient`](super::TableClient) and [`TableServiceClient`](super::TableServiceClient)
@@ -77,11 +85,26 @@ struct Inner {
     attempt: Option<Attempt>,
     /// For a `403` under Shared Key: what the client knows of the likely causes.
     auth: Option<AuthNote>,
+    /// For a read under a [`LocationMode`](super::LocationMode) other than the primary only: the location that
+    /// gave this error and its endpoint's URL.
+    location: Option<(Location, String)>,
+    /// For a read that went to the secondary after the primary failed: the primary's error.
+    primary: Option<Error>,
 }
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind) -> Self {
-        Error { inner: Box::new(Inner { kind, table: None, keys: None, attempt: None, auth: None }) }
+        Error {
+            inner: Box::new(Inner {
+                kind,
+                table: None,
+                keys: None,
+                attempt: None,
+                auth: None,
+                location: None,
+                primary: None,
+            }),
+        }
     }
 
     /// The same error, naming the table of the call (unless it names one already).
@@ -115,6 +138,30 @@ impl Error {
             self.inner.auth = note;
         }
         self
+    }
+
+    /// The same error, naming the location (and its endpoint) that gave it.
+    pub(crate) fn at_location(mut self, location: Location, endpoint: &str) -> Self {
+        self.inner.location = Some((location, endpoint.to_owned()));
+        self
+    }
+
+    /// The secondary's error, with the primary's before it.
+    pub(crate) fn after_primary(mut self, primary: Error) -> Self {
+        self.inner.primary = Some(primary);
+        self
+    }
+
+    /// The location that gave this error, for a read that was not for the primary only
+    /// ([`LocationMode`](super::LocationMode)); `None` otherwise.
+    pub fn location(&self) -> Option<Location> {
+        self.inner.location.as_ref().map(|(location, _)| *location)
+    }
+
+    /// For a read that went to the secondary after the primary failed (and failed there too): the primary's
+    /// error. This error is the secondary's.
+    pub fn primary_error(&self) -> Option<&Error> {
+        self.inner.primary.as_ref()
     }
 
     /// What went wrong.
@@ -253,17 +300,40 @@ impl fmt::Display for Error {
             }
             f.write_str(": ")?;
         }
+        self.describe_failure(f)
+    }
+}
+
+impl Error {
+    /// What went wrong, without the table and keys: the failure, the authorization note, the location.
+    fn describe_failure(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = &*self.inner;
         match (&inner.kind, &inner.attempt) {
-            (ErrorKind::Service(e), _) => e.fmt(f)?,
-            (ErrorKind::Request(e), _) => e.fmt(f)?,
-            (ErrorKind::Response(e), _) => e.fmt(f)?,
-            (ErrorKind::Connection(e), _) => e.fmt(f)?,
-            (ErrorKind::OutcomeUnknown(e), _) => e.fmt(f)?,
+            (ErrorKind::Service(e), _) => fmt::Display::fmt(e, f)?,
+            (ErrorKind::Request(e), _) => fmt::Display::fmt(e, f)?,
+            (ErrorKind::Response(e), _) => fmt::Display::fmt(e, f)?,
+            (ErrorKind::Connection(e), _) => fmt::Display::fmt(e, f)?,
+            (ErrorKind::OutcomeUnknown(e), _) => fmt::Display::fmt(e, f)?,
             (ErrorKind::Transport(e), Some(attempt)) => attempt.describe(e, f)?,
             (ErrorKind::Transport(e), None) => write!(f, "the request got no answer: {e}")?,
+            (ErrorKind::NoSecondary { endpoint }, _) => write!(
+                f,
+                "the secondary location of endpoint `{endpoint}` is not known: its URL does not name the account \
+                 (reads may go to the secondary of `https://<account>.table.core.windows.net` or of a path-style \
+                 `http://host:port/<account>` only)"
+            )?,
         }
         if let Some(note) = &inner.auth {
             write!(f, " ({note})")?;
+        }
+        if let Some((location, endpoint)) = &inner.location {
+            write!(f, " (at the {location} location, {endpoint}")?;
+            if let Some(primary) = &inner.primary {
+                // The primary's error without its table and keys, which this one names already.
+                write!(f, ", after the primary failed: ")?;
+                primary.describe_failure(f)?;
+            }
+            f.write_str(")")?;
         }
         Ok(())
     }
@@ -377,6 +447,7 @@ impl std::error::Error for Error {
             ErrorKind::Connection(e) => Some(e),
             ErrorKind::OutcomeUnknown(e) => Some(e),
             ErrorKind::Transport(e) => Some(e),
+            ErrorKind::NoSecondary { .. } => None,
         }
     }
 }
@@ -427,9 +498,10 @@ impl From<Error> for azure_core::Error {
                 let error_code = service.code().map(str::to_owned);
                 azure_core::Error::new(Core::HttpResponse { status, error_code, raw_response: None }, e)
             }
-            ErrorKind::Request(_) | ErrorKind::Connection(_) | ErrorKind::OutcomeUnknown(_) => {
-                azure_core::Error::new(Core::Other, e)
-            }
+            ErrorKind::Request(_)
+            | ErrorKind::Connection(_)
+            | ErrorKind::OutcomeUnknown(_)
+            | ErrorKind::NoSecondary { .. } => azure_core::Error::new(Core::Other, e),
             ErrorKind::Response(_) => azure_core::Error::new(Core::DataConversion, e),
         }
     }

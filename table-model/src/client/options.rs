@@ -1,6 +1,7 @@
 //! The options of clients and of each call, in the official SDK's shape: a struct with public fields and
 //! `Default`, passed as `Option<...>` (`None` for the defaults).
 
+use super::location::{LocationMode, ReadLocation};
 use crate::connection::ServiceKind;
 use crate::json::MetadataLevel;
 use crate::request::IfMatch;
@@ -26,7 +27,7 @@ use std::time::Duration;
 /// ```
 /// use std::time::Duration;
 /// use azure_core::http::{ClientOptions, ExponentialRetryOptions, RetryOptions};
-/// use table_model::client::TableServiceClientOptions;
+/// use table_model::client::{LocationMode, TableServiceClientOptions};
 /// use table_model::{MetadataLevel, ServiceKind};
 /// let options = TableServiceClientOptions {
 ///     client_options: ClientOptions {
@@ -37,6 +38,7 @@ use std::time::Duration;
 ///     metadata: MetadataLevel::None,
 ///     try_timeout: Some(Duration::from_secs(10)),
 ///     deadline: Some(Duration::from_secs(60)),
+///     location_mode: LocationMode::PrimaryThenSecondary, // a read-access geo-redundant account
 /// };
 /// # let _ = options;
 /// ```
@@ -59,6 +61,10 @@ pub struct TableServiceClientOptions {
     /// How long one call may take, all its tries together (default: no limit beyond the retry options').
     /// A write that runs out of time may have been applied: its error says so.
     pub deadline: Option<Duration>,
+    /// Where reads go ([`LocationMode::PrimaryOnly`] by default): for a read-access geo-redundant account,
+    /// the secondary location, or the secondary when the primary fails. A call's options may say otherwise
+    /// (`with_location_mode`); writes always go to the primary. See [`Location`](super::Location).
+    pub location_mode: LocationMode,
 }
 
 impl Default for TableServiceClientOptions {
@@ -69,6 +75,7 @@ impl Default for TableServiceClientOptions {
             metadata: MetadataLevel::default(),
             try_timeout: Some(Duration::from_secs(60)),
             deadline: None,
+            location_mode: LocationMode::PrimaryOnly,
         }
     }
 }
@@ -199,6 +206,28 @@ macro_rules! impl_client_request_id {
     )*};
 }
 impl_client_request_id!(RequestOptions, UpdateOptions, QueryOptions, ListTablesOptions);
+
+/// The read options types' location mode: a [`ReadLocation`] in the context, where the client reads it.
+macro_rules! impl_location_mode {
+    ($($options:ident),* $(,)?) => {$(
+        impl<'a> $options<'a> {
+            /// Where this read goes, instead of the client's
+            /// [`location_mode`](TableServiceClientOptions::location_mode): see
+            /// [`LocationMode`]. Writes ignore it (they always go to the primary).
+            #[must_use]
+            pub fn with_location_mode(mut self, mode: LocationMode) -> Self {
+                self.method_options.context.insert(ReadLocation(mode));
+                self
+            }
+
+            /// The location mode given with [`with_location_mode`](Self::with_location_mode), if any.
+            pub fn location_mode(&self) -> Option<LocationMode> {
+                self.method_options.context.value::<ReadLocation>().map(|mode| mode.0)
+            }
+        }
+    )*};
+}
+impl_location_mode!(RequestOptions, QueryOptions, ListTablesOptions);
 
 /// The request id a context carries, if any.
 pub(crate) fn client_request_id(ctx: &Context<'_>) -> Option<String> {

@@ -3,6 +3,7 @@
 //! continuation whose `Display` form is a token to resume from later.
 
 use super::error::Error;
+use super::location::Location;
 use crate::name::TableName;
 use crate::response::{Continuation, QueryPage, RawPage, TableContinuation, TablesPage};
 use azure_core::Bytes;
@@ -12,7 +13,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-pub(crate) type PageFuture<P> = Pin<Box<dyn Future<Output = Result<P, Error>> + Send>>;
+/// A page, and the location of the account that served it.
+pub(crate) type PageFuture<P> = Pin<Box<dyn Future<Output = Result<(P, Location), Error>> + Send>>;
 pub(crate) type Fetch<P, C> = Box<dyn Fn(Option<C>) -> PageFuture<P> + Send + Sync>;
 
 enum State<P> {
@@ -30,11 +32,13 @@ struct PageLoop<P, C> {
     /// Where the next page starts (`None`: at the start, before the first page; after the last, nowhere).
     next: Option<C>,
     state: State<P>,
+    /// Where the last page read was served; `None` before the first.
+    location: Option<Location>,
 }
 
 impl<P, C: Clone> PageLoop<P, C> {
     fn new(fetch: Fetch<P, C>, next_of: fn(&P) -> Option<C>, start: Option<C>) -> Self {
-        PageLoop { fetch, next_of, next: start, state: State::Idle }
+        PageLoop { fetch, next_of, next: start, state: State::Idle, location: None }
     }
 
     fn poll_page(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<P, Error>>> {
@@ -43,7 +47,10 @@ impl<P, C: Clone> PageLoop<P, C> {
                 State::Ended => return Poll::Ready(None),
                 State::Idle => self.state = State::Fetching((self.fetch)(self.next.clone())),
                 State::Fetching(page) => {
-                    let result = std::task::ready!(page.as_mut().poll(cx));
+                    let result = std::task::ready!(page.as_mut().poll(cx)).map(|(page, location)| {
+                        self.location = Some(location);
+                        page
+                    });
                     match &result {
                         // A page may be empty and still continue: only a page without one ends the query.
                         Ok(page) => {
@@ -144,6 +151,12 @@ impl<T> QueryPager<T> {
         self.items.continuation()
     }
 
+    /// Which location of the account served the last page read: [`Location::Secondary`] may lag the primary
+    /// (see [`LocationMode`](super::LocationMode)); `None` before the first page.
+    pub fn location(&self) -> Option<Location> {
+        self.items.pages.location
+    }
+
     /// The pages instead of the entities, from the start of the current page.
     pub fn into_pages(self) -> QueryPages<T> {
         QueryPages { pages: self.items.into_pages() }
@@ -177,6 +190,11 @@ impl<T> QueryPages<T> {
     /// the start and after the last page. After an error, the start of the page that failed.
     pub fn continuation(&self) -> Option<&Continuation> {
         self.pages.next.as_ref()
+    }
+
+    /// Which location served the last page, as [`QueryPager::location`].
+    pub fn location(&self) -> Option<Location> {
+        self.pages.location
     }
 }
 
@@ -212,6 +230,11 @@ impl RawPages {
     pub fn continuation(&self) -> Option<&Continuation> {
         self.pages.next.as_ref()
     }
+
+    /// Which location served the last page, as [`QueryPager::location`].
+    pub fn location(&self) -> Option<Location> {
+        self.pages.location
+    }
 }
 
 impl Stream for RawPages {
@@ -242,6 +265,11 @@ impl TablePager {
     /// Where to resume this listing, as [`QueryPager::continuation`] says.
     pub fn continuation(&self) -> Option<&TableContinuation> {
         self.items.continuation()
+    }
+
+    /// Which location served the last page, as [`QueryPager::location`].
+    pub fn location(&self) -> Option<Location> {
+        self.items.pages.location
     }
 }
 

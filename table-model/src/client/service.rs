@@ -6,13 +6,16 @@ use super::error::Error;
 use super::options::{ListTablesOptions, RequestOptions, TableServiceClientOptions};
 use super::pager::{Fetch, TablePager};
 use super::table::TableClient;
+use super::trace::Operation;
 use crate::connection::error::{ConnectionError, ConnectionErrorKind, Given};
 use crate::connection::{redact_signature, ConnectionString, Endpoint, SasToken, ServiceKind};
 use crate::name::TableName;
 use crate::query::Query;
+use crate::request::TableService;
 use crate::response::{self, TableContinuation, TablesPage};
 use crate::service_properties::{ServiceProperties, ServiceStats};
 use crate::table_entity::NamedTable;
+use azure_core::http::Context;
 use std::sync::Arc;
 
 /// The client of a Table service account (Azure Table Storage, the Cosmos DB Table API or Azurite): lists,
@@ -169,6 +172,11 @@ impl TableServiceClient {
         self.table_client(T::TABLE_NAME)
     }
 
+    /// Starts the span of a call of the service named `TableServiceClient.method` (when tracing).
+    fn operation<'a>(&self, name: &'static str, ctx: &'a Context<'a>) -> Operation<'a> {
+        Operation::start(self.core.tracing.as_ref(), name, ctx, None)
+    }
+
     /// Creates a table and returns its client.
     ///
     /// # Errors
@@ -261,8 +269,9 @@ impl TableServiceClient {
         options: Option<RequestOptions<'_>>,
     ) -> Result<ServiceProperties, Error> {
         let options = options.unwrap_or_default();
+        let mut op = self.operation("TableServiceClient.get_service_properties", &options.method_options.context);
         let request = self.core.requests.get_service_properties();
-        self.core.call(request, &options.method_options.context, response::service_properties).await
+        op.end(self.core.call(request, op.ctx(), response::service_properties).await)
     }
 
     /// Sets the parts of the service's properties that are given (logging, hour metrics, minute metrics, CORS
@@ -288,8 +297,9 @@ impl TableServiceClient {
         options: Option<RequestOptions<'_>>,
     ) -> Result<(), Error> {
         let options = options.unwrap_or_default();
+        let mut op = self.operation("TableServiceClient.set_service_properties", &options.method_options.context);
         let request = self.core.requests.set_service_properties(properties);
-        self.core.call(request, &options.method_options.context, response::accepted).await
+        op.end(self.core.call(request, op.ctx(), response::accepted).await)
     }
 
     /// The geo-replication statistics of the account's secondary location, asked of the secondary
@@ -313,8 +323,9 @@ impl TableServiceClient {
     /// (nothing is sent); a service error for an account without a readable secondary; any failure to send.
     pub async fn get_service_stats(&self, options: Option<RequestOptions<'_>>) -> Result<ServiceStats, Error> {
         let options = options.unwrap_or_default();
+        let mut op = self.operation("TableServiceClient.get_service_stats", &options.method_options.context);
         let request = self.core.requests.get_service_stats();
-        self.core.call(request, &options.method_options.context, response::service_stats).await
+        op.end(self.core.call(request, op.ctx(), response::service_stats).await)
     }
 
     /// The tables of the account, as a stream that follows continuations; `query` may filter on `TableName`
@@ -332,8 +343,10 @@ impl TableServiceClient {
         let fetch: Fetch<TablesPage, TableContinuation> = Box::new(move |continuation| {
             let (core, query, ctx) = (core.clone(), query.clone(), ctx.clone());
             Box::pin(async move {
-                let request = core.requests.list_tables(&query, continuation.as_ref());
-                core.call(request, &ctx, response::tables).await
+                // A span per page, as for a query of entities.
+                let mut op = Operation::start(core.tracing.as_ref(), "TableServiceClient.list_tables", &ctx, None);
+                let request = |at: &TableService| at.list_tables(&query, continuation.as_ref());
+                op.end(core.call_read(request, op.ctx(), response::tables).await)
             })
         });
         Ok(TablePager::new(fetch, options.continuation))

@@ -2,8 +2,10 @@
 
 use super::core::Core;
 use super::error::{Error, ErrorKind, OutcomeUnknown};
+use super::location::Location;
 use super::options::{QueryOptions, RequestOptions, UpdateOptions};
 use super::pager::{Fetch, QueryPager, RawPages};
+use super::trace::{self, Operation};
 use crate::batch::Batch;
 use crate::connection::{Endpoint, ServiceKind};
 use crate::entity::ETag;
@@ -15,7 +17,7 @@ use crate::limits::{FILTER_MAX_COMPARISONS, QUERY_MAX_TOP};
 use crate::name::TableName;
 use crate::query::Query;
 use crate::request::error::RequestError;
-use crate::request::{IfMatch, UpdateMode, WriteEntity};
+use crate::request::{IfMatch, TableService, UpdateMode, WriteEntity};
 use crate::response::errors::ResponseError;
 use crate::response::{self, BatchOutcome, Continuation, ReadEntity};
 use crate::sas::SignedIdentifier;
@@ -98,6 +100,11 @@ impl TableClient {
         self.core.kind
     }
 
+    /// Starts the span of a call of this table named `TableClient.method` (when tracing).
+    fn operation<'a>(&self, name: &'static str, ctx: &'a Context<'a>) -> Operation<'a> {
+        Operation::start(self.core.tracing.as_ref(), name, ctx, Some(&self.table))
+    }
+
     /// The error of a call on this table: it names the table.
     fn named(&self, e: Error) -> Error {
         e.in_table(&self.table)
@@ -120,8 +127,13 @@ impl TableClient {
     /// table, and any failure to send.
     pub async fn create_table(&self, options: Option<RequestOptions<'_>>) -> Result<(), Error> {
         let options = options.unwrap_or_default();
+        let mut op = self.operation("TableClient.create_table", &options.method_options.context);
+        op.end(self.create_table_with(op.ctx()).await)
+    }
+
+    async fn create_table_with(&self, ctx: &Context<'_>) -> Result<(), Error> {
         let request = self.core.requests.create_table(&self.table);
-        let result = match self.core.call_tracked(request, &options.method_options.context, response::empty).await {
+        let result = match self.core.call_tracked(request, ctx, response::empty).await {
             // A retry after a lost reply finds the table the first try created: it exists, as asked.
             (Err(e), true) if e.error_code() == Some(ErrorCode::TableAlreadyExists) => Ok(()),
             (result, _) => result,
@@ -134,11 +146,14 @@ impl TableClient {
     /// # Errors
     /// As [`create_table`](Self::create_table), except that an existing table is not one.
     pub async fn create_table_if_not_exists(&self, options: Option<RequestOptions<'_>>) -> Result<bool, Error> {
-        match self.create_table(options).await {
+        let options = options.unwrap_or_default();
+        let mut op = self.operation("TableClient.create_table_if_not_exists", &options.method_options.context);
+        let result = match self.create_table_with(op.ctx()).await {
             Ok(()) => Ok(true),
             Err(e) if e.error_code() == Some(ErrorCode::TableAlreadyExists) => Ok(false),
             Err(e) => Err(e),
-        }
+        };
+        op.end(result)
     }
 
     /// Deletes the table and every entity in it.
@@ -147,8 +162,13 @@ impl TableClient {
     /// `404` when there is no such table, and any failure to send.
     pub async fn delete_table(&self, options: Option<RequestOptions<'_>>) -> Result<(), Error> {
         let options = options.unwrap_or_default();
+        let mut op = self.operation("TableClient.delete_table", &options.method_options.context);
+        op.end(self.delete_table_with(op.ctx()).await)
+    }
+
+    async fn delete_table_with(&self, ctx: &Context<'_>) -> Result<(), Error> {
         let request = self.core.requests.delete_table(&self.table);
-        let result = match self.core.call_tracked(request, &options.method_options.context, response::empty).await {
+        let result = match self.core.call_tracked(request, ctx, response::empty).await {
             // A retry after a lost reply finds the table gone: the first try deleted it, as asked.
             (Err(e), true) if e.is_not_found() => Ok(()),
             (result, _) => result,
@@ -161,11 +181,14 @@ impl TableClient {
     /// # Errors
     /// Any failure but `404`.
     pub async fn delete_table_if_exists(&self, options: Option<RequestOptions<'_>>) -> Result<bool, Error> {
-        match self.delete_table(options).await {
+        let options = options.unwrap_or_default();
+        let mut op = self.operation("TableClient.delete_table_if_exists", &options.method_options.context);
+        let result = match self.delete_table_with(op.ctx()).await {
             Ok(()) => Ok(true),
             Err(e) if e.is_not_found() => Ok(false),
             Err(e) => Err(e),
-        }
+        };
+        op.end(result)
     }
 
     /// Inserts an entity that must not exist yet; returns its ETag.
@@ -175,11 +198,12 @@ impl TableClient {
     /// is sent), and any failure to send.
     pub async fn insert(&self, entity: &impl WriteEntity, options: Option<RequestOptions<'_>>) -> Result<ETag, Error> {
         let options = options.unwrap_or_default();
-        let ctx = &options.method_options.context;
+        let mut op = self.operation("TableClient.insert", &options.method_options.context);
+        let ctx = op.ctx();
         // Encoded once: the body sent is kept (a clone of `Bytes` shares it) for the read-back below.
         let request = match self.core.requests.insert(&self.table, entity) {
             Ok(request) => request.map(Bytes::from),
-            Err(e) => return Err(self.named_entity(e.into(), entity)),
+            Err(e) => return op.end(Err(self.named_entity(e.into(), entity))),
         };
         let sent = request.body().clone();
         let result = match self.core.call_tracked(Ok(request), ctx, response::written).await {
@@ -188,7 +212,7 @@ impl TableClient {
             }
             (result, _) => result,
         };
-        result.map_err(|e| self.named_entity(e, entity))
+        op.end(result.map_err(|e| self.named_entity(e, entity)))
     }
 
     /// Inserts the entity, or updates it whatever its version: [`UpdateMode::Merge`] keeps the stored
@@ -203,9 +227,10 @@ impl TableClient {
         options: Option<RequestOptions<'_>>,
     ) -> Result<ETag, Error> {
         let options = options.unwrap_or_default();
+        let mut op = self.operation("TableClient.upsert", &options.method_options.context);
         let request = self.core.requests.upsert(&self.table, entity, mode);
-        let result = self.core.call(request, &options.method_options.context, response::written).await;
-        result.map_err(|e| self.named_entity(e, entity))
+        let result = self.core.call(request, op.ctx(), response::written).await;
+        op.end(result.map_err(|e| self.named_entity(e, entity)))
     }
 
     /// Updates an existing entity ([`UpdateMode::Merge`] or [`UpdateMode::Replace`]) under a precondition:
@@ -223,12 +248,13 @@ impl TableClient {
         options: Option<UpdateOptions<'_>>,
     ) -> Result<ETag, Error> {
         let options = options.unwrap_or_default();
-        let ctx = &options.method_options.context;
+        let mut op = self.operation("TableClient.update", &options.method_options.context);
+        let ctx = op.ctx();
         let if_match = precondition(options.if_match, entity);
         let request = self.core.requests.update(&self.table, entity, mode, if_match);
         let request = match request {
             Ok(request) => request.map(Bytes::from),
-            Err(e) => return Err(self.named_entity(e.into(), entity)),
+            Err(e) => return op.end(Err(self.named_entity(e.into(), entity))),
         };
         let sent = request.body().clone();
         let result = match self.core.call_tracked(Ok(request), ctx, response::written).await {
@@ -237,7 +263,7 @@ impl TableClient {
             }
             (result, _) => result,
         };
-        result.map_err(|e| self.named_entity(e, entity))
+        op.end(result.map_err(|e| self.named_entity(e, entity)))
     }
 
     /// Deletes an entity, addressed by its keys, under a precondition as [`update`](Self::update) takes it.
@@ -245,10 +271,14 @@ impl TableClient {
     /// # Errors
     /// `412` when it changed since its ETag was read, `404` when it does not exist, and any failure to send.
     pub async fn delete(&self, entity: &impl WriteEntity, options: Option<UpdateOptions<'_>>) -> Result<(), Error> {
-        let (partition_key, row_key) = entity.keys().map_err(|e| self.named(RequestError::from(e).into()))?;
         let options = options.unwrap_or_default();
+        let mut op = self.operation("TableClient.delete", &options.method_options.context);
+        let (partition_key, row_key) = match entity.keys() {
+            Ok(keys) => keys,
+            Err(e) => return op.end(Err(self.named(RequestError::from(e).into()))),
+        };
         let if_match = precondition(options.if_match, entity);
-        self.delete_with(&partition_key, &row_key, if_match, &options.method_options.context).await
+        op.end(self.delete_with(&partition_key, &row_key, if_match, op.ctx()).await)
     }
 
     /// Deletes the entity with these keys, under [`UpdateOptions::if_match`] (by default [`IfMatch::Any`]).
@@ -262,8 +292,9 @@ impl TableClient {
         options: Option<UpdateOptions<'_>>,
     ) -> Result<(), Error> {
         let options = options.unwrap_or_default();
+        let mut op = self.operation("TableClient.delete_by_keys", &options.method_options.context);
         let if_match = options.if_match.unwrap_or(IfMatch::Any);
-        self.delete_with(partition_key, row_key, if_match, &options.method_options.context).await
+        op.end(self.delete_with(partition_key, row_key, if_match, op.ctx()).await)
     }
 
     async fn delete_with(
@@ -298,8 +329,52 @@ impl TableClient {
         options: Option<RequestOptions<'_>>,
     ) -> Result<T, Error> {
         let options = options.unwrap_or_default();
-        let request = self.core.requests.get(&self.table, partition_key, row_key);
-        let result = self.core.call(request, &options.method_options.context, T::read_entity).await;
+        let mut op = self.operation("TableClient.get", &options.method_options.context);
+        op.end(self.get_with(partition_key, row_key, op.ctx()).await.map(|(entity, _)| entity))
+    }
+
+    /// As [`get`](Self::get), and which location of the account served it: under a
+    /// [`LocationMode`](super::LocationMode) other than the primary only, a read served by the secondary may
+    /// lag the primary.
+    ///
+    /// ```no_run
+    /// use table_model::client::{Location, LocationMode, RequestOptions, TableServiceClient};
+    /// use table_model::{Entity, PartitionKey, RowKey, TableName};
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+    /// let people = service.table_client(TableName::from_static("People"));
+    /// let options = RequestOptions::default().with_location_mode(LocationMode::PrimaryThenSecondary);
+    /// let (ada, location) =
+    ///     people.get_located::<Entity>(&PartitionKey::new("eu")?, &RowKey::new("ada")?, Some(options)).await?;
+    /// if location == Location::Secondary {
+    ///     println!("{} (from the secondary: it may be a few minutes old)", ada.row_key());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`get`](Self::get); after both locations, the secondary's error naming the primary's
+    /// ([`Error::primary_error`](super::Error::primary_error)).
+    pub async fn get_located<T: ReadEntity>(
+        &self,
+        partition_key: &PartitionKey,
+        row_key: &RowKey,
+        options: Option<RequestOptions<'_>>,
+    ) -> Result<(T, Location), Error> {
+        let options = options.unwrap_or_default();
+        let mut op = self.operation("TableClient.get_located", &options.method_options.context);
+        op.end(self.get_with(partition_key, row_key, op.ctx()).await)
+    }
+
+    async fn get_with<T: ReadEntity>(
+        &self,
+        partition_key: &PartitionKey,
+        row_key: &RowKey,
+        ctx: &Context<'_>,
+    ) -> Result<(T, Location), Error> {
+        let request = |at: &TableService| at.get(&self.table, partition_key, row_key);
+        let result = self.core.call_read(request, ctx, T::read_entity).await;
         result.map_err(|e| self.named_keys(e, partition_key, row_key))
     }
 
@@ -313,11 +388,14 @@ impl TableClient {
         row_key: &RowKey,
         options: Option<RequestOptions<'_>>,
     ) -> Result<Option<T>, Error> {
-        match self.get(partition_key, row_key, options).await {
-            Ok(entity) => Ok(Some(entity)),
+        let options = options.unwrap_or_default();
+        let mut op = self.operation("TableClient.try_get", &options.method_options.context);
+        let result = match self.get_with(partition_key, row_key, op.ctx()).await {
+            Ok((entity, _)) => Ok(Some(entity)),
             Err(e) if e.is_not_found() && e.error_code() != Some(ErrorCode::TableNotFound) => Ok(None),
             Err(e) => Err(e),
-        }
+        };
+        op.end(result)
     }
 
     /// The stored entities of one partition with these RowKeys, those that exist, keyed by RowKey: in as few
@@ -358,8 +436,13 @@ impl TableClient {
         entity: &T,
         options: Option<RequestOptions<'_>>,
     ) -> Result<T, Error> {
-        let (partition_key, row_key) = entity.keys().map_err(|e| self.named(RequestError::from(e).into()))?;
-        self.get(&partition_key, &row_key, options).await
+        let options = options.unwrap_or_default();
+        let mut op = self.operation("TableClient.reload", &options.method_options.context);
+        let result = match entity.keys() {
+            Ok((partition_key, row_key)) => self.get_with(&partition_key, &row_key, op.ctx()).await.map(|(e, _)| e),
+            Err(e) => Err(self.named(RequestError::from(e).into())),
+        };
+        op.end(result)
     }
 
     /// The entities a query selects, as a stream that follows continuations by itself. The query's `$top` is
@@ -421,8 +504,10 @@ impl TableClient {
         let fetch: Fetch<P, Continuation> = Box::new(move |continuation| {
             let (core, table, query, ctx) = (core.clone(), table.clone(), query.clone(), ctx.clone());
             Box::pin(async move {
-                let request = core.requests.query(&table, &query, continuation.as_ref());
-                core.call(request, &ctx, read).await.map_err(|e| e.in_table(&table))
+                // A span per page: the pager has no call of its own that lasts while the pages are read.
+                let mut op = Operation::start(core.tracing.as_ref(), "TableClient.query", &ctx, Some(&table));
+                let request = |at: &TableService| at.query(&table, &query, continuation.as_ref());
+                op.end(core.call_read(request, op.ctx(), read).await.map_err(|e| e.in_table(&table)))
             })
         });
         Ok((fetch, options.continuation))
@@ -482,9 +567,10 @@ impl TableClient {
     /// [`RequestErrorKind::NotSupported`](crate::RequestErrorKind::NotSupported) (nothing is sent).
     pub async fn get_access_policy(&self, options: Option<RequestOptions<'_>>) -> Result<Vec<SignedIdentifier>, Error> {
         let options = options.unwrap_or_default();
+        let mut op = self.operation("TableClient.get_access_policy", &options.method_options.context);
         let request = self.core.requests.get_access_policy(&self.table);
-        let result = self.core.call(request, &options.method_options.context, response::access_policies).await;
-        result.map_err(|e| self.named(e))
+        let result = self.core.call(request, op.ctx(), response::access_policies).await;
+        op.end(result.map_err(|e| self.named(e)))
     }
 
     /// Replaces the table's stored access policies with these; an empty list removes them all, and with them
@@ -513,9 +599,10 @@ impl TableClient {
         options: Option<RequestOptions<'_>>,
     ) -> Result<(), Error> {
         let options = options.unwrap_or_default();
+        let mut op = self.operation("TableClient.set_access_policy", &options.method_options.context);
         let request = self.core.requests.set_access_policy(&self.table, policies);
-        let result = self.core.call(request, &options.method_options.context, response::empty).await;
-        result.map_err(|e| self.named(e))
+        let result = self.core.call(request, op.ctx(), response::empty).await;
+        op.end(result.map_err(|e| self.named(e)))
     }
 
     /// A new, empty transaction on this table and a PartitionKey, whose operations are checked against the rules
@@ -535,6 +622,20 @@ impl TableClient {
         batch: &Batch,
         options: Option<RequestOptions<'_>>,
     ) -> Result<BatchOutcome, Error> {
+        let options = options.unwrap_or_default();
+        let mut op = self.operation("TableClient.submit_transaction", &options.method_options.context);
+        op.set(trace::OPERATIONS, || i64::try_from(batch.len()).unwrap_or(i64::MAX).into());
+        let result = self.submit_transaction_with(batch, op.ctx()).await;
+        op.end_transaction(result)
+    }
+
+    /// [`submit_transaction`](Self::submit_transaction) in the context of a call (a bulk write's transaction
+    /// has its span already).
+    pub(crate) async fn submit_transaction_with(
+        &self,
+        batch: &Batch,
+        ctx: &Context<'_>,
+    ) -> Result<BatchOutcome, Error> {
         // Cosmos DB compares table names with case, Storage without (`docs/rules.md` §13.2): on Cosmos, a batch
         // for `orders` given to the client of `Orders` would write to another table.
         let same_table = match self.core.requests.service_kind() {
@@ -548,8 +649,6 @@ impl TableClient {
             };
             return Err(self.named(RequestError::new(mismatch).into()));
         }
-        let options = options.unwrap_or_default();
-        let ctx = &options.method_options.context;
         let request = self.core.requests.batch(batch);
         let operations = batch.len();
         let result = match self.core.call_tracked(request, ctx, |r| response::batch(r, operations)).await {
@@ -565,6 +664,19 @@ impl TableClient {
     /// stored entity is exactly that body, or holds it merged into what was there): when the stored entity is
     /// as the write left it, the write landed and its ETag is the entity's; else the outcome is unknown.
     async fn resolve(
+        &self,
+        operation: &'static str,
+        refusal: Error,
+        entity: &impl WriteEntity,
+        (sent, exact): (&[u8], bool),
+        ctx: &Context<'_>,
+    ) -> Result<ETag, Error> {
+        let mut settle = trace::settling(self.core.tracing.as_ref(), ctx);
+        let result = self.resolve_with(operation, refusal, entity, (sent, exact), settle.ctx()).await;
+        settle.end(result)
+    }
+
+    async fn resolve_with(
         &self,
         operation: &'static str,
         refusal: Error,
@@ -591,6 +703,17 @@ impl TableClient {
     /// Reads every entity of a transaction back after a lost reply and a refused retry: when each is as the
     /// transaction leaves it, the first try was applied (all or nothing) and the transaction succeeded.
     async fn resolve_transaction(
+        &self,
+        batch: &Batch,
+        refusal: Error,
+        ctx: &Context<'_>,
+    ) -> Result<BatchOutcome, Error> {
+        let mut settle = trace::settling(self.core.tracing.as_ref(), ctx);
+        let result = self.resolve_transaction_with(batch, refusal, settle.ctx()).await;
+        settle.end(result)
+    }
+
+    async fn resolve_transaction_with(
         &self,
         batch: &Batch,
         refusal: Error,
