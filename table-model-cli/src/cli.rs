@@ -23,6 +23,12 @@ pub struct Cli {
     /// Write results as JSON lines, even on a terminal
     #[arg(long, global = true)]
     pub json: bool,
+    /// Say on stderr every retry, throttled try and settled transaction, with the service's request id
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+    /// Give up a try that has no answer after this many seconds (another follows while retries remain)
+    #[arg(long, global = true, value_name = "SECONDS", default_value = "60", value_parser = clap::value_parser!(u64).range(1..))]
+    pub try_timeout: u64,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

@@ -262,7 +262,18 @@ pub fn connect(source: &EndpointSource) -> Result<TableServiceClient, CliError> 
 /// # Errors
 /// As [`connect`], and an Entra ID credential that cannot be set up ([`Identity::credential`]).
 pub fn connect_as(source: &EndpointSource, kind: Option<ServiceKind>) -> Result<TableServiceClient, CliError> {
-    let options = Some(TableServiceClientOptions { service_kind: kind, ..Default::default() });
+    connect_with(source, TableServiceClientOptions { service_kind: kind, ..Default::default() })
+}
+
+/// As [`connect_as`], with the client's options (its kind, its tracer provider, its per-try timeout).
+///
+/// # Errors
+/// As [`connect_as`].
+pub fn connect_with(
+    source: &EndpointSource,
+    options: TableServiceClientOptions,
+) -> Result<TableServiceClient, CliError> {
+    let options = Some(options);
     let (client, origin) = match source {
         EndpointSource::ConnectionString { value, from_env } => (
             TableServiceClient::from_connection_string(value, options),

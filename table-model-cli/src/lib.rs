@@ -22,6 +22,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod commands;
+pub mod diagnostics;
 pub mod endpoint;
 pub mod error;
 pub mod output;
@@ -73,6 +74,19 @@ pub fn run(cli: Cli, connection_string_var: Option<String>, abort_after: Option<
             }
             e.outcome()
         }
+    }
+}
+
+/// The client's options of a run: the service kind (`--service-kind`), the per-try timeout (`--try-timeout`), and
+/// the tracer provider that says on stderr what the calls meet ([`diagnostics`], more with `--verbose`).
+fn client_options(cli: &Cli, kind: Option<table_model::ServiceKind>) -> table_model::client::TableServiceClientOptions {
+    use table_model::client::azure_core::http::{ClientOptions, InstrumentationOptions};
+    let instrumentation = InstrumentationOptions { tracer_provider: Some(diagnostics::tracer(cli.verbose)) };
+    table_model::client::TableServiceClientOptions {
+        service_kind: kind,
+        try_timeout: Some(std::time::Duration::from_secs(cli.try_timeout)),
+        client_options: ClientOptions { instrumentation, ..Default::default() },
+        ..Default::default()
     }
 }
 
@@ -131,7 +145,7 @@ async fn execute(
         // A file is checked without an endpoint; only a table needs one.
         let connect = || {
             let source = endpoint::resolve(&cli.endpoint, connection_string_var)?;
-            let service = endpoint::connect_as(&source, kind)?;
+            let service = endpoint::connect_with(&source, client_options(cli, kind))?;
             Ok(Context { service, format, json: cli.json, cancel: cancel.clone(), abort_after })
         };
         let control = commands::control(Operation::Validate, &cancel, abort_after);
@@ -140,12 +154,12 @@ async fn execute(
         out.flush().map_err(CliError::stdout)?;
         return Ok(outcome);
     }
-    let global =
-        endpoint::resolve(&cli.endpoint, connection_string_var).and_then(|source| endpoint::connect_as(&source, kind));
+    let global = endpoint::resolve(&cli.endpoint, connection_string_var)
+        .and_then(|source| endpoint::connect_with(&source, client_options(cli, kind)));
     // `copy` has an endpoint on each side, each the global one unless given.
     let (service, copy_source) = match &cli.command {
         Command::Copy(args) => {
-            let (from, to) = commands::copy::endpoints(args, global, kind)?;
+            let (from, to) = commands::copy::endpoints(args, global, &client_options(cli, kind))?;
             (to, Some(from))
         }
         _ => (global?, None),

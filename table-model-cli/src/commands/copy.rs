@@ -8,13 +8,12 @@ use crate::cli::CopyArgs;
 use crate::endpoint::{self, EndpointArgs};
 use crate::error::{CliError, Outcome};
 use std::io::Write;
-use table_model::client::TableServiceClient;
-use table_model::ServiceKind;
+use table_model::client::{TableServiceClient, TableServiceClientOptions};
 use table_model_transfer::copy::{copy, CopyOptions};
 use table_model_transfer::progress::Operation;
 
 /// The source and target services: each side's own options, else the global endpoint (`global`, which is an
-/// error only when a side needs it); `kind` (`--service-kind`) applies to both sides.
+/// error only when a side needs it); `options` (`--service-kind`, the tracer, the try timeout) apply to both sides.
 ///
 /// # Errors
 /// [`CliError`] ([`InvalidInput`](Outcome::InvalidInput)) for an endpoint that is not valid, naming its option,
@@ -22,7 +21,7 @@ use table_model_transfer::progress::Operation;
 pub fn endpoints(
     args: &CopyArgs,
     global: Result<TableServiceClient, CliError>,
-    kind: Option<ServiceKind>,
+    options: &TableServiceClientOptions,
 ) -> Result<(TableServiceClient, TableServiceClient), CliError> {
     let side = |prefix: &str, connection_string: &Option<String>, url: &Option<String>| {
         if connection_string.is_none() && url.is_none() {
@@ -30,7 +29,7 @@ pub fn endpoints(
         }
         let args =
             EndpointArgs { connection_string: connection_string.clone(), url: url.clone(), ..Default::default() };
-        let client = endpoint::resolve(&args, None).and_then(|source| endpoint::connect_as(&source, kind));
+        let client = endpoint::resolve(&args, None).and_then(|source| endpoint::connect_with(&source, options.clone()));
         Some(client.map_err(|e| {
             // The message names the global option; this side's is `--from-...` or `--to-...`.
             let message = e.to_string();

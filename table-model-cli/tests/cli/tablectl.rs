@@ -442,3 +442,48 @@ async fn count_prints_the_number_alone_unless_json_is_asked() {
     let out = tablectl(&azurite.connection_string, &dir, &["count", name.as_str()]);
     assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), "252\n".to_owned()), "{}", text(&out.stderr));
 }
+
+/// An endpoint that takes the connection and never answers: each try that times out is said on stderr, even
+/// when stderr is not a terminal, so a log shows why the run waits (no emulator needed).
+#[test]
+fn a_try_without_an_answer_is_said_on_stderr() {
+    use std::io::BufRead as _;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accepts and holds every connection, answering nothing.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let connection_string = format!(
+        "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={DEVELOPMENT_ACCOUNT_KEY};\
+         TableEndpoint=http://127.0.0.1:{port}/devstoreaccount1"
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tablectl"))
+        .args(["count", "Silent", "--try-timeout", "1"])
+        .env("AZURE_STORAGE_CONNECTION_STRING", connection_string)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (lines, got) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let line = got.recv_timeout(Duration::from_secs(60)).expect("a notice within the first tries");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        line.starts_with("tablectl: Storage.Tables.TableClient.query: try 1 (GET) got no answer after 1."),
+        "{line}"
+    );
+    assert!(line.ends_with("another follows unless the retries are spent"), "{line}");
+}

@@ -423,7 +423,8 @@ impl TableClient {
         options: Option<RequestOptions<'_>>,
     ) -> Result<HashMap<String, Entity>, Error> {
         let options = options.unwrap_or_default();
-        self.read_back(partition_key, row_keys.to_vec(), &[], &options.method_options.context).await
+        let mut op = self.operation("TableClient.get_many", &options.method_options.context);
+        op.end(self.read_back(partition_key, row_keys.to_vec(), &[], op.ctx()).await)
     }
 
     /// The stored version of an entity, addressed by the keys of the one given (a struct written earlier, or

@@ -60,6 +60,10 @@ pub const HTTP_STATUS: &str = "http.response.status_code";
 /// On a failed call's or try's span: the HTTP status of a refusal (`"404"`), else the kind of failure
 /// (`"transport"`, `"request"`, `"response"`, `"connection"`, `"outcome_unknown"`).
 pub const ERROR_TYPE: &str = "error.type";
+/// The `error.type` a [`SpanHook`] gives a span dropped before it ended: a try that got no answer within its
+/// time, or a call its caller dropped.
+pub const ABANDONED: &str = "abandoned";
+
 /// On a table's call: the table.
 pub const TABLE: &str = "db.collection.name";
 /// On a transaction's span: its PartitionKey.
@@ -556,6 +560,25 @@ struct HookSpan {
     ended: AtomicBool,
     started: std::time::Instant,
     on_end: Arc<dyn Fn(&EndedSpan<'_>) + Send + Sync>,
+}
+
+/// A span dropped before it was ended is one whose work was abandoned: a try that got no answer within its time
+/// (the per-try timeout drops it) or a call its caller dropped. It is handed to the hook then, failed, with
+/// `error.type` [`ABANDONED`], so that a try without an answer is seen as it happens.
+impl Drop for HookSpan {
+    fn drop(&mut self) {
+        if self.ended.load(Ordering::Relaxed) {
+            return;
+        }
+        {
+            let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            state.1 = true;
+            if !state.0.iter().any(|a| a.key == ERROR_TYPE) {
+                state.0.push(Attribute { key: ERROR_TYPE.into(), value: AttributeValue::from(ABANDONED) });
+            }
+        }
+        self.end();
+    }
 }
 
 impl azure_core::tracing::AsAny for HookSpan {
