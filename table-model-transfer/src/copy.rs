@@ -69,49 +69,16 @@ impl Default for CopyOptions {
     }
 }
 
-impl CopyOptions {
-    /// Sets [`filter`](Self::filter).
-    #[must_use]
-    pub fn filter(mut self, filter: impl Into<String>) -> Self {
-        self.filter = Some(filter.into());
-        self
-    }
+setters!(CopyOptions {
+    filter: into String,
+    mode: value WriteMode,
+    parallel: value NonZeroUsize,
+    max_rate: some u64,
+    checkpoint: into PathBuf,
+    force: value bool,
+});
 
-    /// Sets [`mode`](Self::mode).
-    #[must_use]
-    pub fn mode(mut self, mode: WriteMode) -> Self {
-        self.mode = mode;
-        self
-    }
-
-    /// Sets [`parallel`](Self::parallel).
-    #[must_use]
-    pub fn parallel(mut self, parallel: NonZeroUsize) -> Self {
-        self.parallel = parallel;
-        self
-    }
-
-    /// Sets [`max_rate`](Self::max_rate).
-    #[must_use]
-    pub fn max_rate(mut self, entities_per_second: u64) -> Self {
-        self.max_rate = Some(entities_per_second);
-        self
-    }
-
-    /// Sets [`checkpoint`](Self::checkpoint).
-    #[must_use]
-    pub fn checkpoint(mut self, path: impl Into<PathBuf>) -> Self {
-        self.checkpoint = Some(path.into());
-        self
-    }
-
-    /// Sets [`force`](Self::force).
-    #[must_use]
-    pub fn force(mut self, force: bool) -> Self {
-        self.force = force;
-        self
-    }
-}
+impl CopyOptions {}
 
 /// What a copy did.
 #[derive(Clone, Debug, PartialEq, Eq)]

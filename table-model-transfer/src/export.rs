@@ -132,67 +132,22 @@ impl Default for ExportOptions {
     }
 }
 
-impl ExportOptions {
-    /// Sets [`filter`](Self::filter).
-    #[must_use]
-    pub fn filter(mut self, filter: impl Into<String>) -> Self {
-        self.filter = Some(filter.into());
-        self
-    }
+setters!(ExportOptions {
+    filter: into String,
+    format: value FileFormat,
+    compress: value Compression,
+    force: value bool,
+    parallel: value NonZeroUsize,
+    shard: some Shard,
+    split_size: some u64,
+    max_rate: some u64,
+});
 
+impl ExportOptions {
     /// Sets [`select`](Self::select).
     #[must_use]
     pub fn select(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.select = names.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// Sets [`format`](Self::format).
-    #[must_use]
-    pub fn format(mut self, format: FileFormat) -> Self {
-        self.format = format;
-        self
-    }
-
-    /// Sets [`compress`](Self::compress).
-    #[must_use]
-    pub fn compress(mut self, compression: Compression) -> Self {
-        self.compress = compression;
-        self
-    }
-
-    /// Sets [`force`](Self::force).
-    #[must_use]
-    pub fn force(mut self, force: bool) -> Self {
-        self.force = force;
-        self
-    }
-
-    /// Sets [`parallel`](Self::parallel).
-    #[must_use]
-    pub fn parallel(mut self, parallel: NonZeroUsize) -> Self {
-        self.parallel = parallel;
-        self
-    }
-
-    /// Sets [`shard`](Self::shard).
-    #[must_use]
-    pub fn shard(mut self, shard: Shard) -> Self {
-        self.shard = Some(shard);
-        self
-    }
-
-    /// Sets [`split_size`](Self::split_size).
-    #[must_use]
-    pub fn split_size(mut self, bytes: u64) -> Self {
-        self.split_size = Some(bytes);
-        self
-    }
-
-    /// Sets [`max_rate`](Self::max_rate).
-    #[must_use]
-    pub fn max_rate(mut self, entities_per_second: u64) -> Self {
-        self.max_rate = Some(entities_per_second);
         self
     }
 

@@ -58,46 +58,19 @@ pub struct ImportOptions {
     pub force: bool,
 }
 
+setters!(ImportOptions {
+    mode: value WriteMode,
+    reject: into PathBuf,
+    max_rate: some u64,
+    checkpoint: into PathBuf,
+    force: value bool,
+});
+
 impl ImportOptions {
-    /// Sets [`mode`](Self::mode).
-    #[must_use]
-    pub fn mode(mut self, mode: WriteMode) -> Self {
-        self.mode = mode;
-        self
-    }
-
-    /// Sets [`reject`](Self::reject).
-    #[must_use]
-    pub fn reject(mut self, path: impl Into<PathBuf>) -> Self {
-        self.reject = Some(path.into());
-        self
-    }
-
     /// Sets [`format`](Self::format).
     #[must_use]
     pub fn format(mut self, format: FileFormat, compression: Compression) -> Self {
         self.format = Some((format, compression));
-        self
-    }
-
-    /// Sets [`max_rate`](Self::max_rate).
-    #[must_use]
-    pub fn max_rate(mut self, entities_per_second: u64) -> Self {
-        self.max_rate = Some(entities_per_second);
-        self
-    }
-
-    /// Sets [`checkpoint`](Self::checkpoint).
-    #[must_use]
-    pub fn checkpoint(mut self, path: impl Into<PathBuf>) -> Self {
-        self.checkpoint = Some(path.into());
-        self
-    }
-
-    /// Sets [`force`](Self::force).
-    #[must_use]
-    pub fn force(mut self, force: bool) -> Self {
-        self.force = force;
         self
     }
 }

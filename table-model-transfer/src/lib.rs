@@ -46,6 +46,41 @@
 //! # }
 //! ```
 
+/// Builder methods of an options struct: `field(value)` sets `field` to the value (`value T`), to `Some` of it
+/// (`some T`), or to `Some` of anything that converts into it (`into T`: a `&str` for a `String`, a `&Path` for a
+/// `PathBuf`).
+macro_rules! setters {
+    ($options:ty { $($field:ident: $kind:ident $ty:ty),* $(,)? }) => {
+        impl $options {
+            $( setters!(@one $field $kind $ty); )*
+        }
+    };
+    (@one $field:ident value $ty:ty) => {
+        #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
+        #[must_use]
+        pub fn $field(mut self, $field: $ty) -> Self {
+            self.$field = $field;
+            self
+        }
+    };
+    (@one $field:ident some $ty:ty) => {
+        #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
+        #[must_use]
+        pub fn $field(mut self, $field: $ty) -> Self {
+            self.$field = Some($field);
+            self
+        }
+    };
+    (@one $field:ident into $ty:ty) => {
+        #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
+        #[must_use]
+        pub fn $field(mut self, $field: impl Into<$ty>) -> Self {
+            self.$field = Some($field.into());
+            self
+        }
+    };
+}
+
 pub mod check;
 pub mod checkpoint;
 pub mod copy;

@@ -127,6 +127,18 @@ fn exported(dir: &Path) -> Vec<String> {
     lines
 }
 
+/// `dir/in.jsonl` (the directory made), the entities as JSON lines.
+fn input_file(dir: &Path, all: &[Entity]) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut text = Vec::new();
+    for entity in all {
+        jsonl::write_entity(entity, &mut text).unwrap();
+        text.push(b'\n');
+    }
+    std::fs::write(dir.join("in.jsonl"), &text).unwrap();
+    dir.join("in.jsonl")
+}
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("transfer-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -224,14 +236,7 @@ async fn a_resumed_import_settles_the_chunk_in_flight_with_range_reads() {
     // 4,000 entities in 40 partitions; the stopped run wrote the first 2,500 of its first chunk.
     let all = entities(40, 100);
     let dir = temp_dir("import-resume");
-    std::fs::create_dir_all(&dir).unwrap();
-    let input = dir.join("in.jsonl");
-    let mut text = Vec::new();
-    for entity in &all {
-        jsonl::write_entity(entity, &mut text).unwrap();
-        text.push(b'\n');
-    }
-    std::fs::write(&input, &text).unwrap();
+    let input = input_file(&dir, &all);
     let table = filled(&service, "TransferImportResume", &all[..2_500]).await;
     let checkpoint = dir.join("import-checkpoint.json");
     let options = ImportOptions::default().checkpoint(&checkpoint).reject(dir.join("rejects.jsonl"));
@@ -276,14 +281,7 @@ async fn a_resumed_import_among_many_other_entities_reads_its_keys_by_partition(
     let written: Vec<&Entity> = all.iter().step_by(2).collect();
     table.bulk_write(BulkOperation::Insert, written, None).await.into_result().unwrap();
     let dir = temp_dir("import-sparse");
-    std::fs::create_dir_all(&dir).unwrap();
-    let input = dir.join("in.jsonl");
-    let mut text = Vec::new();
-    for entity in &all {
-        jsonl::write_entity(entity, &mut text).unwrap();
-        text.push(b'\n');
-    }
-    std::fs::write(&input, &text).unwrap();
+    let input = input_file(&dir, &all);
     let checkpoint = dir.join("import-checkpoint.json");
     let options = ImportOptions::default().checkpoint(&checkpoint).reject(dir.join("rejects.jsonl"));
     let (control, _) = cancelling_after(u64::MAX);
