@@ -283,54 +283,12 @@ async fn run(
     for notice in &inputs.notices {
         control.report(Event::Notice(notice));
     }
-    let stdin = inputs.total_bytes.is_none();
-    let name = table.table();
-    let checkpoint_path =
-        options.checkpoint.clone().unwrap_or_else(|| PathBuf::from(format!("{name}.import-checkpoint.json")));
-    let absolute: Vec<String> = inputs
-        .files
-        .iter()
-        .map(|f| std::path::absolute(f).unwrap_or_else(|_| f.clone()).display().to_string())
-        .collect();
-    let command = Invocation::new("import")
-        .with("inputs", &absolute)
-        .with("table", name.as_str())
-        .with("--mode", format!("{:?}", options.mode))
-        .with("--format", options.format.map(|(f, _)| f.extension()))
-        .with("--compress", options.format.map(|(_, c)| c.suffix()));
-    if options.force {
-        checkpoint::remove(&checkpoint_path)?;
-    }
-    // stdin cannot be read again: an import from it never resumes, and keeps no checkpoint.
-    let saved = if stdin {
-        None
-    } else {
-        checkpoint::read_for::<ImportCheckpoint>(&checkpoint_path, CHECKPOINT_FORMAT, &command)?
-    };
-    if let Some(saved) = &saved {
-        let settled = saved.written + saved.skipped + saved.already + saved.rejects;
-        control.report(Event::Resuming { checkpoint: &checkpoint_path, settled, ranges: None });
-    }
-    let resumed = saved.is_some();
-    let mut state =
-        saved.unwrap_or(ImportCheckpoint { format: CHECKPOINT_FORMAT.to_owned(), command, ..Default::default() });
-
-    table.create_table_if_not_exists(None).await?;
-    if !stdin && !resumed {
-        // Kept before anything is sent: a run stopped in its first chunk is resumed as one.
-        checkpoint::write_atomic(&checkpoint_path, &state)?;
-    }
-    let reject_path = options.reject.clone().unwrap_or_else(|| PathBuf::from(format!("{name}.rejects.jsonl")));
-    let mut rejects = if resumed {
-        RejectFile::resume(reject_path, state.reject_bytes, state.rejects)?
-    } else {
-        RejectFile::new(reject_path)
-    };
+    let mut run = ImportRun::open(table, &inputs.files, options, control).await?;
     let reader = Reader {
         files: inputs.files.into_iter().enumerate(),
         format: options.format,
         open: None,
-        after: state.position,
+        after: run.state.position,
         done_bytes: 0,
         error: None,
         control: control.clone(),
@@ -338,21 +296,117 @@ async fn run(
     };
     control.report(Event::Started { operation: Operation::Import, total_bytes: inputs.total_bytes });
     let (mut receiver, thread) = reader.spawn();
-    // With a rate, a chunk is a tenth of a second's worth, so that a chunk written at full speed is a short burst.
-    let limit = limit_for(options.max_rate, table.kind());
-    let mut pace = Pace::new(limit);
-    let size = limit.map_or(CHUNK, |rate| (rate / 10).clamp(100, CHUNK as u64) as usize);
-    let mut this_run = 0_u64;
-    // A resumed run's records within a chunk's size of the checkpoint may have been written by the run it
-    // resumes (its chunk in flight): they are settled before they are written.
-    let mut read_this_run = 0_u64;
-    // Whether every record so far was rejected as unreadable, and the first such rule.
-    let mut unreadable: (bool, Option<String>) = (true, None);
     let outcome = loop {
-        let Some(chunk) = control.unless_cancelled(next_chunk(&mut receiver, size)).await else {
+        let Some(chunk) = control.unless_cancelled(next_chunk(&mut receiver, run.chunk_size)).await else {
             break Err(TransferError::new(ErrorKind::Cancelled, "the import was cancelled"));
         };
-        let Some(last) = chunk.last().map(Item::position) else { break Ok(()) };
+        if chunk.is_empty() {
+            break Ok(());
+        }
+        if let Err(e) = run.settle(chunk).await {
+            break Err(e);
+        }
+    };
+    drop(receiver);
+    let read_error = thread.join().map_err(|_| TransferError::failed("the thread reading the input panicked"))?;
+    run.finish(outcome, read_error)
+}
+
+/// An import under way: its checkpoint (none for stdin, which cannot be read again), its reject file, and what
+/// this run has settled.
+struct ImportRun<'a> {
+    table: &'a TableClient,
+    options: &'a ImportOptions,
+    control: &'a Control,
+    /// Where the checkpoint is kept; `None` for stdin.
+    checkpoint: Option<PathBuf>,
+    state: ImportCheckpoint,
+    rejects: RejectFile,
+    resumed: bool,
+    pace: Pace,
+    /// Records per chunk: [`CHUNK`], or a tenth of a second's worth under a rate.
+    chunk_size: usize,
+    /// Entities settled by this run, for progress.
+    settled: u64,
+    /// Records read by this run: a resumed run's records within a chunk's size of the checkpoint may have been
+    /// written by the run it resumes (its chunk in flight), and are settled before they are written.
+    read: u64,
+    /// Whether every record so far was rejected as unreadable, and the first such rule.
+    unreadable: (bool, Option<String>),
+}
+
+impl<'a> ImportRun<'a> {
+    /// Reads the checkpoint of an unfinished import of the same inputs and options (or starts one), creates the
+    /// table if it does not exist, and opens the reject file.
+    async fn open(
+        table: &'a TableClient,
+        files: &[PathBuf],
+        options: &'a ImportOptions,
+        control: &'a Control,
+    ) -> Result<ImportRun<'a>, TransferError> {
+        let name = table.table();
+        let stdin = files.iter().any(|f| f.as_os_str() == "-");
+        let checkpoint = (!stdin).then(|| {
+            options.checkpoint.clone().unwrap_or_else(|| PathBuf::from(format!("{name}.import-checkpoint.json")))
+        });
+        let absolute: Vec<String> =
+            files.iter().map(|f| std::path::absolute(f).unwrap_or_else(|_| f.clone()).display().to_string()).collect();
+        let command = Invocation::new("import")
+            .with("inputs", &absolute)
+            .with("table", name.as_str())
+            .with("--mode", format!("{:?}", options.mode))
+            .with("--format", options.format.map(|(f, _)| f.extension()))
+            .with("--compress", options.format.map(|(_, c)| c.suffix()));
+        let saved = match &checkpoint {
+            Some(path) if options.force => {
+                checkpoint::remove(path)?;
+                None
+            }
+            Some(path) => checkpoint::read_for::<ImportCheckpoint>(path, CHECKPOINT_FORMAT, &command)?,
+            None => None,
+        };
+        if let (Some(saved), Some(path)) = (&saved, &checkpoint) {
+            let settled = saved.written + saved.skipped + saved.already + saved.rejects;
+            control.report(Event::Resuming { checkpoint: path, settled, ranges: None });
+        }
+        let resumed = saved.is_some();
+        let state =
+            saved.unwrap_or(ImportCheckpoint { format: CHECKPOINT_FORMAT.to_owned(), command, ..Default::default() });
+        table.create_table_if_not_exists(None).await?;
+        if let (Some(path), false) = (&checkpoint, resumed) {
+            // Kept before anything is sent: a run stopped in its first chunk is resumed as one.
+            checkpoint::write_atomic(path, &state)?;
+        }
+        let reject_path = options.reject.clone().unwrap_or_else(|| PathBuf::from(format!("{name}.rejects.jsonl")));
+        let rejects = if resumed {
+            RejectFile::resume(reject_path, state.reject_bytes, state.rejects)?
+        } else {
+            RejectFile::new(reject_path)
+        };
+        // With a rate, a chunk is a tenth of a second's worth, so that a chunk written at full speed is a short
+        // burst.
+        let limit = limit_for(options.max_rate, table.kind());
+        let chunk_size = limit.map_or(CHUNK, |rate| (rate / 10).clamp(100, CHUNK as u64) as usize);
+        Ok(ImportRun {
+            table,
+            options,
+            control,
+            checkpoint,
+            state,
+            rejects,
+            resumed,
+            pace: Pace::new(limit),
+            chunk_size,
+            settled: 0,
+            read: 0,
+            unreadable: (true, None),
+        })
+    }
+
+    /// Writes a chunk of records, settles each (written, skipped, or in the reject file, in input order), and
+    /// moves the checkpoint past it.
+    async fn settle(&mut self, chunk: Vec<Item>) -> Result<(), TransferError> {
+        let last = chunk.last().map(Item::position);
         let mut lines = Vec::new();
         let mut read_rejects = Vec::new();
         for item in chunk {
@@ -361,71 +415,79 @@ async fn run(
                 Item::Reject { file, reject } => read_rejects.push((file, reject)),
             }
         }
-        let in_flight = resumed && read_this_run < size as u64;
-        read_this_run += (lines.len() + read_rejects.len()) as u64;
-        unreadable.0 &= lines.is_empty();
-        if unreadable.1.is_none() {
-            unreadable.1 = read_rejects.first().map(|(_, r)| r.rule.clone());
+        let in_flight = self.resumed && self.read < self.chunk_size as u64;
+        self.read += (lines.len() + read_rejects.len()) as u64;
+        self.unreadable.0 &= lines.is_empty();
+        if self.unreadable.1.is_none() {
+            self.unreadable.1 = read_rejects.first().map(|(_, r)| r.rule.clone());
         }
-        pace.take(lines.len() as u64).await;
+        self.pace.take(lines.len() as u64).await;
         let writer = ChunkWriter {
-            table,
-            mode: options.mode,
-            // Only the chunk in flight when the resumed run stopped may be written in part.
+            table: self.table,
+            mode: self.options.mode,
             resumed: in_flight,
-            control,
-            done: this_run,
-            partition_rate: partition_limit_for(options.max_rate, table.kind()),
+            control: self.control,
+            done: self.settled,
+            partition_rate: partition_limit_for(self.options.max_rate, self.table.kind()),
         };
-        let settled = match write_chunk(&writer, lines).await {
-            Ok(settled) => settled,
-            Err(e) => break Err(e),
-        };
-        this_run += settled.written + settled.already + settled.skipped + settled.rejects.len() as u64;
+        let settled = write_chunk(&writer, lines).await?;
+        self.settled += settled.written + settled.already + settled.skipped + settled.rejects.len() as u64;
         // The rejects of the chunk in input order: the records that do not read, and the entities not written.
         let mut all: Vec<(usize, Reject)> = read_rejects;
         all.extend(settled.rejects);
         all.sort_by_key(|(file, r)| (*file, r.line));
         for (_, reject) in &all {
-            rejects.write(reject)?;
+            self.rejects.write(reject)?;
         }
+        let state = &mut self.state;
         state.written += settled.written;
         state.skipped += settled.skipped;
         state.already += settled.already;
-        state.position = Some(last);
-        state.reject_bytes = rejects.sync()?;
-        state.rejects = rejects.count();
-        if !stdin {
-            checkpoint::write_atomic(&checkpoint_path, &state)?;
+        state.position = last;
+        state.reject_bytes = self.rejects.sync()?;
+        state.rejects = self.rejects.count();
+        match &self.checkpoint {
+            Some(path) => checkpoint::write_atomic(path, state),
+            None => Ok(()),
         }
-    };
-    drop(receiver);
-    let read_error = thread.join().map_err(|_| TransferError::failed("the thread reading the input panicked"))?;
-    rejects.finish()?;
-    if let Err(e) = outcome {
-        let done = state.written + state.already;
-        let resume = if stdin { "stdin cannot be read again" } else { "run the same command again to resume" };
-        return Err(e.then(format_args!("the import stopped after {done} entities, {resume}")));
     }
-    if let Some(error) = read_error {
-        return Err(error);
+
+    /// Ends the run: the error that stopped it (saying how to resume), or the summary once the checkpoint is
+    /// removed; an input whose every record was unreadable is invalid input.
+    fn finish(
+        mut self,
+        outcome: Result<(), TransferError>,
+        read_error: Option<TransferError>,
+    ) -> Result<ImportSummary, TransferError> {
+        self.rejects.finish()?;
+        let imported = self.state.written + self.state.already;
+        if let Err(e) = outcome {
+            let resume = match self.checkpoint {
+                Some(_) => "run the same command again to resume",
+                None => "stdin cannot be read again",
+            };
+            return Err(e.then(format_args!("the import stopped after {imported} entities, {resume}")));
+        }
+        if let Some(error) = read_error {
+            return Err(error);
+        }
+        if let Some(path) = &self.checkpoint {
+            checkpoint::remove(path)?;
+        }
+        let rejected = self.rejects.count();
+        if let (true, Some(rule)) = (self.unreadable.0 && !self.resumed, self.unreadable.1) {
+            return Err(TransferError::invalid(format!(
+                "no record of the input could be read as an entity ({rejected} rejected, see `{}`); the first: {rule}",
+                self.rejects.path().display()
+            )));
+        }
+        Ok(ImportSummary {
+            table: self.table.table().clone(),
+            imported,
+            skipped: self.state.skipped,
+            rejected,
+            rejects: (rejected > 0).then(|| self.rejects.path().to_owned()),
+            resumed: self.resumed,
+        })
     }
-    if !stdin {
-        checkpoint::remove(&checkpoint_path)?;
-    }
-    if let (true, Some(rule)) = (unreadable.0 && !resumed, unreadable.1) {
-        return Err(TransferError::invalid(format!(
-            "no record of the input could be read as an entity ({} rejected, see `{}`); the first: {rule}",
-            rejects.count(),
-            rejects.path().display()
-        )));
-    }
-    Ok(ImportSummary {
-        table: name.clone(),
-        imported: state.written + state.already,
-        skipped: state.skipped,
-        rejected: rejects.count(),
-        rejects: (rejects.count() > 0).then(|| rejects.path().to_owned()),
-        resumed,
-    })
 }
