@@ -472,3 +472,49 @@ async fn a_copy_to_a_cosmos_kind_target_rejects_a_long_row_key_before_sending() 
     assert_holds(&azurite.service.table_client(target), &entities(50)).await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Ctrl-C (SIGINT) stops an export at its next checkpoint, saying so, with status 130; the same command then
+/// resumes and ends with every entity once.
+#[tokio::test]
+async fn ctrl_c_stops_an_export_at_a_checkpoint_and_the_same_command_resumes() {
+    let azurite = azurite!();
+    let dir = temp_dir("sigint");
+    let table = filled(&azurite, "SigInt", 3_000).await;
+    let name = table.table().to_string();
+    // 1,000 entities a second: three seconds of pages, so the signal lands in the middle.
+    let args = ["export", name.as_str(), "-o", "out/", "--max-rate", "1000"];
+    let child = Command::new(env!("CARGO_BIN_EXE_tablectl"))
+        .args(args)
+        .env("AZURE_STORAGE_CONNECTION_STRING", &azurite.connection_string)
+        .env_remove(ABORT_AFTER_VAR)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the checkpoint holds the first page, the export is under way.
+    let checkpoint = dir.join("out/checkpoint.json");
+    for _ in 0..100 {
+        let started = std::fs::read_to_string(&checkpoint).is_ok_and(|text| text.contains("\"next\": \""));
+        if started {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let pid = child.id().to_string();
+    assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("tablectl: stopping the export at its next checkpoint"), "{stderr}");
+    assert!(stderr.contains("run the same command again to resume"), "{stderr}");
+    assert!(checkpoint.is_file() && !dir.join("out/manifest.json").exists());
+
+    let out = run(&azurite.connection_string, &dir, &args[..4], &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("resuming the unfinished export in"), "{}", text(&out.stderr));
+    let lines = export_lines(&dir.join("out"));
+    assert_eq!(lines.len(), 3_000);
+    assert_no_key_twice(&lines);
+}
