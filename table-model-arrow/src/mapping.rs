@@ -402,13 +402,10 @@ impl ColumnKind {
     /// );
     /// ```
     pub fn describe(field: &Field) -> String {
-        let Ok(kind) = ColumnKind::of_field(field) else {
-            return if field.metadata().contains_key(OVERFLOW_KEY) {
-                "the properties no column keeps exactly, as the service's JSON".to_owned()
-            } else {
-                String::new()
-            };
-        };
+        if field.metadata().contains_key(OVERFLOW_KEY) {
+            return "the properties no column keeps exactly, as the service's JSON".to_owned();
+        }
+        let Ok(kind) = ColumnKind::of_field(field) else { return String::new() };
         let types = field.metadata().get(MIXED_KEY).filter(|t| *t != "*").cloned();
         let types = types.unwrap_or_else(|| kind.edm_type().as_str().to_owned());
         let how = match kind {
