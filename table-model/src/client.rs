@@ -44,6 +44,7 @@ mod bulk;
 mod core;
 mod credential;
 mod error;
+mod matching;
 mod options;
 pub mod outcome;
 mod pager;
@@ -61,6 +62,7 @@ pub use bulk::{
 };
 pub use credential::TableCredential;
 pub use error::{Error, ErrorKind, OutcomeUnknown};
+pub use matching::{DecideError, MatchOptions, MatchReport, MatchWrite, PageDone, PageFn, RangeCursor, RangeStop};
 pub use options::{ListTablesOptions, QueryOptions, RequestOptions, TableServiceClientOptions, UpdateOptions};
 pub use pager::{QueryPager, QueryPages, RawPages, TablePager};
 pub use ranges::PlanOptions;
