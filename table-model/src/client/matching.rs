@@ -7,7 +7,9 @@
 //! changed or deleted since it was read is refused by the service, reported in [`MatchReport::changed`], and
 //! left as it is: never overwritten, never deleted in its new version. The entities of a transaction rolled back
 //! because another one was refused are sent again (still under their own ETags), so one changed entity costs
-//! its transaction nothing else.
+//! its transaction nothing else. A refusal is checked against the stored entity before it is reported: after a
+//! lost reply, the write refused may be this engine's own, applied by the first try (the entity holds what was
+//! written, or is gone for a delete), and is then counted as written.
 //!
 //! **Resuming.** After each page, [`MatchOptions::on_page`] says where its range resumes
 //! ([`PageDone::next`]); a range that stops on an error is in [`MatchReport::stopped`] with the continuation of
@@ -16,6 +18,7 @@
 //! written again with the same values: an update is idempotent).
 
 use super::bulk::{BulkFailure, BulkOperation, BulkOptions, FailureCause};
+use super::error::{Error, ErrorKind};
 use super::options::QueryOptions;
 use super::table::TableClient;
 use crate::filter::KeyRange;
@@ -266,12 +269,12 @@ impl TableClient {
                 }
             };
             let read = page.entities.len() as u64;
-            let etags: ReadETags = page
+            let read_entities: ReadEntities = page
                 .entities
                 .iter()
-                .map(|e| ((e.partition_key().to_string(), e.row_key().to_string()), e.etag().cloned()))
+                .map(|e| ((e.partition_key().to_string(), e.row_key().to_string()), e.clone()))
                 .collect();
-            let kept = decide(page.entities).and_then(|kept| under_read_etags(kept, &etags));
+            let kept = decide(page.entities).and_then(|kept| under_read_etags(kept, &read_entities));
             let kept = match kept {
                 Ok(kept) => kept,
                 Err(e) => {
@@ -279,7 +282,7 @@ impl TableClient {
                     return report;
                 }
             };
-            let mut done = self.write_page(write, kept, &options.bulk).await;
+            let mut done = self.write_page(write, kept, &read_entities, &options.bulk).await;
             done.read = read;
             let next = pages.continuation().cloned();
             if let Some(on_page) = &options.on_page {
@@ -302,17 +305,45 @@ impl TableClient {
 
     /// Writes a page's kept entities; the entities of a transaction rolled back for another's refusal are sent
     /// again until none is.
-    async fn write_page(&self, write: MatchWrite, mut pending: Vec<Entity>, bulk: &BulkOptions<'_>) -> MatchReport {
+    async fn write_page(
+        &self,
+        write: MatchWrite,
+        mut pending: Vec<Entity>,
+        read: &ReadEntities,
+        bulk: &BulkOptions<'_>,
+    ) -> MatchReport {
         let mut report = MatchReport { matched: pending.len() as u64, ..MatchReport::default() };
+        // How many times each entity was found with its properties as read but another ETag.
+        let mut renewed: HashMap<(String, String), u32> = HashMap::new();
         while !pending.is_empty() {
             let answer = self.bulk_write(write.bulk(), std::mem::take(&mut pending), Some(bulk.clone())).await;
             report.written += answer.written;
             for failure in answer.failures {
                 let BulkFailure { entity, keys, error, cause, transaction } = failure;
+                let unknown = matches!(error.kind(), ErrorKind::OutcomeUnknown(_));
                 match cause {
                     FailureCause::RolledBack { .. } => pending.push(entity),
-                    FailureCause::Failed if error.is_precondition_failed() || error.is_not_found() => {
-                        report.changed.push((entity.partition_key().clone(), entity.row_key().clone()));
+                    FailureCause::Failed if error.is_precondition_failed() || error.is_not_found() || unknown => {
+                        // Refused under the ETag read: changed by someone else, or (a reply lost, a transaction
+                        // applied and sent again) by this very write. The stored entity tells which.
+                        let keys_text = (entity.partition_key().to_string(), entity.row_key().to_string());
+                        match self.left_as_written(write, &entity, read.get(&keys_text)).await {
+                            Ok(Left::Written) => report.written += 1,
+                            Ok(Left::AsRead(etag)) if renewed.get(&keys_text).copied().unwrap_or(0) < 3 => {
+                                // Its properties are as read and only its ETag moved (an emulator's rolled-back
+                                // transaction does that): written again under the new one.
+                                *renewed.entry(keys_text).or_default() += 1;
+                                let mut entity = entity;
+                                let timestamp = entity.timestamp();
+                                entity.set_server_metadata(timestamp, etag);
+                                pending.push(entity);
+                            }
+                            Ok(_) => report.changed.push((entity.partition_key().clone(), entity.row_key().clone())),
+                            Err(_) if !unknown => {
+                                report.changed.push((entity.partition_key().clone(), entity.row_key().clone()));
+                            }
+                            Err(_) => report.failures.push(BulkFailure { entity: (), keys, error, cause, transaction }),
+                        }
                     }
                     cause => report.failures.push(BulkFailure { entity: (), keys, error, cause, transaction }),
                 }
@@ -322,18 +353,50 @@ impl TableClient {
     }
 }
 
-/// The keys of each entity read, and its ETag.
-type ReadETags = HashMap<(String, String), Option<ETag>>;
+/// What the stored entity says of a write refused under the ETag read.
+enum Left {
+    /// It is as the write leaves it (the write was applied: a lost reply, a retry refused).
+    Written,
+    /// Its properties are those read, under another ETag (given).
+    AsRead(Option<ETag>),
+    /// It was changed (or deleted) by someone else.
+    Changed,
+}
+
+impl TableClient {
+    /// What the stored entity says of `write` of `entity`, refused under the ETag `read` was read with.
+    async fn left_as_written(&self, write: MatchWrite, entity: &Entity, read: Option<&Entity>) -> Result<Left, Error> {
+        let stored: Option<Entity> = self.try_get(entity.partition_key(), entity.row_key(), None).await?;
+        let holds = |stored: &Entity, sent: &Entity, exact: bool| {
+            sent.iter().all(|(name, value)| stored.value(name.as_str()) == Some(value))
+                && (!exact || stored.len() == sent.len())
+        };
+        Ok(match (write, stored) {
+            (MatchWrite::Delete, None) => Left::Written,
+            (MatchWrite::Update(_), None) => Left::Changed,
+            (MatchWrite::Update(mode), Some(stored)) if holds(&stored, entity, mode == UpdateMode::Replace) => {
+                Left::Written
+            }
+            (_, Some(stored)) => match read {
+                Some(read) if holds(&stored, read, true) => Left::AsRead(stored.etag().cloned()),
+                _ => Left::Changed,
+            },
+        })
+    }
+}
+
+/// The entities read (keys only for a delete), by keys, with their ETags.
+type ReadEntities = HashMap<(String, String), Entity>;
 
 /// The entities `decide` kept, each under the ETag its keys were read with.
 ///
 /// # Errors
 /// An entity whose keys were not read (nothing of the page is sent then).
-fn under_read_etags(kept: Vec<Entity>, etags: &ReadETags) -> Result<Vec<Entity>, DecideError> {
+fn under_read_etags(kept: Vec<Entity>, read: &ReadEntities) -> Result<Vec<Entity>, DecideError> {
     kept.into_iter()
         .map(|mut entity| {
             let keys = (entity.partition_key().to_string(), entity.row_key().to_string());
-            let Some(etag) = etags.get(&keys) else {
+            let Some(etag) = read.get(&keys).map(Entity::etag) else {
                 return Err(format!(
                     "entity (PartitionKey `{}`, RowKey `{}`) was not read by the query: an update keeps the keys",
                     keys.0, keys.1
@@ -341,7 +404,7 @@ fn under_read_etags(kept: Vec<Entity>, etags: &ReadETags) -> Result<Vec<Entity>,
                 .into());
             };
             let timestamp = entity.timestamp();
-            entity.set_server_metadata(timestamp, etag.clone());
+            entity.set_server_metadata(timestamp, etag.cloned());
             Ok(entity)
         })
         .collect()
