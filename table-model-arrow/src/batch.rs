@@ -2,10 +2,13 @@
 //! rows, or the entities of a query page's JSON straight from the JSON ([`BatchBuilder::push_page`], no
 //! [`Entity`] made); [`entities`] reads a batch's rows back into entities.
 //!
-//! A value goes into its property's column when [`ColumnKind::accepts`] it; every other one (another EDM type, a
-//! property outside the schema, a DateTime outside a timestamp column's range, a `Timestamp` the schema has no
-//! column for) goes into the row's overflow column as the service's JSON. Nothing is dropped; reading back merges
-//! the overflow into the entity, bit for bit. Properties come back in the schema's column order, then the
+//! A value goes into its property's column when [`ColumnKind::accepts`] it, and also into the row's overflow
+//! column when the column does not [keep](ColumnKind::keeps) it exactly (a DateTime's 100 ns digit, an Int32 in
+//! a wide or text column); every other one (another EDM type, a property outside the schema, a DateTime outside
+//! a nanosecond column's range, a `Timestamp` the schema has no column for) goes into the overflow column alone,
+//! as the service's JSON. Nothing is dropped; reading back merges the overflow into the entity, bit for bit (an
+//! overflow value replaces the column's when the column shows it; when the column shows another value, as after
+//! an edit of the column alone, the column's is taken). Properties come back in the schema's column order, then the
 //! overflow's: an entity's properties have no order the service keeps.
 //!
 //! ```
@@ -33,10 +36,10 @@ use crate::error::{Error, ErrorKind};
 use crate::mapping::{self, ColumnKind, OVERFLOW_COLUMN, OVERFLOW_KEY, PARTITION_KEY, ROW_KEY, TIMESTAMP};
 use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, FixedSizeBinaryBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
-    TimestampNanosecondBuilder,
+    TimestampMicrosecondBuilder, TimestampNanosecondBuilder,
 };
 use arrow_array::cast::AsArray as _;
-use arrow_array::types::{Float64Type, Int32Type, Int64Type, TimestampNanosecondType};
+use arrow_array::types::{Float64Type, Int32Type, Int64Type, TimestampMicrosecondType, TimestampNanosecondType};
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{DataType, SchemaRef};
 use std::cell::{Cell, RefCell};
@@ -138,35 +141,50 @@ enum ColumnBuilder {
     Boolean(BooleanBuilder),
     Binary(BinaryBuilder),
     Guid(FixedSizeBinaryBuilder),
-    DateTime(TimestampNanosecondBuilder),
+    Micros(TimestampMicrosecondBuilder),
+    Nanos(TimestampNanosecondBuilder),
 }
 
 impl ColumnBuilder {
     fn new(kind: ColumnKind, capacity: usize) -> Self {
         match kind {
-            ColumnKind::String => ColumnBuilder::String(StringBuilder::with_capacity(capacity, capacity * 16)),
+            ColumnKind::String | ColumnKind::Text => {
+                ColumnBuilder::String(StringBuilder::with_capacity(capacity, capacity * 16))
+            }
             ColumnKind::Int32 => ColumnBuilder::Int32(Int32Builder::with_capacity(capacity)),
-            ColumnKind::Int64 | ColumnKind::DateTimeTicks => {
+            ColumnKind::Int64 | ColumnKind::WideInt64 | ColumnKind::DateTimeTicks => {
                 ColumnBuilder::Int64(Int64Builder::with_capacity(capacity))
             }
-            ColumnKind::Double => ColumnBuilder::Double(Float64Builder::with_capacity(capacity)),
+            ColumnKind::Double | ColumnKind::WideDouble => {
+                ColumnBuilder::Double(Float64Builder::with_capacity(capacity))
+            }
             ColumnKind::Boolean => ColumnBuilder::Boolean(BooleanBuilder::with_capacity(capacity)),
             ColumnKind::Binary => ColumnBuilder::Binary(BinaryBuilder::with_capacity(capacity, capacity * 16)),
             ColumnKind::Guid => ColumnBuilder::Guid(FixedSizeBinaryBuilder::with_capacity(capacity, 16)),
             ColumnKind::DateTime => {
-                ColumnBuilder::DateTime(TimestampNanosecondBuilder::with_capacity(capacity).with_timezone("UTC"))
+                ColumnBuilder::Micros(TimestampMicrosecondBuilder::with_capacity(capacity).with_timezone("UTC"))
+            }
+            ColumnKind::DateTimeNanos => {
+                ColumnBuilder::Nanos(TimestampNanosecondBuilder::with_capacity(capacity).with_timezone("UTC"))
             }
         }
     }
 
-    /// Appends a value the column [accepts](ColumnKind::accepts), or a null; returns the bytes it adds.
+    /// Appends a value the column [accepts](ColumnKind::accepts) as the column shows it, or a null; returns the
+    /// bytes it adds.
     fn append(&mut self, value: Option<&EdmValue>) -> usize {
         match (self, value) {
             (ColumnBuilder::String(b), Some(EdmValue::String(s))) => {
                 b.append_value(s.as_str());
                 s.len() + 4
             }
-            (ColumnBuilder::String(b), _) => {
+            (ColumnBuilder::String(b), Some(other)) => {
+                // A text column's value of another type.
+                let text = mapping::value_text(other);
+                b.append_value(&text);
+                text.len() + 4
+            }
+            (ColumnBuilder::String(b), None) => {
                 b.append_null();
                 4
             }
@@ -182,6 +200,10 @@ impl ColumnBuilder {
                 b.append_value(*v);
                 8
             }
+            (ColumnBuilder::Int64(b), Some(EdmValue::Int32(v))) => {
+                b.append_value(i64::from(*v));
+                8
+            }
             (ColumnBuilder::Int64(b), Some(EdmValue::DateTime(dt))) => {
                 b.append_value(dt.ticks());
                 8
@@ -192,6 +214,10 @@ impl ColumnBuilder {
             }
             (ColumnBuilder::Double(b), Some(EdmValue::Double(v))) => {
                 b.append_value(*v);
+                8
+            }
+            (ColumnBuilder::Double(b), Some(EdmValue::Int32(v))) => {
+                b.append_value(f64::from(*v));
                 8
             }
             (ColumnBuilder::Double(b), _) => {
@@ -222,11 +248,19 @@ impl ColumnBuilder {
                 b.append_null();
                 16
             }
-            (ColumnBuilder::DateTime(b), Some(EdmValue::DateTime(dt))) => {
+            (ColumnBuilder::Micros(b), Some(EdmValue::DateTime(dt))) => {
+                b.append_value(mapping::timestamp_micros(*dt));
+                8
+            }
+            (ColumnBuilder::Micros(b), _) => {
+                b.append_null();
+                8
+            }
+            (ColumnBuilder::Nanos(b), Some(EdmValue::DateTime(dt))) => {
                 b.append_option(mapping::timestamp_nanos(*dt));
                 8
             }
-            (ColumnBuilder::DateTime(b), _) => {
+            (ColumnBuilder::Nanos(b), _) => {
                 b.append_null();
                 8
             }
@@ -242,7 +276,8 @@ impl ColumnBuilder {
             ColumnBuilder::Boolean(b) => Arc::new(b.finish()),
             ColumnBuilder::Binary(b) => Arc::new(b.finish()),
             ColumnBuilder::Guid(b) => Arc::new(b.finish()),
-            ColumnBuilder::DateTime(b) => Arc::new(b.finish()),
+            ColumnBuilder::Micros(b) => Arc::new(b.finish()),
+            ColumnBuilder::Nanos(b) => Arc::new(b.finish()),
         }
     }
 }
@@ -342,11 +377,15 @@ impl BatchBuilder {
         let mut overflow: Option<BodyWriter> = None;
         let values: Vec<(&PropertyName, &EdmValue)> = entity.iter().collect();
         for (i, &(name, value)) in values.iter().enumerate() {
-            match column(&self.schema, &mut self.order, i, name.as_str()) {
-                Some(p) if self.schema.properties[p].2.accepts(value) => self.slots[p] = Some(i),
-                _ => {
-                    overflow.get_or_insert_with(|| BodyWriter::new("", "")).property(name, value);
+            let kind = match column(&self.schema, &mut self.order, i, name.as_str()) {
+                Some(p) if self.schema.properties[p].2.accepts(value) => {
+                    self.slots[p] = Some(i);
+                    Some(self.schema.properties[p].2)
                 }
+                _ => None,
+            };
+            if !kind.is_some_and(|kind| kind.keeps(value)) {
+                overflow.get_or_insert_with(|| BodyWriter::new("", "")).property(name, value);
             }
         }
         let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
@@ -407,8 +446,8 @@ impl BatchBuilder {
         }
     }
 
-    /// The row's `Timestamp` when its column holds it, and the row's overflow JSON: the values that fit no
-    /// column, and a `Timestamp` that does not fit its column or has none.
+    /// The row's `Timestamp` when its column shows it, and the row's overflow JSON: the values their columns do
+    /// not keep, and a `Timestamp` that its column does not keep or that has no column.
     fn overflow(
         &self,
         writer: Option<BodyWriter>,
@@ -416,12 +455,12 @@ impl BatchBuilder {
         partition_key: &str,
         row_key: &str,
     ) -> Result<(Option<DateTime>, Option<String>), Error> {
-        let timestamp_fits = match (&self.schema.timestamp, timestamp) {
-            (_, None) => true,
-            (Some((_, kind)), Some(dt)) => kind.accepts(&EdmValue::DateTime(dt)),
-            (None, Some(_)) => false,
+        let (timestamp_shown, timestamp_kept) = match (&self.schema.timestamp, timestamp) {
+            (_, None) => (true, true),
+            (Some((_, kind)), Some(dt)) => (kind.accepts(&EdmValue::DateTime(dt)), kind.keeps(&EdmValue::DateTime(dt))),
+            (None, Some(_)) => (false, false),
         };
-        if writer.is_none() && timestamp_fits {
+        if writer.is_none() && timestamp_kept {
             return Ok((timestamp, None));
         }
         if self.schema.overflow.is_none() {
@@ -432,8 +471,8 @@ impl BatchBuilder {
         }
         let body = writer.unwrap_or_else(|| BodyWriter::new("", "")).finish();
         let body = body.map_err(|e| Error::new(ErrorKind::Encode(e)))?;
-        let json = overflow_json(body.as_str(), (!timestamp_fits).then_some(timestamp).flatten());
-        Ok((timestamp.filter(|_| timestamp_fits), Some(json)))
+        let json = overflow_json(body.as_str(), (!timestamp_kept).then_some(timestamp).flatten());
+        Ok((timestamp.filter(|_| timestamp_shown), Some(json)))
     }
 
     /// Appends a row: its keys, the `Timestamp` its column holds, the value of each property column in the
@@ -546,7 +585,12 @@ impl EntityVisitor for PageEntity<'_, '_> {
         let position = builder.row.read;
         builder.row.read += 1;
         match column(&builder.schema, &mut builder.order, position, name) {
-            Some(p) if builder.schema.properties[p].2.accepts(&value) => builder.row.values[p] = Some(value),
+            Some(p) if builder.schema.properties[p].2.accepts(&value) => {
+                if !builder.schema.properties[p].2.keeps(&value) {
+                    builder.row.overflow.get_or_insert_with(|| BodyWriter::new("", "")).property(name, &value);
+                }
+                builder.row.values[p] = Some(value);
+            }
             _ => {
                 builder.row.overflow.get_or_insert_with(|| BodyWriter::new("", "")).property(name, &value);
             }
@@ -703,7 +747,7 @@ impl<'a> Rows<'a> {
             }
         }
         if let Some(json) = self.overflow.filter(|o| o.is_valid(row)).map(|o| o.value(row)) {
-            merge_overflow(&mut entity, json)?;
+            merge_overflow(&mut entity, json, self.schema)?;
         }
         Ok(entity)
     }
@@ -723,8 +767,10 @@ fn string_column(batch: &RecordBatch, i: usize) -> Result<&StringArray, Error> {
     })
 }
 
-/// Adds the properties (and `Timestamp`) of a row's overflow JSON to its entity.
-fn merge_overflow(entity: &mut Entity, json: &str) -> Result<(), Error> {
+/// Adds the properties (and `Timestamp`) of a row's overflow JSON to its entity: a value its column shows
+/// replaces the column's (the overflow has it exactly), one the column shows otherwise is dropped (the column was
+/// changed without it), and one of a property the entity has from a column that does not show it is an error.
+fn merge_overflow(entity: &mut Entity, json: &str, schema: &EntitySchema) -> Result<(), Error> {
     // The decoder wants the keys; give it empty ones and the overflow's members.
     let mut body = String::with_capacity(json.len() + 32);
     body.push_str(r#"{"PartitionKey":"","RowKey":"""#);
@@ -739,19 +785,54 @@ fn merge_overflow(entity: &mut Entity, json: &str) -> Result<(), Error> {
     let visited = decode_entity_with(body.as_bytes(), OverflowVisitor::default())
         .map_err(|e| Error::row(format!("invalid {OVERFLOW_COLUMN} column: {e}")))?;
     if let Some(timestamp) = visited.timestamp {
-        if entity.timestamp().is_some() {
-            return Err(Error::row(format!("Timestamp is both in its column and in {OVERFLOW_COLUMN}")));
+        let exact = EdmValue::DateTime(timestamp);
+        match (entity.timestamp(), schema.timestamp) {
+            (None, _) => entity.set_server_metadata(Some(timestamp), None),
+            (Some(shown), Some((_, kind))) if kind.accepts(&exact) => {
+                if shows(kind, &exact).as_ref() == Some(&EdmValue::DateTime(shown)) {
+                    entity.set_server_metadata(Some(timestamp), None);
+                }
+            }
+            (Some(_), _) => {
+                return Err(Error::row(format!("Timestamp is both in its column and in {OVERFLOW_COLUMN}")));
+            }
         }
-        entity.set_server_metadata(Some(timestamp), None);
     }
     for (name, value) in visited.properties {
         let name: PropertyName = name.parse().map_err(|e| Error::row(format!("{e}")))?;
-        if entity.value(name.as_str()).is_some() {
-            return Err(Error::row(format!("property `{name}` is both in its column and in {OVERFLOW_COLUMN}")));
+        if let Some(shown) = entity.value(name.as_str()) {
+            let kind = schema.by_name.get(name.as_str()).map(|&p| schema.properties[p].2);
+            match kind {
+                Some(kind) if kind.accepts(&value) => {
+                    if shows(kind, &value).as_ref() != Some(shown) {
+                        continue;
+                    }
+                }
+                _ => {
+                    return Err(Error::row(format!(
+                        "property `{name}` is both in its column and in {OVERFLOW_COLUMN}"
+                    )));
+                }
+            }
         }
         entity.insert(name, value).map_err(|e| Error::row(e.to_string()))?;
     }
     Ok(())
+}
+
+/// The value a column of this kind reads back for a value it [accepts](ColumnKind::accepts); `None` when the
+/// column cannot hold it (a DateTime outside a nanosecond timestamp).
+fn shows(kind: ColumnKind, value: &EdmValue) -> Option<EdmValue> {
+    Some(match (kind, value) {
+        (ColumnKind::DateTime, EdmValue::DateTime(dt)) => {
+            EdmValue::DateTime(mapping::datetime_from_micros(mapping::timestamp_micros(*dt)).ok()?)
+        }
+        (ColumnKind::Text, EdmValue::String(_)) => value.clone(),
+        (ColumnKind::Text, other) => EdmValue::String(EdmString::new(mapping::value_text(other)).ok()?),
+        (ColumnKind::WideInt64, EdmValue::Int32(v)) => EdmValue::Int64(i64::from(*v)),
+        (ColumnKind::WideDouble, EdmValue::Int32(v)) => EdmValue::Double(f64::from(*v)),
+        _ => value.clone(),
+    })
 }
 
 /// The value of a row of a column of this kind, `None` when null.
@@ -761,17 +842,19 @@ fn value(array: &ArrayRef, kind: ColumnKind, row: usize) -> Result<Option<EdmVal
     }
     let mismatch = || format!("column is {}, not {}", array.data_type(), kind.data_type());
     let value = match kind {
-        ColumnKind::String => {
+        ColumnKind::String | ColumnKind::Text => {
             let s = array.as_string_opt::<i32>().ok_or_else(mismatch)?.value(row);
             EdmValue::String(EdmString::new(s).map_err(|e| e.to_string())?)
         }
         ColumnKind::Int32 => EdmValue::Int32(array.as_primitive_opt::<Int32Type>().ok_or_else(mismatch)?.value(row)),
-        ColumnKind::Int64 => EdmValue::Int64(array.as_primitive_opt::<Int64Type>().ok_or_else(mismatch)?.value(row)),
+        ColumnKind::Int64 | ColumnKind::WideInt64 => {
+            EdmValue::Int64(array.as_primitive_opt::<Int64Type>().ok_or_else(mismatch)?.value(row))
+        }
         ColumnKind::DateTimeTicks => {
             let ticks = array.as_primitive_opt::<Int64Type>().ok_or_else(mismatch)?.value(row);
             EdmValue::DateTime(mapping::datetime_from_ticks(ticks).map_err(|e| e.to_string())?)
         }
-        ColumnKind::Double => {
+        ColumnKind::Double | ColumnKind::WideDouble => {
             EdmValue::Double(array.as_primitive_opt::<Float64Type>().ok_or_else(mismatch)?.value(row))
         }
         ColumnKind::Boolean => EdmValue::Boolean(array.as_boolean_opt().ok_or_else(mismatch)?.value(row)),
@@ -784,6 +867,10 @@ fn value(array: &ArrayRef, kind: ColumnKind, row: usize) -> Result<Option<EdmVal
             EdmValue::Guid(Uuid::from_slice(bytes).map_err(|e| e.to_string())?)
         }
         ColumnKind::DateTime => {
+            let micros = array.as_primitive_opt::<TimestampMicrosecondType>().ok_or_else(mismatch)?.value(row);
+            EdmValue::DateTime(mapping::datetime_from_micros(micros).map_err(|e| e.to_string())?)
+        }
+        ColumnKind::DateTimeNanos => {
             let nanos = array.as_primitive_opt::<TimestampNanosecondType>().ok_or_else(mismatch)?.value(row);
             EdmValue::DateTime(mapping::datetime_from_nanos(nanos).map_err(|e| e.to_string())?)
         }

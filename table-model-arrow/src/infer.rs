@@ -2,8 +2,9 @@
 //! entities carry it, its conflicts, and the Arrow schema of the entities ([`Inference::to_schema`]).
 //!
 //! Properties come in first-seen order, after `PartitionKey`, `RowKey` and `Timestamp` (when an entity was read
-//! and has one). A property seen with several EDM types is a conflict: its column takes the type most entities
-//! have (the first seen among equals), and the other values go to the overflow column, never retyped.
+//! and has one). A property seen with several EDM types is a conflict: its column shows every value
+//! ([`ColumnKind::for_types`]: a wide numeric column, or the text of each), and the values of the other types are
+//! also kept exactly in the overflow column, so none reads back retyped.
 //!
 //! The inference serializes as JSON (the document `tablectl schema --json` prints) and reads back from it, so a
 //! schema file is an inference saved earlier or written by hand:
@@ -30,11 +31,11 @@
 //! ```
 
 use crate::error::Error;
-use crate::mapping::{self, ColumnKind, OVERFLOW_COLUMN, OVERFLOW_KEY, PARTITION_KEY, ROW_KEY, TIMESTAMP};
+use crate::mapping::{ColumnKind, OVERFLOW_COLUMN, OVERFLOW_KEY, PARTITION_KEY, ROW_KEY, TIMESTAMP};
 use arrow_schema::{Field, Schema};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use table_model::{DateTime, EdmType, EdmValue, Entity, PropertyName};
+use table_model::{EdmType, Entity, PropertyName};
 
 /// What was seen of entities: how many, and each property.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -72,8 +73,6 @@ pub struct PropertyStats {
     types: Vec<TypeCount>,
     /// The column a schema file gives.
     given: Option<ColumnKind>,
-    /// The earliest and latest DateTime seen, in ticks.
-    datetime_range: Option<(i64, i64)>,
 }
 
 /// An EDM type and how many entities have the property with it.
@@ -112,13 +111,7 @@ impl Serialize for PropertyStats {
 impl<'de> Deserialize<'de> for PropertyStats {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let json = PropertyJson::deserialize(d)?;
-        Ok(PropertyStats {
-            name: json.name,
-            count: json.count,
-            types: json.types,
-            given: json.column,
-            datetime_range: None,
-        })
+        Ok(PropertyStats { name: json.name, count: json.count, types: json.types, given: json.column })
     }
 }
 
@@ -136,22 +129,18 @@ impl Inference {
             self.slot(ROW_KEY);
         }
         self.entities += 1;
-        self.count(PARTITION_KEY, EdmType::String, None);
-        self.count(ROW_KEY, EdmType::String, None);
-        if let Some(timestamp) = entity.timestamp() {
+        self.count(PARTITION_KEY, EdmType::String);
+        self.count(ROW_KEY, EdmType::String);
+        if entity.timestamp().is_some() {
             if !self.index.contains_key(TIMESTAMP) {
                 // After the keys, before any property.
                 self.properties.insert(2, PropertyStats::new(TIMESTAMP));
                 self.reindex();
             }
-            self.count(TIMESTAMP, EdmType::DateTime, Some(timestamp));
+            self.count(TIMESTAMP, EdmType::DateTime);
         }
         for (name, value) in entity {
-            let datetime = match value {
-                EdmValue::DateTime(dt) => Some(*dt),
-                _ => None,
-            };
-            self.count(name.as_str(), value.edm_type(), datetime);
+            self.count(name.as_str(), value.edm_type());
         }
     }
 
@@ -199,7 +188,8 @@ impl Inference {
                     name.parse::<PropertyName>().map_err(|e| Error::schema(format!("{e}")))?;
                 }
             }
-            fields.push(column.field(&property.name, true));
+            let types: Vec<EdmType> = property.types.iter().map(|t| t.edm_type).collect();
+            fields.push(column.mixed_field(&property.name, &types));
         }
         fields.push(overflow_field());
         Ok(Schema::new(fields))
@@ -218,7 +208,7 @@ impl Inference {
         self.index = self.properties.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
     }
 
-    fn count(&mut self, name: &str, edm_type: EdmType, datetime: Option<DateTime>) {
+    fn count(&mut self, name: &str, edm_type: EdmType) {
         let i = self.slot(name);
         let property = &mut self.properties[i];
         property.count += 1;
@@ -233,13 +223,6 @@ impl Inference {
                 }
             }
             None => property.types.push(TypeCount { edm_type, count: 1 }),
-        }
-        if let Some(dt) = datetime {
-            let ticks = dt.ticks();
-            property.datetime_range = Some(match property.datetime_range {
-                None => (ticks, ticks),
-                Some((lo, hi)) => (lo.min(ticks), hi.max(ticks)),
-            });
         }
     }
 }
@@ -274,7 +257,7 @@ impl Inference {
 ///     [
 ///         "PartitionKey:Utf8",
 ///         "RowKey:Utf8",
-///         "Timestamp:Timestamp(ns, \"UTC\")",
+///         "Timestamp:Timestamp(µs, \"UTC\")",
 ///         "Celsius:Float64",
 ///         "Count:Int64",
 ///         "@overflow:Utf8"
@@ -306,7 +289,7 @@ pub fn overflow_field() -> Field {
 
 impl PropertyStats {
     fn new(name: &str) -> Self {
-        PropertyStats { name: name.to_owned(), count: 0, types: Vec::new(), given: None, datetime_range: None }
+        PropertyStats { name: name.to_owned(), count: 0, types: Vec::new(), given: None }
     }
 
     /// The name.
@@ -329,9 +312,9 @@ impl PropertyStats {
         self.types.len() > 1
     }
 
-    /// Its column: the one given in a schema file, else that of its most frequent EDM type; a DateTime gets a
-    /// timestamp when every DateTime seen fits one, ticks otherwise (and ticks when nothing says, for a schema
-    /// file without `column`).
+    /// Its column: the one given in a schema file, else that of its types ([`ColumnKind::for_types`]): its EDM
+    /// type's (a DateTime's is a microsecond timestamp, whatever the years), or, for several types, one that
+    /// shows each value (Int64 for Int32 and Int64, Float64 for Int32 and Double, the text of each otherwise).
     ///
     /// # Errors
     /// [`ErrorKind::Schema`](crate::ErrorKind::Schema) when there is no type, or the given column does not hold
@@ -340,15 +323,10 @@ impl PropertyStats {
         let Some(first) = self.types.first() else {
             return Err(Error::schema(format!("property `{}` has no type", self.name)));
         };
-        let derived = match first.edm_type {
-            EdmType::DateTime => match self.datetime_range {
-                Some((lo, hi)) if fits_timestamp(lo) && fits_timestamp(hi) => ColumnKind::DateTime,
-                _ => ColumnKind::DateTimeTicks,
-            },
-            edm => ColumnKind::for_edm(edm),
-        };
+        let types: Vec<EdmType> = self.types.iter().map(|t| t.edm_type).collect();
+        let derived = ColumnKind::for_types(&types);
         match self.given {
-            Some(given) if given.edm_type() == first.edm_type => Ok(given),
+            Some(given) if given.edm_type() == first.edm_type || shows_all(given, &types) => Ok(given),
             Some(given) => Err(Error::schema(format!(
                 "property `{}` is {} but its column is {}, the column of {}",
                 self.name,
@@ -361,8 +339,15 @@ impl PropertyStats {
     }
 }
 
-fn fits_timestamp(ticks: i64) -> bool {
-    DateTime::from_ticks(ticks).is_ok_and(|dt| mapping::timestamp_nanos(dt).is_some())
+/// Whether a column of several types shows values of each of these types.
+fn shows_all(kind: ColumnKind, types: &[EdmType]) -> bool {
+    let allowed: &[EdmType] = match kind {
+        ColumnKind::Text => return true,
+        ColumnKind::WideInt64 => &[EdmType::Int32, EdmType::Int64],
+        ColumnKind::WideDouble => &[EdmType::Int32, EdmType::Double],
+        _ => return false,
+    };
+    types.iter().all(|t| allowed.contains(t))
 }
 
 mod edm_name {

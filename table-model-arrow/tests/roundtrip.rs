@@ -182,34 +182,196 @@ fn the_schema_maps_each_type_and_puts_what_does_not_fit_in_the_overflow() {
     assert_eq!(column("Long").data_type(), &DataType::Utf8);
     assert_eq!(column("Guid").data_type(), &DataType::FixedSizeBinary(16));
     assert_eq!(column("Guid").metadata()["ARROW:extension:name"], "arrow.uuid");
-    // 1601 and 9999 are outside a nanosecond timestamp: exact ticks. Recent fits: a timestamp.
-    assert_eq!(column("First").data_type(), &DataType::Int64);
-    assert_eq!(column("First").metadata()["table_model.datetime"], "ticks");
-    assert_eq!(column("Last").metadata()["table_model.edm"], "Edm.DateTime");
-    let timestamp = DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()));
-    assert_eq!(column("Recent").data_type(), &timestamp);
-    assert_eq!(column("Timestamp").data_type(), &timestamp);
-    // A conflict: the column takes the most frequent type.
-    assert_eq!(column("NaN").metadata()["table_model.edm"], "Edm.Double");
+    // Every DateTime column is a microsecond timestamp, 1601 and 9999 too: never ticks.
+    let timestamp = DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
+    for name in ["First", "Last", "Recent", "Timestamp"] {
+        assert_eq!(column(name).data_type(), &timestamp, "{name}");
+        assert_eq!(column(name).metadata()["table_model.edm"], "Edm.DateTime");
+    }
+    // Conflicts: Double and Int32 as Float64, Int64 and String as the text of each.
+    assert_eq!(column("NaN").data_type(), &DataType::Float64);
+    assert_eq!(column("NaN").metadata()["table_model.mixed"], "Edm.Double,Edm.Int32");
+    assert_eq!(column("Int64Max").data_type(), &DataType::Utf8);
+    assert_eq!(column("Int64Max").metadata()["table_model.mixed"], "Edm.Int64,Edm.String");
     assert!(!column("PartitionKey").is_nullable() && column("N").is_nullable());
     assert_eq!(arrow.fields().last().unwrap().name(), OVERFLOW_COLUMN);
 
-    // The conflicting values are in the overflow, as the service's JSON, and only they.
+    // Each conflicting value shows in its column; the overflow keeps exactly what a column does not: the 100 ns
+    // digits, and the values of another type than the column's (the string is the text column's own type).
     let mut builder = BatchBuilder::new(schema.clone());
     input.iter().for_each(|e| builder.push(e).unwrap());
     let batch = builder.finish().unwrap();
     let overflow = batch.column_by_name(OVERFLOW_COLUMN).unwrap().as_string::<i32>();
-    assert_eq!(overflow.null_count(), input.len() - 1);
-    assert_eq!(overflow.value(2), r#"{"Int64Max":"not a number","NaN":7}"#);
+    assert_eq!(overflow.null_count(), 1, "only `other` has no 100 ns digit and no conflict");
+    assert_eq!(
+        overflow.value(0),
+        r#"{"Int64Max@odata.type":"Edm.Int64","Int64Max":"9223372036854775807","Last@odata.type":"Edm.DateTime","Last":"9999-12-31T23:59:59.9999999Z","Recent@odata.type":"Edm.DateTime","Recent":"2026-11-25T02:12:00.1234567Z","Timestamp@odata.type":"Edm.DateTime","Timestamp":"2026-11-25T01:02:03.4567891Z"}"#
+    );
+    assert_eq!(overflow.value(2), r#"{"NaN":7}"#);
+    let text = batch.column_by_name("Int64Max").unwrap().as_string::<i32>();
+    assert_eq!((text.value(0), text.value(2)), ("9223372036854775807", "not a number"));
+    let wide = batch.column_by_name("NaN").unwrap().as_primitive::<arrow_array::types::Float64Type>();
+    assert_eq!(wide.value(2), 7.0);
 }
 
 #[test]
-fn a_datetime_outside_a_timestamp_column_goes_to_the_overflow_exactly() {
+fn a_datetime_column_spans_1601_to_9999_and_keeps_the_100_ns_digit_in_the_overflow() {
+    use arrow_array::types::TimestampMicrosecondType;
+    let when = |rk: &str, text: &str| entity("p", rk).with("When".parse().unwrap(), dt(text)).unwrap();
+    let input = [
+        when("1", "1601-01-01T00:00:00.0000000Z"),
+        when("2", "9999-12-31T23:59:59.9999999Z"),
+        when("3", "1969-12-31T23:59:59.9999999Z"),
+        when("4", "2020-01-01T00:00:00.1234560Z"),
+    ];
+    let schema = schema_of(&input);
+    let mut builder = BatchBuilder::new(schema.clone());
+    input.iter().for_each(|e| builder.push(e).unwrap());
+    let batch = builder.finish().unwrap();
+    let column = batch.column_by_name("When").unwrap().as_primitive::<TimestampMicrosecondType>();
+    // Truncated towards the past, before 1970 too.
+    let micros: Vec<i64> = column.values().to_vec();
+    assert_eq!(micros, [-11_644_473_600_000_000, 253_402_300_799_999_999, -1, 1_577_836_800_123_456]);
+    let overflow = batch.column_by_name(OVERFLOW_COLUMN).unwrap().as_string::<i32>();
+    assert!(overflow.is_null(0) && overflow.is_null(3), "no 100 ns digit, nothing in the overflow");
+    assert_eq!(overflow.value(2), r#"{"When@odata.type":"Edm.DateTime","When":"1969-12-31T23:59:59.9999999Z"}"#);
+    assert_same(&input, &entities(&batch, &schema).unwrap());
+    assert_same(&input, &through_parquet(&input, None, WriterOptions::default()));
+}
+
+#[test]
+fn a_column_edited_alone_wins_over_its_stale_overflow() {
+    use arrow_array::types::TimestampMicrosecondType;
+    let input = [entity("p", "1").with("When".parse().unwrap(), dt("2020-01-01T00:00:00.0000007Z")).unwrap()];
+    let schema = schema_of(&input);
+    let mut builder = BatchBuilder::new(schema.clone());
+    builder.push(&input[0]).unwrap();
+    let batch = builder.finish().unwrap();
+    // Another tool moves the column a second on, leaving the overflow as it was.
+    let i = batch.schema().index_of("When").unwrap();
+    let moved = batch
+        .column(i)
+        .as_primitive::<TimestampMicrosecondType>()
+        .unary::<_, TimestampMicrosecondType>(|v| v + 1_000_000);
+    let mut columns = batch.columns().to_vec();
+    columns[i] = Arc::new(moved.with_timezone("UTC"));
+    let edited = arrow_array::RecordBatch::try_new(batch.schema(), columns).unwrap();
+    let read = entities(&edited, &schema).unwrap();
+    assert_eq!(read[0].value("When"), Some(&EdmValue::DateTime(dt("2020-01-01T00:00:01.0000000Z"))));
+}
+
+#[test]
+fn a_property_of_several_types_shows_every_value_and_reads_back_with_its_own_type() {
+    let priority = |rk: &str, value: EdmValue| entity("p", rk).with("Priority".parse().unwrap(), value).unwrap();
+    let input = [
+        priority("1", EdmValue::Int32(1)),
+        priority("2", EdmValue::Int32(2)),
+        priority("3", EdmValue::String(EdmString::new("High").unwrap())),
+        priority("4", EdmValue::String(EdmString::new("2").unwrap())),
+        priority("5", EdmValue::Boolean(true)),
+    ];
+    let schema = schema_of(&input);
+    let field = schema.arrow().field_with_name("Priority").unwrap();
+    assert_eq!(ColumnKind::of_field(field).unwrap(), ColumnKind::Text);
+    assert_eq!(ColumnKind::describe(field), "Edm.Int32,Edm.String,Edm.Boolean: the text of each value (several types)");
+    let mut builder = BatchBuilder::new(schema.clone());
+    input.iter().for_each(|e| builder.push(e).unwrap());
+    let batch = builder.finish().unwrap();
+    let text = batch.column_by_name("Priority").unwrap().as_string::<i32>();
+    let shown: Vec<&str> = (0..5).map(|i| text.value(i)).collect();
+    assert_eq!(shown, ["1", "2", "High", "2", "true"], "no value is null");
+    // The Int32 2 and the String "2" show alike and read back apart.
+    assert_same(&input, &entities(&batch, &schema).unwrap());
+    assert_same(&input, &through_parquet(&input, None, WriterOptions::default()));
+
+    // Int32 and Int64: an Int64 column; every Int32 reads back an Int32.
+    let input = [priority("1", EdmValue::Int32(-5)), priority("2", EdmValue::Int64(i64::MAX))];
+    let schema = schema_of(&input);
+    let field = schema.arrow().field_with_name("Priority").unwrap();
+    assert_eq!((field.data_type(), ColumnKind::of_field(field).unwrap()), (&DataType::Int64, ColumnKind::WideInt64));
+    assert_same(&input, &through_batches(&schema, &input, 10));
+}
+
+#[test]
+fn files_of_the_earlier_datetime_and_guid_layouts_read_back() {
+    // Earlier versions wrote a nanosecond timestamp when every value fit it, ticks otherwise, and a Guid without
+    // Parquet's UUID logical type: those fields, given as the schema, write that layout.
+    let guid = EdmValue::Guid("5b5e3a84-3c4c-4f6e-9b8a-0c1d2e3f4a5b".parse().unwrap());
+    let input = [entity("p", "1")
+        .with("Recent".parse().unwrap(), dt("2020-01-01T00:00:00.0000001Z"))
+        .unwrap()
+        .with("Old".parse().unwrap(), dt("1601-01-01T00:00:00.0000001Z"))
+        .unwrap()
+        .with("Id".parse().unwrap(), guid)
+        .unwrap()];
+    let plain_guid = arrow_schema::Field::new("Id", DataType::FixedSizeBinary(16), true)
+        .with_metadata([("table_model.edm".to_owned(), "Edm.Guid".to_owned())].into());
+    let old = arrow_schema::Schema::new(vec![
+        ColumnKind::String.field("PartitionKey", false),
+        ColumnKind::String.field("RowKey", false),
+        ColumnKind::DateTimeNanos.field("Recent", true),
+        ColumnKind::DateTimeTicks.field("Old", true),
+        plain_guid,
+        table_model_arrow::infer::overflow_field(),
+    ]);
+    assert_eq!(old.field(2).data_type(), &DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())));
+    let schema = EntitySchema::new(Arc::new(old)).unwrap();
+    let mut writer =
+        ParquetEntityWriter::new(Vec::new(), Some(schema.arrow().clone()), WriterOptions::default()).unwrap();
+    writer.write(input[0].clone()).unwrap();
+    let file = bytes::Bytes::from(writer.finish().unwrap());
+    let reader = ParquetEntityReader::new(file.clone(), ReaderOptions::default()).unwrap();
+    assert_eq!(
+        reader.schema().arrow().field(2).data_type(),
+        &DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()))
+    );
+    let read: Vec<Entity> = reader.collect::<Result<_, _>>().unwrap();
+    assert_same(&input, &read);
+    // No 100 ns digit needed the overflow: those columns keep it.
+    let batch = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert!(batch.column_by_name(OVERFLOW_COLUMN).unwrap().is_null(0));
+}
+
+#[test]
+fn a_guid_column_has_parquets_uuid_logical_type() {
+    let guid = EdmValue::Guid("5b5e3a84-3c4c-4f6e-9b8a-0c1d2e3f4a5b".parse().unwrap());
+    let input = [entity("p", "1").with("Id".parse().unwrap(), guid).unwrap()];
+    let mut writer = ParquetEntityWriter::new(Vec::new(), None, WriterOptions::default()).unwrap();
+    writer.write(input[0].clone()).unwrap();
+    let file = bytes::Bytes::from(writer.finish().unwrap());
+    let metadata = parquet::file::reader::FileReader::metadata(
+        &parquet::file::serialized_reader::SerializedFileReader::new(file.clone()).unwrap(),
+    )
+    .clone();
+    let columns = metadata.file_metadata().schema_descr();
+    let id = (0..columns.num_columns()).map(|i| columns.column(i)).find(|c| c.name() == "Id").unwrap();
+    assert_eq!(id.logical_type_ref(), Some(&parquet::basic::LogicalType::Uuid));
+    let read: Vec<Entity> =
+        ParquetEntityReader::new(file, ReaderOptions::default()).unwrap().collect::<Result<_, _>>().unwrap();
+    assert_same(&input, &read);
+}
+
+#[test]
+fn a_datetime_outside_a_nanosecond_column_goes_to_the_overflow_exactly() {
     let recent = entity("p", "1").with("When".parse().unwrap(), dt("2000-01-01T00:00:00.0000001Z")).unwrap();
     let mut old = entity("p", "2").with("When".parse().unwrap(), dt("1601-01-01T00:00:00.0000000Z")).unwrap();
     old.set_server_metadata(Some(dt("9999-12-31T23:59:59.9999999Z")), None);
-    let schema = schema_of(std::slice::from_ref(&recent));
-    assert_eq!(ColumnKind::of_field(schema.arrow().field_with_name("When").unwrap()).unwrap(), ColumnKind::DateTime);
+    let schema = Arc::new(
+        EntitySchema::new(Arc::new(arrow_schema::Schema::new(vec![
+            ColumnKind::String.field("PartitionKey", false),
+            ColumnKind::String.field("RowKey", false),
+            ColumnKind::DateTimeNanos.field("Timestamp", true),
+            ColumnKind::DateTimeNanos.field("When", true),
+            table_model_arrow::infer::overflow_field(),
+        ])))
+        .unwrap(),
+    );
     let mut builder = BatchBuilder::new(schema.clone());
     builder.push(&recent).unwrap();
     builder.push(&old).unwrap();
@@ -244,7 +406,7 @@ fn inference_counts_types_and_entities_in_first_seen_order() {
     inference.observe(&entity("p", "2").with("X".parse().unwrap(), 1).unwrap());
     inference.observe(&entity("p", "3").with("X".parse().unwrap(), 2).unwrap());
     assert_eq!(inference.property("X").unwrap().types()[0].edm_type, EdmType::Int32);
-    assert_eq!(inference.property("X").unwrap().column().unwrap(), ColumnKind::Int32);
+    assert_eq!(inference.property("X").unwrap().column().unwrap(), ColumnKind::Text);
 }
 
 #[test]
@@ -263,7 +425,16 @@ fn a_schema_file_is_the_inference_as_json_and_may_choose_the_datetime_column() {
     ]}"#;
     let schema = serde_json::from_str::<Inference>(by_hand).unwrap().to_schema().unwrap();
     let kinds: Vec<ColumnKind> = schema.fields()[2..5].iter().map(|f| ColumnKind::of_field(f).unwrap()).collect();
-    assert_eq!(kinds, [ColumnKind::DateTimeTicks, ColumnKind::DateTime, ColumnKind::Int64]);
+    assert_eq!(kinds, [ColumnKind::DateTime, ColumnKind::DateTime, ColumnKind::Int64]);
+    let asked = r#"{"properties":[
+        {"name":"When","types":[{"type":"DateTime"}],"column":"Ticks"},
+        {"name":"Then","types":[{"type":"DateTime"}],"column":"TimestampNanos"},
+        {"name":"P","types":[{"type":"Int32"},{"type":"String"}]},
+        {"name":"Q","types":[{"type":"Int32"}],"column":"WideInt64"}
+    ]}"#;
+    let schema = serde_json::from_str::<Inference>(asked).unwrap().to_schema().unwrap();
+    let kinds: Vec<ColumnKind> = schema.fields()[2..6].iter().map(|f| ColumnKind::of_field(f).unwrap()).collect();
+    assert_eq!(kinds, [ColumnKind::DateTimeTicks, ColumnKind::DateTimeNanos, ColumnKind::Text, ColumnKind::WideInt64]);
 
     let wrong = r#"{"properties":[{"name":"N","types":[{"type":"Edm.Int64"}],"column":"Utf8"}]}"#;
     let err = serde_json::from_str::<Inference>(wrong).unwrap().to_schema().unwrap_err();

@@ -67,6 +67,15 @@ impl ServiceTables {
         Ok(ServiceTables::new(service, names, sample))
     }
 
+    /// The table a statement naming it `name` reads, as the service spells it: the one named `name` as written,
+    /// else the one named so in another case (`SHOW COLUMNS FROM orders` uses it to find `Orders`).
+    ///
+    /// # Errors
+    /// Several tables are named so in other cases and none as written (see the module's docs).
+    pub fn resolve(&self, name: &str) -> Result<Option<&TableName>> {
+        Ok(self.find(name)?.map(|(table, _)| table))
+    }
+
     /// The table named `name` as written, else the one named so in another case; an error when several are.
     fn find(&self, name: &str) -> Result<Option<&Entry>> {
         if let Some(exact) = self.tables.iter().find(|(table, _)| table.as_str() == name) {

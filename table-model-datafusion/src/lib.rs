@@ -12,6 +12,10 @@
 //! - **Writes.** `INSERT INTO t SELECT ...` (from another table, a Parquet file, `VALUES`) turns each row back
 //!   into an entity ([`table_model_arrow::batch::Rows`]), checks its rules and writes it with the client's bulk
 //!   writer; `REPLACE INTO` upserts. See [`sink`] for the write mode and what a row that breaks a rule writes.
+//! - **Deletes and updates.** `DELETE FROM t WHERE ...` and `UPDATE t SET ... WHERE ...` push their filters as a
+//!   scan does and write each entity selected with the bulk writer under the ETag it was read with, through the
+//!   client's engine of filtered writes ([`TableClient::write_matching`]); an entity changed meanwhile is
+//!   reported, never overwritten. See [`dml`].
 //! - **Partitions.** [`TableClient::plan_ranges`] cuts the entities the pushed filter selects into up to
 //!   DataFusion's `target_partitions` key ranges, each a partition of the scan ([`AzureScanExec`]) following its
 //!   own continuations, one record batch per page.
@@ -46,11 +50,13 @@
 
 #[cfg(feature = "codec")]
 pub mod codec;
+pub mod dml;
 mod exec;
 mod keys;
 pub mod pushdown;
 pub mod sink;
 
+pub use dml::{AzureDmlExec, DmlError};
 pub use exec::AzureScanExec;
 pub use keys::AzureKeysExec;
 pub use sink::{AzureSink, InsertError};
@@ -59,11 +65,13 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::SchemaExt as _;
-use datafusion::common::{not_impl_err, DataFusionError, Result};
+use datafusion::common::{not_impl_err, plan_err, DFSchema, DataFusionError, Result};
 use datafusion::datasource::sink::DataSinkExec;
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
+use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::ExecutionPlan;
+use dml::Dml;
 use futures::TryStreamExt as _;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
@@ -73,7 +81,7 @@ use table_model::limits::QUERY_MAX_TOP;
 use table_model::{Entity, Query, TableEntity, UpdateMode};
 use table_model_arrow::batch::EntitySchema;
 use table_model_arrow::infer::Inference;
-use table_model_arrow::mapping::{OVERFLOW_KEY, PARTITION_KEY, ROW_KEY};
+use table_model_arrow::mapping::{OVERFLOW_KEY, PARTITION_KEY, ROW_KEY, TIMESTAMP};
 
 /// A table of the service as a DataFusion table: register it with
 /// [`SessionContext::register_table`](datafusion::prelude::SessionContext::register_table).
@@ -321,6 +329,76 @@ impl TableProvider for AzureTable {
         };
         let sink = AzureSink::new(self.table.clone(), self.schema.clone(), operation);
         Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
+    }
+
+    /// Plans `DELETE FROM t WHERE ...` (every entity without `WHERE`): an [`AzureDmlExec`] (see [`dml`]).
+    async fn delete_from(&self, state: &dyn Session, filters: Vec<Expr>) -> Result<Arc<dyn ExecutionPlan>> {
+        let (filter, residual) = self.dml_filters(state, &filters)?;
+        let partitions = state.config().target_partitions();
+        let exec =
+            AzureDmlExec::new(self.table.clone(), self.schema.clone(), Dml::Delete, filter, residual, partitions);
+        Ok(Arc::new(exec))
+    }
+
+    /// Plans `UPDATE t SET ... WHERE ...`: an [`AzureDmlExec`] (see [`dml`]). The keys, `Timestamp` and
+    /// `@overflow` cannot be set.
+    async fn update(
+        &self,
+        state: &dyn Session,
+        assignments: Vec<(String, Expr)>,
+        filters: Vec<Expr>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let schema = self.schema.arrow();
+        let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
+        let mut set = Vec::with_capacity(assignments.len());
+        for (name, expr) in assignments {
+            let Ok(i) = schema.index_of(&name) else {
+                return plan_err!("update `{}`: there is no column `{name}`", self.table.table());
+            };
+            let field = schema.field(i);
+            if [PARTITION_KEY, ROW_KEY, TIMESTAMP].contains(&name.as_str())
+                || field.metadata().contains_key(OVERFLOW_KEY)
+            {
+                return plan_err!(
+                    "update `{}`: `{name}` cannot be set (an update keeps an entity's keys; Timestamp is the \
+                     server's; @overflow is made from the other columns)",
+                    self.table.table()
+                );
+            }
+            set.push((i, state.create_physical_expr(expr, &df_schema)?));
+        }
+        let (filter, residual) = self.dml_filters(state, &filters)?;
+        let partitions = state.config().target_partitions();
+        let exec =
+            AzureDmlExec::new(self.table.clone(), self.schema.clone(), Dml::Update(set), filter, residual, partitions);
+        Ok(Arc::new(exec))
+    }
+}
+
+/// The filters of a `DELETE` or an `UPDATE` applied to each page read.
+type Residual = Vec<Arc<dyn PhysicalExpr>>;
+
+impl AzureTable {
+    /// The `$filter` of a `DELETE`'s or `UPDATE`'s filters, and those to apply to each page read (all but
+    /// the ones pushed exactly; with a key list split into point queries, all of them).
+    fn dml_filters(
+        &self,
+        state: &dyn Session,
+        filters: &[Expr],
+    ) -> Result<(Option<table_model::filter::Filter>, Residual)> {
+        let schema = self.schema.arrow();
+        let refs: Vec<&Expr> = filters.iter().filter(|_| self.filter_pushdown).collect();
+        let pushed = pushdown::push(schema, &refs);
+        let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
+        let mut residual = Vec::new();
+        for (i, expr) in filters.iter().enumerate() {
+            let exact = pushed.split.is_none()
+                && pushed.decisions.get(i).is_some_and(|d| *d == TableProviderFilterPushDown::Exact);
+            if !exact {
+                residual.push(state.create_physical_expr(expr.clone(), &df_schema)?);
+            }
+        }
+        Ok((pushed.filter, residual))
     }
 }
 

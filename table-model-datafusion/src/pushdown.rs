@@ -27,6 +27,12 @@
 //!   SQL keeps), `<`, `<=` and `<>` only against a non-zero literal, and `=` always (the service's `= 0.0` also
 //!   returns `-0.0`, a superset).
 //! - **Binary, Guid, Boolean:** `=` and `<>` only (the service's order of Guids is not Arrow's bytes).
+//! - **DateTime.** A DateTime column shows each value truncated to the microsecond (its 100 ns digit is in the
+//!   overflow column, see [`table_model_arrow::mapping`]), so SQL's `x = t` holds for every value in the
+//!   microsecond from `t`, and `x <= t` for every value before its end: those are sent as `x ge t and x lt t+1µs`
+//!   and `x lt t+1µs`; `<`, `>`, `>=` and `<>` mean the same on both sides of the truncation.
+//! - **Columns of several types** (the text of each, or a wide numeric column) are never pushed: the service
+//!   compares each value within its own type, so `Priority eq '1'` would drop the Int32 `1` SQL shows as `"1"`.
 //! - **`IS NULL`, `NOT`, functions, casts** have no `$filter`: not pushed.
 //! - **15 comparisons** (`docs/rules.md` §7.1). A scan's range takes up to 6 ([`KeyRange::MAX_COMPARISONS`]),
 //!   so the pushed filters take at most [`PUSHED_MAX_COMPARISONS`], in the order DataFusion gives them; one that does
@@ -212,6 +218,9 @@ fn translate(schema: &Schema, expr: &Expr) -> Option<(Filter, bool)> {
 fn compare(schema: &Schema, name: &str, op: Operator, value: &ScalarValue) -> Option<(Filter, bool)> {
     let kind = column(schema, name)?;
     let ordering = matches!(op, Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq);
+    if let (ColumnKind::DateTime, ScalarValue::TimestampMicrosecond(Some(micros), _)) = (kind, value) {
+        return compare_micros(name, op, *micros);
+    }
     let value = match (kind, value) {
         (ColumnKind::String, v) => {
             let s = string(v)?;
@@ -240,7 +249,7 @@ fn compare(schema: &Schema, name: &str, op: Operator, value: &ScalarValue) -> Op
         (ColumnKind::Guid, ScalarValue::FixedSizeBinary(16, Some(v))) if !ordering => {
             EdmValue::Guid(uuid::Uuid::from_slice(v).ok()?)
         }
-        (ColumnKind::DateTime, ScalarValue::TimestampNanosecond(Some(v), _)) => {
+        (ColumnKind::DateTimeNanos, ScalarValue::TimestampNanosecond(Some(v), _)) => {
             EdmValue::DateTime(mapping::datetime_from_nanos(*v).ok()?)
         }
         (ColumnKind::DateTimeTicks, ScalarValue::Int64(Some(v))) => {
@@ -261,13 +270,32 @@ fn compare(schema: &Schema, name: &str, op: Operator, value: &ScalarValue) -> Op
     Some((filter, is_key(name)))
 }
 
-/// The kind of a property's column; `None` for a name that is not one (the overflow column, an unknown name).
+/// `name op t` for a microsecond DateTime column, whose values are truncated to the microsecond (see the
+/// module's decisions); `None` when `t` or the end of its microsecond is no DateTime.
+fn compare_micros(name: &str, op: Operator, micros: i64) -> Option<(Filter, bool)> {
+    let at = || mapping::datetime_from_micros(micros).ok().map(EdmValue::DateTime);
+    let next = || mapping::datetime_from_micros(micros.checked_add(1)?).ok().map(EdmValue::DateTime);
+    let property = || Filter::property(name.to_owned());
+    let filter = match op {
+        Operator::Eq => property().ge(at()?) & property().lt(next()?),
+        Operator::NotEq => property().ne(at()?),
+        Operator::Lt => property().lt(at()?),
+        Operator::LtEq => property().lt(next()?),
+        Operator::Gt => property().gt(at()?),
+        Operator::GtEq => property().ge(at()?),
+        _ => return None,
+    };
+    Some((filter, is_key(name)))
+}
+
+/// The kind of a property's column; `None` for a name that is not one (the overflow column, an unknown name)
+/// and for a column of several types (never pushed).
 fn column(schema: &Schema, name: &str) -> Option<ColumnKind> {
     let field = schema.field_with_name(name).ok()?;
     if field.metadata().contains_key(mapping::OVERFLOW_KEY) || name == mapping::OVERFLOW_COLUMN {
         return None;
     }
-    ColumnKind::of_field(field).ok()
+    ColumnKind::of_field(field).ok().filter(|kind| !kind.is_mixed())
 }
 
 fn is_key(name: &str) -> bool {
@@ -302,6 +330,9 @@ mod tests {
             fields.push(ColumnKind::for_edm(edm).field(name, true));
         }
         fields.push(ColumnKind::DateTimeTicks.field("Old", true));
+        fields.push(ColumnKind::DateTimeNanos.field("Nanos", true));
+        fields.push(ColumnKind::Text.mixed_field("Priority", &[EdmType::Int32, EdmType::String]));
+        fields.push(ColumnKind::WideInt64.mixed_field("Wide", &[EdmType::Int32, EdmType::Int64]));
         fields.push(overflow_field());
         Schema::new(fields)
     }
@@ -368,8 +399,8 @@ mod tests {
         assert_eq!(one(ident("I").gt(lit(5i64))), (Unsupported, None));
         let nanos = ScalarValue::TimestampNanosecond(Some(1_700_000_000_000_000_000), Some("UTC".into()));
         assert_eq!(
-            one(ident("When").gt_eq(lit(nanos))),
-            (Inexact, Some("When ge datetime'2023-11-14T22:13:20.0000000Z'".into()))
+            one(ident("Nanos").gt_eq(lit(nanos))),
+            (Inexact, Some("Nanos ge datetime'2023-11-14T22:13:20.0000000Z'".into()))
         );
         // A ticks column compares with its Int64 ticks: tick 0 is 0001-01-01, outside the service's range.
         assert_eq!(one(ident("Old").lt(lit(0i64))), (Unsupported, None));
@@ -377,6 +408,34 @@ mod tests {
             one(ident("Old").lt(lit(504_911_232_000_000_000i64))),
             (Inexact, Some("Old lt datetime'1601-01-01T00:00:00.0000000Z'".into()))
         );
+    }
+
+    #[test]
+    fn a_microsecond_column_sends_the_whole_microsecond_of_its_literal() {
+        let t = || lit(ScalarValue::TimestampMicrosecond(Some(1_700_000_000_000_000), Some("UTC".into())));
+        let (at, next) = ("datetime'2023-11-14T22:13:20.0000000Z'", "datetime'2023-11-14T22:13:20.0000010Z'");
+        // SQL sees 22:13:20.0000005 as 22:13:20.000000: `=` and `<=` must reach the end of the microsecond.
+        assert_eq!(one(ident("When").eq(t())), (Inexact, Some(format!("When ge {at} and When lt {next}"))));
+        assert_eq!(one(ident("When").lt_eq(t())), (Inexact, Some(format!("When lt {next}"))));
+        assert_eq!(one(ident("When").lt(t())), (Inexact, Some(format!("When lt {at}"))));
+        assert_eq!(one(ident("When").gt(t())), (Inexact, Some(format!("When gt {at}"))));
+        assert_eq!(one(ident("When").gt_eq(t())), (Inexact, Some(format!("When ge {at}"))));
+        assert_eq!(one(ident("When").not_eq(t())), (Inexact, Some(format!("When ne {at}"))));
+        // 1601-01-01 is a microsecond timestamp too; before it, nothing is sent.
+        let first = ScalarValue::TimestampMicrosecond(Some(-11_644_473_600_000_000), Some("UTC".into()));
+        assert_eq!(
+            one(ident("When").lt_eq(lit(first.clone()))),
+            (Inexact, Some("When lt datetime'1601-01-01T00:00:00.0000010Z'".into()))
+        );
+        let before = ScalarValue::TimestampMicrosecond(Some(-11_644_473_600_000_001), Some("UTC".into()));
+        assert_eq!(one(ident("When").gt(lit(before))), (Unsupported, None));
+    }
+
+    #[test]
+    fn a_column_of_several_types_is_never_pushed() {
+        assert_eq!(one(ident("Priority").eq(lit("1"))), (Unsupported, None));
+        assert_eq!(one(ident("Priority").like(lit("Hi%"))), (Unsupported, None));
+        assert_eq!(one(ident("Wide").gt(lit(5i64))), (Unsupported, None));
     }
 
     #[test]

@@ -45,6 +45,7 @@ mod core;
 mod credential;
 mod error;
 mod location;
+mod matching;
 mod options;
 pub mod outcome;
 mod pager;
@@ -64,6 +65,7 @@ pub use bulk::{
 pub use credential::TableCredential;
 pub use error::{Error, ErrorKind, OutcomeUnknown};
 pub use location::{Location, LocationMode};
+pub use matching::{DecideError, MatchOptions, MatchReport, MatchWrite, PageDone, PageFn, RangeCursor, RangeStop};
 pub use options::{ListTablesOptions, QueryOptions, RequestOptions, TableServiceClientOptions, UpdateOptions};
 pub use pager::{QueryPager, QueryPages, RawPages, TablePager};
 pub use ranges::PlanOptions;

@@ -10,6 +10,7 @@ mod auth;
 mod batches;
 mod entities;
 mod error_codes;
+mod matching;
 mod non_ascii;
 mod operations;
 mod paging;

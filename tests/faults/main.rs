@@ -583,3 +583,126 @@ async fn the_planner_s_probes_under_faults_plan_what_they_plan_without() {
     let scanned = keys_in_ranges(&table, &with).await;
     assert_eq!(scanned, expected, "seed {seed}: the ranges of {with:?} lost or repeated entities");
 }
+
+/// The keys of entity `i`.
+fn keys_of(i: u32) -> (String, String) {
+    keys(&entity(i, 1))
+}
+
+/// The engine of filtered writes (SQL's `DELETE` and `UPDATE`, `tablectl delete`) under 10% faults, in key
+/// ranges side by side: every entity the filter selects is updated, then deleted, exactly once; an entity changed
+/// by someone else between the engine's read and its write is reported and left as that one wrote it; no other
+/// entity is touched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filtered_updates_and_deletes_under_faults_touch_each_selected_entity_once() {
+    use table_model::client::{DecideError, MatchWrite, RangeCursor};
+    use table_model::filter::Filter;
+    let Some(url) = endpoint() else { return };
+    let seed = seed(0x5EED_0DE1);
+    let direct = client(&url);
+    let name = fresh_table(&direct, "Match").await;
+    let table = direct.table_client(name.clone());
+    const N: u32 = 1_200;
+    let report = table.bulk_write(BulkOperation::Insert, (0..N).map(|i| entity(i, 1)), None).await;
+    assert!(report.is_complete());
+    let proxy = Proxy::start(socket_of(&url), seed, 100, DELAY).await;
+    let faulty = through(&proxy, &url).table_client(name.clone());
+    let ranges: Vec<RangeCursor> = faulty
+        .plan_ranges(std::num::NonZeroUsize::new(4).unwrap(), None, None)
+        .await
+        .expect("plan")
+        .into_iter()
+        .map(RangeCursor::new)
+        .collect();
+    // Changed behind the engine's back, after its read: every 25th entity.
+    let meddled = |i: u32| i.is_multiple_of(25);
+    let meddle = |entity: &Entity| {
+        let i: u32 = entity.row_key().as_str().parse().expect("a number");
+        if meddled(i) {
+            let mut changed = entity.clone();
+            changed.insert("Version".parse().unwrap(), 99).unwrap();
+            tokio::task::block_in_place(|| {
+                tokio::runtime::Handle::current()
+                    .block_on(async { table.upsert(&changed, UpdateMode::Replace, None).await.expect("meddle") })
+            });
+        }
+    };
+    let mut seen = BTreeMap::new();
+
+    // Update the even entities (Flag = true) to version 2.
+    let start = Instant::now();
+    let even = Query::new().filter(Filter::property("Flag").eq(true));
+    let bump = |page: Vec<Entity>| -> Result<Vec<Entity>, DecideError> {
+        Ok(page
+            .into_iter()
+            .map(|mut e| {
+                meddle(&e);
+                e.insert("Version".parse().unwrap(), 2).unwrap();
+                e
+            })
+            .collect())
+    };
+    let report =
+        faulty.write_matching(MatchWrite::Update(UpdateMode::Replace), &even, ranges.clone(), bump, None).await;
+    phase(&proxy, "update matching", start, &mut seen);
+    let mut expected_sorted: Vec<(String, String)> =
+        (0..N).filter(|i| i % 2 == 0 && meddled(*i)).map(keys_of).collect();
+    expected_sorted.sort();
+    let mut changed: Vec<(String, String)> =
+        report.changed.iter().map(|(p, r)| (p.to_string(), r.to_string())).collect();
+    changed.sort();
+    assert!(
+        report.failures.is_empty() && report.stopped.is_empty(),
+        "seed {seed}: {:?}",
+        report.failures.first().map(|f| f.to_string())
+    );
+    assert_eq!((report.read, report.matched), (u64::from(N / 2), u64::from(N / 2)), "seed {seed}");
+    assert_eq!(changed, expected_sorted, "seed {seed}: the entities changed meanwhile");
+    assert_eq!(report.written as usize + changed.len(), N as usize / 2, "seed {seed}");
+    let contents = stored(&table).await;
+    assert_eq!(contents.len(), N as usize);
+    for i in 0..N {
+        let got = &contents[&keys_of(i)];
+        let version = match (i % 2 == 0, meddled(i)) {
+            (true, true) => 99,
+            (true, false) => 2,
+            (false, _) => 1,
+        };
+        assert_eq!(got.get::<i32>("Version").unwrap(), version, "seed {seed}: entity {i}");
+        assert!(same_properties(&entity(i, version), got), "seed {seed}: entity {i} differs: {got:?}");
+    }
+
+    // Delete the odd entities (Flag = false), meddling with some after the read.
+    let start = Instant::now();
+    let odd = Query::new().filter(Filter::property("Flag").eq(false));
+    let keep_and_meddle = |page: Vec<Entity>| -> Result<Vec<Entity>, DecideError> {
+        page.iter().for_each(&meddle);
+        Ok(page)
+    };
+    let report = faulty.write_matching(MatchWrite::Delete, &odd, ranges.clone(), keep_and_meddle, None).await;
+    phase(&proxy, "delete matching", start, &mut seen);
+    assert!(report.failures.is_empty() && report.stopped.is_empty(), "seed {seed}");
+    let meddled_odd: Vec<(String, String)> = (0..N).filter(|i| i % 2 == 1 && meddled(*i)).map(keys_of).collect();
+    let mut changed: Vec<(String, String)> =
+        report.changed.iter().map(|(p, r)| (p.to_string(), r.to_string())).collect();
+    changed.sort();
+    let mut expected_sorted = meddled_odd.clone();
+    expected_sorted.sort();
+    assert_eq!(changed, expected_sorted, "seed {seed}: the entities changed meddled with are left");
+    assert_eq!(report.written as usize, N as usize / 2 - meddled_odd.len(), "seed {seed}");
+    let contents = stored(&table).await;
+    assert_eq!(contents.len(), N as usize / 2 + meddled_odd.len(), "seed {seed}: exactly the odd entities are gone");
+    for (k, e) in &contents {
+        let i: u32 = k.1.parse().unwrap();
+        assert!(i % 2 == 0 || (meddled(i) && e.get::<i32>("Version").unwrap() == 99), "seed {seed}: entity {i}");
+    }
+
+    // The keys-only path: every entity left goes, each once.
+    let start = Instant::now();
+    let report = faulty.delete_matching(&Query::new(), ranges, None).await;
+    phase(&proxy, "delete all", start, &mut seen);
+    assert!(report.is_complete(), "seed {seed}: {:?}", report.failures.first().map(|f| f.to_string()));
+    assert_eq!(report.written as usize, contents.len(), "seed {seed}");
+    assert!(stored(&table).await.is_empty(), "seed {seed}");
+    direct.delete_table(&name, None).await.unwrap();
+}

@@ -156,7 +156,7 @@ fn write(
 ///      property      entities  types                      column\n\
 ///      PartitionKey  2         Edm.String 2               Utf8\n\
 ///      RowKey        2         Edm.String 2               Utf8\n\
-///      Age           2         Edm.Int32 1, Edm.String 1  Int32   conflict\n"
+///      Age           2         Edm.Int32 1, Edm.String 1  Text    conflict\n"
 /// );
 /// # Ok(())
 /// # }

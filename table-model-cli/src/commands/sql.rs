@@ -106,8 +106,8 @@ pub async fn run(ctx: &Context, args: &SqlArgs, terminal: bool, out: &mut impl W
         ServiceTables::new(ctx.service.clone(), args.tables.iter().cloned(), args.sample.get())
     };
     let session = session(tables, args.partitions)?;
-    let plan = session.state().create_logical_plan(&args.statement).await?;
-    if let LogicalPlan::Ddl(ddl) = &plan {
+    let plan = plan(&session, &args.statement).await?;
+    if let LogicalPlan::Ddl(ddl) = &plan.plan {
         // DataFusion would report a failed `DROP TABLE` as a table that does not exist.
         return Err(CliError::invalid(format!(
             "not supported: {}: tablectl sql reads and writes the service's tables, it does not create or drop \
@@ -115,7 +115,11 @@ pub async fn run(ctx: &Context, args: &SqlArgs, terminal: bool, out: &mut impl W
             ddl.name()
         )));
     }
-    let frame = session.execute_logical_plan(plan).await?;
+    let frame = session.execute_logical_plan(plan.plan).await?;
+    let frame = match plan.show_columns {
+        Some(table) => described(&session, frame, &table).await?,
+        None => frame,
+    };
     let mut rows = frame.execute_stream().await?;
     let sink = match &target {
         Target::File(path) => Sink::create(path, args.force)?,
@@ -143,6 +147,77 @@ pub async fn run(ctx: &Context, args: &SqlArgs, terminal: bool, out: &mut impl W
         }
     }
     Ok(Outcome::Done)
+}
+
+/// A planned statement, and for `SHOW COLUMNS` the table it shows, as the service spells its name.
+struct Planned {
+    plan: LogicalPlan,
+    show_columns: Option<TableName>,
+}
+
+/// Plans a statement. DataFusion answers `SHOW COLUMNS FROM t` from `information_schema.columns` by the name as
+/// written (`orders`, or `customers` folded from an unquoted `Customers`), where the table is listed as the
+/// service spells it (`Orders`): no row would match. So its table is found as a `SELECT` finds it
+/// ([`ServiceTables::resolve`]) and named as the service spells it; a table it cannot find is an invalid input.
+async fn plan(session: &SessionContext, sql: &str) -> Result<Planned, CliError> {
+    use datafusion::sql::parser::Statement as DfStatement;
+    use datafusion::sql::sqlparser::ast::{Ident, ObjectNamePart, Statement};
+    let state = session.state();
+    let dialect = state.config().options().sql_parser.dialect;
+    let mut statement = state.sql_to_statement(sql, &dialect)?;
+    let mut show_columns = None;
+    if let DfStatement::Statement(inner) = &mut statement {
+        if let Statement::ShowColumns { show_options, .. } = inner.as_mut() {
+            let name = show_options.show_in.as_mut().and_then(|show_in| show_in.parent_name.as_mut());
+            if let Some(name) = name.filter(|name| name.0.len() == 1) {
+                let ObjectNamePart::Identifier(ident) = &mut name.0[0] else {
+                    return Err(CliError::invalid("SHOW COLUMNS: the table must be named by an identifier"));
+                };
+                // As DataFusion reads an identifier: unquoted, folded to lowercase.
+                let written =
+                    if ident.quote_style.is_some() { ident.value.clone() } else { ident.value.to_lowercase() };
+                let table = service_tables(session)?
+                    .resolve(&written)?
+                    .cloned()
+                    .ok_or_else(|| CliError::invalid(format!("SHOW COLUMNS: there is no table `{written}`")))?;
+                *ident = Ident::with_quote('"', table.as_str());
+                show_columns = Some(table);
+            }
+        }
+    }
+    Ok(Planned { plan: state.statement_to_plan(statement).await?, show_columns })
+}
+
+/// The connection's tables, the session's default schema.
+fn service_tables(session: &SessionContext) -> Result<Arc<ServiceTables>, CliError> {
+    let options = session.state().config().options().catalog.clone();
+    let schema = session
+        .catalog(&options.default_catalog)
+        .and_then(|catalog| catalog.schema(&options.default_schema))
+        .ok_or_else(|| CliError::failed("the session has no default schema"))?;
+    let any: Arc<dyn std::any::Any + Send + Sync> = schema;
+    any.downcast::<ServiceTables>().map_err(|_| CliError::failed("the default schema is not the service's tables"))
+}
+
+/// `SHOW COLUMNS`'s rows with a last column, `edm_type`: what each column holds
+/// ([`ColumnKind::describe`](table_model_arrow::mapping::ColumnKind::describe)), such as `Edm.DateTime:
+/// microseconds, the 100 ns digit in @overflow` or `Edm.Int32,Edm.String: the text of each value (several types)`.
+async fn described(
+    session: &SessionContext,
+    frame: datafusion::dataframe::DataFrame,
+    table: &TableName,
+) -> Result<datafusion::dataframe::DataFrame, CliError> {
+    use datafusion::prelude::{ident, lit, when};
+    use table_model_arrow::mapping::ColumnKind;
+    let provider = session.table_provider(datafusion::common::TableReference::bare(table.as_str())).await?;
+    let schema = provider.schema();
+    let mut cases = schema.fields().iter().map(|field| (field.name().clone(), ColumnKind::describe(field)));
+    let Some((first, text)) = cases.next() else { return Ok(frame) };
+    let mut edm = when(ident("column_name").eq(lit(first)), lit(text));
+    for (name, text) in cases {
+        edm = edm.when(ident("column_name").eq(lit(name)), lit(text));
+    }
+    Ok(frame.with_column("edm_type", edm.otherwise(lit(""))?)?)
 }
 
 /// A DataFusion session over `tables`, its default schema, with `information_schema` (`SHOW TABLES`, `SHOW

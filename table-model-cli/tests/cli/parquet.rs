@@ -49,7 +49,8 @@ async fn a_parquet_export_imports_back_bit_for_bit() {
     let path = dir.join("backup").join(file["path"].as_str().unwrap());
     assert_eq!(file["bytes"], std::fs::metadata(&path).unwrap().len());
 
-    // The file holds what the service gave, Timestamp included, bit for bit; 1601 and 9999 are exact ticks.
+    // The file holds what the service gave, Timestamp included, bit for bit: 1601 and 9999 in microsecond
+    // columns, each 100 ns digit in the overflow.
     let (columns, exported) = read_parquet(&path);
     assert_eq!(&columns[..3], ["PartitionKey", "RowKey", "Timestamp"]);
     assert_eq!(columns.last().unwrap(), "@overflow");

@@ -45,11 +45,11 @@ fn schema_of_a_file_lists_types_counts_and_conflicts_without_an_endpoint() {
     let mixed = json["properties"].as_array().unwrap().iter().find(|p| p["name"] == "Mixed").unwrap();
     assert_eq!(
         mixed,
-        &serde_json::json!({"name": "Mixed", "count": 2, "column": "Int32",
+        &serde_json::json!({"name": "Mixed", "count": 2, "column": "Text",
             "types": [{"type": "Edm.Int32", "count": 1}, {"type": "Edm.String", "count": 1}]})
     );
     let joined = json["properties"].as_array().unwrap().iter().find(|p| p["name"] == "Joined").unwrap();
-    assert_eq!(joined["column"], "Ticks", "1601 and 9999 fit no nanosecond timestamp");
+    assert_eq!(joined["column"], "Timestamp", "1601 and 9999 are microsecond timestamps, never ticks");
 
     // A line that is not an entity: its line number; a value that is neither a file nor a table.
     std::fs::write(dir.join("bad.jsonl"), "{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}\n{\"PartitionKey\":\"p\"}\n")

@@ -356,6 +356,29 @@ async fn compressed_files_stdout_as_dash_explain_show_tables_and_statements_it_r
     let row = format!("datafusion,public,{name},BASE TABLE");
     assert!(tables.lines().any(|l| l == row), "{tables}");
 
+    // SHOW COLUMNS finds the table as a SELECT does, unquoted (folded to lowercase) or quoted in another case,
+    // and says what each column holds; a table it cannot find is wrong input.
+    let lower = name.as_str().to_lowercase();
+    for show in [format!("SHOW COLUMNS FROM {}", name.as_str()), format!("SHOW COLUMNS FROM \"{lower}\"")] {
+        let columns = ok(&tablectl(&azurite.connection_string, &dir, &["sql", &show, "--format", "csv"]));
+        let lines: Vec<&str> = columns.lines().collect();
+        assert_eq!(lines[0], "table_catalog,table_schema,table_name,column_name,data_type,is_nullable,edm_type");
+        let total = format!("datafusion,public,{name},Total,Int64,YES,Edm.Int64");
+        assert!(lines.contains(&total.as_str()), "{show}: {columns}");
+        assert!(lines.iter().any(|l| l.contains(",Timestamp,\"Timestamp(µs, \"\"UTC\"\")\",")), "{show}: {columns}");
+        assert!(
+            lines.iter().any(|l| l.ends_with("\"Edm.DateTime: microseconds, the 100 ns digit in @overflow\"")),
+            "{columns}"
+        );
+        assert!(
+            lines.iter().any(|l| l.contains(",@overflow,Utf8,YES,\"the properties no column keeps exactly")),
+            "{columns}"
+        );
+    }
+    let out = tablectl(&azurite.connection_string, &dir, &["sql", "SHOW COLUMNS FROM nosuch", "--format", "csv"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "tablectl: SHOW COLUMNS: there is no table `nosuch`\n");
+
     // Creating or dropping a table or a view is not what `sql` does: wrong input (status 2), nothing changed.
     let refused = [
         (format!("CREATE TABLE t2 AS SELECT * FROM {name}"), "CreateMemoryTable"),

@@ -9,6 +9,7 @@ mod azurite_endpoint;
 
 mod azurite;
 mod ballista;
+mod dml;
 mod faults;
 mod hostile;
 mod writes;

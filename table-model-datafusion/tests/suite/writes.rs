@@ -70,7 +70,7 @@ pub(crate) fn entity(i: usize) -> Entity {
         set("Gid", EdmValue::Guid(uuid::Uuid::from_u128((i as u128) << 64 | 0xFFFF_0000_1234)));
     }
     // Ticks 504,911,232,000,000,000 is 1601-01-01; 3,155,378,975,999,999,999 is 9999-12-31T23:59:59.9999999:
-    // outside a nanosecond timestamp, so the column is one of ticks.
+    // outside a nanosecond timestamp, within the microsecond column (the 100 ns digit in the overflow).
     if !i.is_multiple_of(9) {
         let ticks = match i % 4 {
             0 => 504_911_232_000_000_000,
@@ -79,7 +79,7 @@ pub(crate) fn entity(i: usize) -> Entity {
         };
         set("When", EdmValue::DateTime(DateTime::from_ticks(ticks).unwrap()));
     }
-    // Within the nanosecond range, at an odd tick: a timestamp column.
+    // At an odd tick: the 100 ns digit in the overflow.
     if !i.is_multiple_of(8) {
         set("Recent", EdmValue::DateTime(DateTime::from_ticks(638_400_000_000_000_003 + i as i64).unwrap()));
     }
@@ -123,7 +123,7 @@ async fn insert_from_parquet_and_from_another_table_reads_back_bit_exact() {
     let mut inference = Inference::new();
     entities.iter().for_each(|e| inference.observe(e));
     let schema: SchemaRef = Arc::new(inference.to_schema().unwrap());
-    assert_eq!(schema.field_with_name("When").unwrap().data_type(), &ColumnKind::DateTimeTicks.data_type());
+    assert_eq!(schema.field_with_name("When").unwrap().data_type(), &ColumnKind::DateTime.data_type());
     assert_eq!(schema.field_with_name("Recent").unwrap().data_type(), &ColumnKind::DateTime.data_type());
     let mut writer = ParquetEntityWriter::new(Vec::new(), Some(schema.clone()), Default::default()).unwrap();
     entities.iter().cloned().for_each(|e| writer.write(e).unwrap());
