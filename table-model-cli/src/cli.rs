@@ -53,6 +53,9 @@ pub enum Command {
     Copy(CopyArgs),
     /// Report every entity of a file or table that a service would refuse; sends nothing
     Validate(ValidateArgs),
+    /// Delete the entities a filter selects, or every entity (the table stays); counts first and asks on a
+    /// terminal; resumable, in key ranges side by side
+    Delete(DeleteArgs),
     /// Show the properties of a table or file: their EDM types, how many entities carry each, conflicts
     Schema(SchemaArgs),
     /// Run a SQL statement over the tables (Apache DataFusion): an aligned table on a terminal, JSON lines when
@@ -345,6 +348,36 @@ pub struct CopyArgs {
     #[arg(long, value_name = "FILE")]
     pub checkpoint: Option<PathBuf>,
     /// Start over instead of resuming the unfinished copy of the checkpoint
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `tablectl delete`.
+#[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["filter", "all"])))]
+pub struct DeleteArgs {
+    /// The table
+    pub table: TableName,
+    /// An OData filter of the entities to delete, such as `PartitionKey eq 'eu' and Status eq 'cancelled'`
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Delete every entity (the table stays, with its access policies)
+    #[arg(long)]
+    pub all: bool,
+    /// Count the entities that would be deleted, and delete nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Delete without asking (needed when stdin is not a terminal)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Read and delete this many key ranges side by side
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub parallel: NonZeroUsize,
+    /// The checkpoint an interrupted delete resumes from [default: TABLE.delete-checkpoint.json; removed when the
+    /// delete ends]
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+    /// Start over instead of resuming the unfinished delete of the checkpoint
     #[arg(long)]
     pub force: bool,
 }

@@ -98,6 +98,7 @@ fn operation(command: &Command) -> Option<Operation> {
         Command::Import(_) => Operation::Import,
         Command::Copy(_) => Operation::Copy,
         Command::Validate(_) => Operation::Validate,
+        Command::Delete(_) => Operation::Delete,
         _ => return None,
     })
 }
@@ -169,6 +170,7 @@ async fn execute(
     let outcome = match &cli.command {
         Command::Tables => commands::tables::run(&ctx, &mut out).await,
         Command::Count(args) => commands::count::run(&ctx, args, &mut out).await,
+        Command::Delete(args) => commands::delete::run(&ctx, args, &mut out).await,
         Command::Query(args) => commands::query::run(&ctx, args, &mut out).await,
         Command::Export(args) => commands::export::run(&ctx, args, &mut out).await,
         Command::Import(args) => commands::import::run(&ctx, args, &mut out).await,

@@ -1,5 +1,5 @@
-//! The transfer engine of `tablectl` as a library: export, import, copy, validate and count tables of Azure Table
-//! Storage, Cosmos DB for Table and Azurite, of any size, from Rust code. It knows nothing of command lines or
+//! The transfer engine of `tablectl` as a library: export, import, copy, validate, count and delete in tables
+//! of Azure Table Storage, Cosmos DB for Table and Azurite, of any size, from Rust code. It knows nothing of command lines or
 //! terminals: each operation takes its options (a struct with defaults and builder methods), a
 //! [`Control`](progress::Control) (a [`Progress`](progress::Progress) receiver, silent by default, and a
 //! [`CancellationToken`]) and returns a typed summary or a [`TransferError`](error::TransferError) whose
@@ -16,7 +16,7 @@
 //! | base | [`error`], [`progress`], [`shard`], [`digest`] |
 //! | files | [`format`](mod@format), [`check`], [`rejects`], [`manifest`], [`checkpoint`], [`inputs`] |
 //! | service | [`rate`], [`scan`], [`write`](mod@write) |
-//! | operations | [`export`](mod@export), [`import`](mod@import), [`copy`](mod@copy), [`validate`], [`count`](mod@count) |
+//! | operations | [`export`](mod@export), [`import`](mod@import), [`copy`](mod@copy), [`validate`], [`count`](mod@count), [`delete`](mod@delete) |
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -85,6 +85,7 @@ pub mod check;
 pub mod checkpoint;
 pub mod copy;
 pub mod count;
+pub mod delete;
 pub mod digest;
 pub mod error;
 pub mod export;

@@ -22,6 +22,8 @@ pub enum Operation {
     Validate,
     /// [`count`](crate::count::count).
     Count,
+    /// [`delete`](crate::delete::delete).
+    Delete,
 }
 
 impl Operation {
@@ -33,6 +35,7 @@ impl Operation {
             Operation::Copy => "copy",
             Operation::Validate => "validate",
             Operation::Count => "count",
+            Operation::Delete => "delete",
         }
     }
 }

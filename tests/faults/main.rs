@@ -694,7 +694,10 @@ async fn filtered_updates_and_deletes_under_faults_touch_each_selected_entity_on
     assert_eq!(contents.len(), N as usize / 2 + meddled_odd.len(), "seed {seed}: exactly the odd entities are gone");
     for (k, e) in &contents {
         let i: u32 = k.1.parse().unwrap();
-        assert!(i % 2 == 0 || (meddled(i) && e.get::<i32>("Version").unwrap() == 99), "seed {seed}: entity {i}");
+        assert!(
+            i.is_multiple_of(2) || (meddled(i) && e.get::<i32>("Version").unwrap() == 99),
+            "seed {seed}: entity {i}"
+        );
     }
 
     // The keys-only path: every entity left goes, each once.

@@ -7,6 +7,7 @@
 pub mod completions;
 pub mod copy;
 pub mod count;
+pub mod delete;
 pub mod export;
 pub mod import;
 pub mod query;

@@ -17,6 +17,7 @@ use std::io::Write;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::Arc;
+use table_model::TableName;
 use table_model_transfer::format::{Compression, FileFormat, Sink};
 
 /// Where the rows go.

@@ -5,6 +5,7 @@
 #[macro_use]
 mod support;
 
+mod delete;
 mod entra;
 mod formats;
 mod identities;
