@@ -41,7 +41,8 @@ async fn delete_counts_asks_and_deletes_exactly_what_the_filter_selects() {
     let out =
         tablectl(&azurite.connection_string, &dir, &["delete", &name, "--filter", "N ge 400", "--dry-run", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout).trim(), format!(r#"{{"deleted":0,"matched":200,"table":"{name}"}}"#));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary, serde_json::json!({ "table": name, "matched": 200, "deleted": 0 }));
     assert_eq!(numbers(&table).await.len(), 600, "nothing deleted yet");
     let out = tablectl(
         &azurite.connection_string,
