@@ -81,10 +81,12 @@ pub fn run(cli: Cli, connection_string_var: Option<String>, abort_after: Option<
 /// the tracer provider that says on stderr what the calls meet ([`diagnostics`], more with `--verbose`).
 fn client_options(cli: &Cli, kind: Option<table_model::ServiceKind>) -> table_model::client::TableServiceClientOptions {
     use table_model::client::azure_core::http::{ClientOptions, InstrumentationOptions};
-    let instrumentation = InstrumentationOptions { tracer_provider: Some(diagnostics::tracer(cli.verbose)) };
+    let try_timeout = std::time::Duration::from_secs(cli.try_timeout);
+    let instrumentation =
+        InstrumentationOptions { tracer_provider: Some(diagnostics::tracer(cli.verbose, try_timeout)) };
     table_model::client::TableServiceClientOptions {
         service_kind: kind,
-        try_timeout: Some(std::time::Duration::from_secs(cli.try_timeout)),
+        try_timeout: Some(try_timeout),
         client_options: ClientOptions { instrumentation, ..Default::default() },
         ..Default::default()
     }
