@@ -31,6 +31,19 @@ fn canonical(e: &Entity) -> (String, String, Option<DateTime>, Vec<(String, EdmV
     (e.partition_key().to_string(), e.row_key().to_string(), e.timestamp(), properties)
 }
 
+/// [`canonical`], every NaN one NaN: a Double of a column of several types reads back from `@overflow`, the
+/// service's JSON, where a NaN is `"NaN"` whatever its payload (`docs/rules.md` §3). A Double column keeps the
+/// payload's bits (`boundary_entities`, compared by [`canonical`]).
+fn nan_as_one(e: &Entity) -> (String, String, Option<DateTime>, Vec<(String, EdmValue)>) {
+    let (pk, rk, timestamp, mut properties) = canonical(e);
+    for (_, value) in &mut properties {
+        if matches!(value, EdmValue::Double(d) if d.is_nan()) {
+            *value = EdmValue::Double(f64::NAN);
+        }
+    }
+    (pk, rk, timestamp, properties)
+}
+
 fn assert_same(expected: &[Entity], got: &[Entity]) {
     assert_eq!(expected.len(), got.len(), "entity count");
     for (e, g) in expected.iter().zip(got) {
@@ -572,10 +585,10 @@ proptest! {
     ) {
         let schema = schema_of(&input[..sample.min(input.len())]);
         let batches = through_batches(&schema, &input, 16);
-        prop_assert_eq!(input.iter().map(canonical).collect::<Vec<_>>(), batches.iter().map(canonical).collect::<Vec<_>>());
+        prop_assert_eq!(input.iter().map(nan_as_one).collect::<Vec<_>>(), batches.iter().map(nan_as_one).collect::<Vec<_>>());
         let options = WriterOptions { sample, batch_rows: 5, row_group_rows: 9, ..WriterOptions::default() };
         let file = through_parquet(&input, None, options);
-        prop_assert_eq!(input.iter().map(canonical).collect::<Vec<_>>(), file.iter().map(canonical).collect::<Vec<_>>());
+        prop_assert_eq!(input.iter().map(nan_as_one).collect::<Vec<_>>(), file.iter().map(nan_as_one).collect::<Vec<_>>());
     }
 }
 
