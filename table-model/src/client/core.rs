@@ -3,7 +3,7 @@
 
 use super::credential::{AuthNote, SharedKeyPolicy, TableCredential};
 use super::error::{Attempt, Error, ErrorKind};
-use super::location::{self, Location, LocationMode, ReadLocation};
+use super::location::{Location, LocationMode, ReadLocation};
 use super::options::TableServiceClientOptions;
 use super::outcome::{TryLog, TryPolicy, Unreachable, TRY_LOG};
 use super::trace::{self, ServiceRequestIdPolicy, Tracing};
@@ -208,7 +208,7 @@ impl Core {
             Ok(r) => return Ok((r, Location::Primary)),
             Err(e) => e.at_location(Location::Primary, primary_url),
         };
-        if !location::falls_over(&e) {
+        if !falls_over(&e) {
             return Err(e);
         }
         at_secondary(Some(e)).await
@@ -436,6 +436,16 @@ async fn read_body(mut body: AsyncResponseBody, length: impl FnOnce() -> usize) 
         buffer.extend_from_slice(&chunk);
     }
     Ok(Bytes::from(buffer))
+}
+
+/// Whether the primary's failure is one a retry would retry, after which the secondary is tried: no answer,
+/// or a status `azure_core`'s retry policy retries (`408`, `429`, `500`, `502`, `503`, `504`).
+fn falls_over(error: &Error) -> bool {
+    match error.kind() {
+        ErrorKind::Transport(_) => true,
+        ErrorKind::Service(e) => matches!(e.status(), 408 | 429 | 500 | 502 | 503 | 504),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

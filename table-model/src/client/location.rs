@@ -1,6 +1,5 @@
 //! Reads from the secondary location of a read-access geo-redundant account: see [`LocationMode`].
 
-use super::error::{Error, ErrorKind};
 use std::fmt;
 
 /// Reads from the secondary location of a read-access geo-redundant account (RA-GRS, RA-GZRS): the same
@@ -75,13 +74,3 @@ impl fmt::Display for Location {
 /// A call's own [`LocationMode`], in its context.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ReadLocation(pub(crate) LocationMode);
-
-/// Whether the primary's failure is one a retry would retry, after which the secondary is tried: no answer,
-/// or a status `azure_core`'s retry policy retries (`408`, `429`, `500`, `502`, `503`, `504`).
-pub(crate) fn falls_over(error: &Error) -> bool {
-    match error.kind() {
-        ErrorKind::Transport(_) => true,
-        ErrorKind::Service(e) => matches!(e.status(), 408 | 429 | 500 | 502 | 503 | 504),
-        _ => false,
-    }
-}

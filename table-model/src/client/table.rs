@@ -406,7 +406,7 @@ impl TableClient {
     /// ```no_run
     /// # use table_model::client::TableClient;
     /// # use table_model::PartitionKey;
-    /// # async fn run(table: &TableClient) -> Result<(), table_model::client::Error> {
+    /// # async fn run(table: &TableClient) -> Result<(), Box<dyn std::error::Error>> {
     /// let eu = PartitionKey::new("eu")?;
     /// let found = table.get_many(&eu, &["ada", "alan", "grace"], None).await?;
     /// println!("{} of 3 exist", found.len());
