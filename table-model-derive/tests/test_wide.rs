@@ -1,7 +1,8 @@
 //! The widest entity the derive accepts: 252 custom properties (`docs/rules.md`, the property limit), every
 //! supported type among them, with sequential names (`p000` .. `p251`). It must build (in release too: see the
-//! "Build time" section of `BENCHMARKS.md`) and every property must find its own field, through `Entity` and
-//! through the direct JSON path.
+//! "Build time" section of `BENCHMARKS.md`, and why it once did not in `docs/benchmarks-history.md`, "What made
+//! the wide struct slow") and every property must find its own field, through `Entity` and through the direct
+//! JSON path.
 
 use table_model::{DateTime, EdmBinary, EdmString, EdmValue, Entity, TableEntity, TableEnum};
 use uuid::Uuid;
