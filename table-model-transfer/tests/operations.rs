@@ -3,9 +3,6 @@
 //! resumed import settles the chunk a stopped run had written in part with a few range reads, not a read per
 //! entity.
 
-#[path = "../../tests/common/azurite_endpoint.rs"]
-mod azurite_endpoint;
-
 use async_trait::async_trait;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -45,7 +42,7 @@ impl Policy for Recorder {
 
 /// The emulator's client, recording its tries; `None` (the suite skipped) without Azurite.
 fn service(recorder: &Arc<Recorder>) -> Option<TableServiceClient> {
-    let url = azurite_endpoint::endpoint_or_skip(
+    let url = table_model_test_utils::azurite::endpoint_or_skip(
         "transfer engine's Azurite tests",
         "bash scripts/azurite.sh run cargo test -p table-model-transfer",
     )?;

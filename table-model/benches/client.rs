@@ -18,7 +18,7 @@
 //! 127.0.0.1 only. It answers every entity address with one entity of 12 properties of every EDM type (plus
 //! keys, `odata.etag` and `Timestamp`; minimal metadata; `ETag` header) and every query with a page of 1,000
 //! such entities with `x-ms-continuation-*` headers, both encoded once with the project's own JSON encoder.
-//! It exits when this process closes its standard input (or after 30 minutes).
+//! It exits when this process closes its standard input (or after an hour: `table_model_test_utils::loopback`).
 //!
 //! Modes (`cargo bench -p table-model --bench client --no-run` prints the binary's path):
 //!
@@ -34,13 +34,6 @@ mod support;
 
 use criterion::{black_box, Criterion};
 use futures::TryStreamExt as _;
-use http_body_util::Full;
-use hyper::body::{Bytes, Incoming};
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
-use std::convert::Infallible;
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use table_model::client::{TableClient, TableServiceClient, TableServiceClientOptions};
@@ -48,6 +41,7 @@ use table_model::response::{self, QueryPage};
 use table_model::{
     AccountKey, Credential, ETag, Endpoint, PartitionKey, Query, RowKey, TableEntity, TableName, TableService,
 };
+use table_model_test_utils::loopback::{self, Bytes, ChildServer, Request, Response};
 use tokio::runtime::Runtime;
 
 /// The entity: every EDM type (three strings, one with escapes; Int32, Int64, two Doubles, Boolean, Guid,
@@ -132,94 +126,23 @@ fn bodies(port: u16) -> (Bytes, Bytes) {
 
 const CONTENT_TYPE: &str = "application/json;odata=minimalmetadata;streaming=true;charset=utf-8";
 
-fn serve() -> ! {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let (point, page) = bodies(port);
-        let (point, page) = (Arc::new(point), Arc::new(page));
-        println!("{port}");
-        std::io::stdout().flush().unwrap();
-        let accept = async {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else { return };
-                let (point, page) = (point.clone(), page.clone());
-                tokio::spawn(async move {
-                    let service = service_fn(move |request| answer(request, point.clone(), page.clone()));
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        };
-        // The parent closes our standard input when it ends, however it ends.
-        let parent_gone = tokio::task::spawn_blocking(|| {
-            let mut buf = [0u8; 64];
-            while std::io::stdin().read(&mut buf).is_ok_and(|n| n > 0) {}
-        });
-        tokio::select! {
-            () = accept => {}
-            _ = parent_gone => {}
-            () = tokio::time::sleep(Duration::from_secs(30 * 60)) => {}
-        }
-    });
-    std::process::exit(0)
-}
-
-async fn answer(
-    request: hyper::Request<Incoming>,
-    point: Arc<Bytes>,
-    page: Arc<Bytes>,
-) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
-    let path = request.uri().path();
-    let response = hyper::Response::builder()
-        .header("content-type", CONTENT_TYPE)
-        .header("x-ms-version", "2019-02-02")
-        .header("x-ms-request-id", "8c2d6a3e-0002-0036-4b3e-9f8a26000000")
-        .header("date", "Mon, 06 May 2024 07:08:10 GMT")
-        .header("cache-control", "no-cache");
-    let response = if path.contains("(PartitionKey=") {
-        response.status(200).header("etag", ETAG).body(Full::new((*point).clone()))
+fn answer(request: &Request, point: &Bytes, page: &Bytes) -> Response {
+    let path = request.path();
+    let mut headers = vec![
+        ("content-type", CONTENT_TYPE),
+        ("date", "Mon, 06 May 2024 07:08:10 GMT"),
+        ("cache-control", "no-cache"),
+    ];
+    if path.contains("(PartitionKey=") {
+        headers.push(("etag", ETAG));
+        loopback::reply(200, &headers, point.clone())
     } else if path.ends_with("()") {
-        response
-            .status(200)
-            .header("x-ms-continuation-NextPartitionKey", "1!16!dGVuYW50LTAwNDM-")
-            .header("x-ms-continuation-NextRowKey", "1!36!MjUxODk3NzQ2NTM4NDU2NzQzMi0wMDEwMDA-")
-            .body(Full::new((*page).clone()))
+        headers.push(("x-ms-continuation-NextPartitionKey", "1!16!dGVuYW50LTAwNDM-"));
+        headers.push(("x-ms-continuation-NextRowKey", "1!36!MjUxODk3NzQ2NTM4NDU2NzQzMi0wMDEwMDA-"));
+        loopback::reply(200, &headers, page.clone())
     } else {
-        response.status(404).header("x-ms-error-code", "ResourceNotFound").body(Full::new(Bytes::new()))
-    };
-    Ok(response.unwrap())
-}
-
-/// The server child; killed and reaped when dropped.
-struct ServerProcess {
-    child: Child,
-    port: u16,
-}
-
-impl ServerProcess {
-    fn start() -> ServerProcess {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .env("CLIENT_BENCH_SERVER", "1")
-            .env_remove("CLIENT_BENCH_LOOP")
-            .env_remove("CLIENT_BENCH_COMPARE")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let port = line.trim().parse().unwrap_or_else(|_| panic!("the server said {line:?}"));
-        ServerProcess { child, port }
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        headers.push(("x-ms-error-code", "ResourceNotFound"));
+        loopback::reply(404, &headers, Bytes::new())
     }
 }
 
@@ -239,14 +162,14 @@ struct Fixture {
     partition_key: PartitionKey,
     row_key: RowKey,
     query: Query,
-    _server: ServerProcess,
+    _server: ChildServer,
 }
 
 impl Fixture {
     fn new() -> Fixture {
-        let server = ServerProcess::start();
+        let server = ChildServer::start("CLIENT_BENCH_SERVER", "1", &["CLIENT_BENCH_LOOP", "CLIENT_BENCH_COMPARE"]);
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let url = format!("http://127.0.0.1:{}/{ACCOUNT}", server.port);
+        let url = format!("http://127.0.0.1:{}/{ACCOUNT}", server.port());
         // As azure_core's `new_reqwest_client` sets it up (decompression is on by default with its features).
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(20))
@@ -386,7 +309,10 @@ fn compare(fixture: &Fixture, rounds: usize) {
 
 fn main() {
     if std::env::var_os("CLIENT_BENCH_SERVER").is_some() {
-        serve();
+        loopback::serve_child(|port| {
+            let (point, page) = bodies(port);
+            move |request: &Request| answer(request, &point, &page)
+        });
     }
     let fixture = Fixture::new();
     if support::loop_mode("CLIENT_BENCH_LOOP", |op| fixture.run(op)) {

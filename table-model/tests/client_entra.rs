@@ -1,43 +1,30 @@
 //! Microsoft Entra ID through the client, end to end, against a loopback HTTPS server this test starts itself.
 //!
-//! `azure_core` sends bearer tokens over TLS only, so the server is real HTTPS: a certificate made here
-//! (`rcgen`), TLS by `tokio-rustls`, HTTP/1.1 by `hyper`, and a `reqwest` transport (azure_core's own, same
-//! version and TLS backend) that trusts that certificate and nothing else. The credential is a fake
+//! `azure_core` sends bearer tokens over TLS only, so the server is real HTTPS (`table_model_test_utils::loopback`:
+//! a certificate made for the run, TLS by `tokio-rustls`, HTTP/1.1 by `hyper`), and the client's transport is a
+//! `reqwest` client (azure_core's own, same version and TLS backend) that trusts that certificate and nothing else. The credential is a fake
 //! `TokenCredential` that records the scopes it is asked for. The server checks every request's
 //! `Authorization: Bearer <token>`, records its request line, and answers as the service does: an entity with
 //! its ETag, query pages with `x-ms-continuation-*` headers, `204` with an ETag for writes, and `403
 //! AuthorizationFailure` for any other token.
 //!
 //! The server listens on 127.0.0.1 only, serves a bounded number of connections, each with a time limit, and
-//! stops when its handle is dropped (at the end of each test).
+//! stops when it is dropped (at the end of each test).
 
 use async_trait::async_trait;
 use azure_core::credentials::{AccessToken, TokenCredential, TokenRequestOptions};
 use azure_core::http::{ClientOptions, RetryOptions, Transport};
 use azure_core::time::{Duration, OffsetDateTime};
 use futures::TryStreamExt as _;
-use http_body_util::{BodyExt as _, Full};
-use hyper::body::{Bytes, Incoming};
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
-use std::convert::Infallible;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use table_model::client::{ErrorKind, TableClient, TableCredential, TableServiceClient, TableServiceClientOptions};
 use table_model::{Endpoint, Entity, ErrorCode, PartitionKey, Query, RowKey, ServiceKind, TableName, UpdateMode};
-use tokio::net::TcpListener;
-use tokio::task::{JoinHandle, JoinSet};
-use tokio_rustls::rustls;
-use tokio_rustls::TlsAcceptor;
+use table_model_test_utils::loopback::{self, reply, Bytes, Request, Response};
 
 /// The token the server accepts.
 const TOKEN: &str = "eyJ0eXAiOiJKV1QiLCJhbGciOiJub25lIn0.test-token";
 const STORAGE_SCOPE: &str = "https://storage.azure.com/.default";
 const COSMOS_SCOPE: &str = "https://cosmos.azure.com/.default";
-/// The server stops accepting after this many connections (the client keeps one alive per test).
-const MAX_CONNECTIONS: usize = 32;
-/// A connection that takes longer than this (handshake and every request on it) is dropped.
-const CONNECTION_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
 
 // ------------------------------------------------------------------------------------------------------------
 // The credential
@@ -85,55 +72,38 @@ struct Seen {
     x_http_method: Option<String>,
 }
 
-/// A loopback HTTPS server answering as the Table service does. Dropping it stops it and every connection.
+/// A loopback HTTPS server answering as the Table service does ([`answer`]). Dropping it stops it and every
+/// connection.
 struct Server {
+    server: loopback::Server,
     port: u16,
-    /// The certificate (DER), for the client to trust.
-    certificate: Vec<u8>,
-    seen: Arc<Mutex<Vec<Seen>>>,
-    connections: Arc<AtomicUsize>,
-    task: JoinHandle<()>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        // The accept loop owns the connections' JoinSet: aborting it aborts them all.
-        self.task.abort();
-    }
 }
 
 impl Server {
     async fn start() -> Server {
-        let rcgen::CertifiedKey { cert, signing_key } =
-            rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned(), "localhost".to_owned()]).unwrap();
-        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(signing_key.serialize_der().into());
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![cert.der().clone()], key)
-            .unwrap();
-        let acceptor = TlsAcceptor::from(Arc::new(config));
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let connections = Arc::new(AtomicUsize::new(0));
-        let task = tokio::spawn(accept_loop(listener, acceptor, seen.clone(), connections.clone()));
-        Server { port, certificate: cert.der().to_vec(), seen, connections, task }
+        let server = loopback::Server::https(answer).await;
+        Server { port: server.port(), server }
     }
 
     fn https(&self) -> String {
-        format!("https://127.0.0.1:{}/acct", self.port)
+        format!("{}/acct", self.server.origin())
     }
 
     fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
+        let seen = self.server.seen().into_iter();
+        seen.map(|r| Seen {
+            method: r.method.as_str().to_owned(),
+            target: r.target.clone(),
+            authorization: r.header("authorization").map(str::to_owned),
+            x_http_method: r.header("x-http-method").map(str::to_owned),
+        })
+        .collect()
     }
 
     /// `azure_core` options whose transport is a `reqwest` client trusting this server's certificate only.
     fn client_options(&self) -> ClientOptions {
-        let certificate = reqwest::Certificate::from_der(&self.certificate).unwrap();
+        let certificate = self.server.certificate().expect("an HTTPS server");
+        let certificate = reqwest::Certificate::from_der(certificate.der()).unwrap();
         let client = reqwest::Client::builder()
             .tls_certs_only([certificate])
             .redirect(reqwest::redirect::Policy::none())
@@ -160,45 +130,6 @@ impl Server {
     }
 }
 
-async fn accept_loop(
-    listener: TcpListener,
-    acceptor: TlsAcceptor,
-    seen: Arc<Mutex<Vec<Seen>>>,
-    connections: Arc<AtomicUsize>,
-) {
-    let mut tasks = JoinSet::new();
-    while connections.load(Ordering::SeqCst) < MAX_CONNECTIONS {
-        // An accept error (out of file descriptors) ends the server rather than spinning.
-        let Ok((stream, _)) = listener.accept().await else { break };
-        connections.fetch_add(1, Ordering::SeqCst);
-        let (acceptor, seen) = (acceptor.clone(), seen.clone());
-        tasks.spawn(async move {
-            let serve = async {
-                // A failed handshake (a client that does not trust the certificate) just ends the connection.
-                let Ok(tls) = acceptor.accept(stream).await else { return };
-                let service = service_fn(move |request| answer(request, seen.clone()));
-                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tls), service).await;
-            };
-            let _ = tokio::time::timeout(CONNECTION_LIMIT, serve).await;
-        });
-        // Reap finished connections so the set stays small.
-        while tasks.try_join_next().is_some() {}
-    }
-    // Serve the connections still open, then stop.
-    while tasks.join_next().await.is_some() {}
-}
-
-fn reply(status: u16, headers: &[(&str, &str)], body: impl Into<Bytes>) -> hyper::Response<Full<Bytes>> {
-    let mut response = hyper::Response::builder()
-        .status(status)
-        .header("x-ms-version", "2019-02-02")
-        .header("x-ms-request-id", "00000000-0000-0000-0000-000000000001");
-    for (name, value) in headers {
-        response = response.header(*name, *value);
-    }
-    response.body(Full::new(body.into())).unwrap()
-}
-
 const JSON: &str = "application/json;odata=minimalmetadata;streaming=true;charset=utf-8";
 const ETAG: &str = "W/\"datetime'2024-05-06T07%3A08%3A09.1234567Z'\"";
 
@@ -209,31 +140,16 @@ fn entity_json(row_key: &str) -> String {
 }
 
 /// Answers one request as the service would, after checking its bearer token.
-async fn answer(
-    request: hyper::Request<Incoming>,
-    seen: Arc<Mutex<Vec<Seen>>>,
-) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
-    let (parts, body) = request.into_parts();
-    // Read the whole body, as the service does, before answering.
-    let _ = body.collect().await;
-    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let target = parts.uri.path_and_query().map_or_else(|| parts.uri.path().to_owned(), |pq| pq.as_str().to_owned());
-    let authorization = header("authorization");
-    seen.lock().unwrap().push(Seen {
-        method: parts.method.as_str().to_owned(),
-        target: target.clone(),
-        authorization: authorization.clone(),
-        x_http_method: header("x-http-method"),
-    });
-    if authorization.as_deref() != Some(&format!("Bearer {TOKEN}")) {
+fn answer(request: &Request) -> Response {
+    if request.header("authorization") != Some(&format!("Bearer {TOKEN}")) {
         let body = r#"{"odata.error":{"code":"AuthorizationFailure","message":{"lang":"en-US","value":"This request is not authorized to perform this operation.\nRequestId:00000000-0000-0000-0000-000000000001\nTime:2024-05-06T07:08:09.0000000Z"}}}"#;
-        return Ok(reply(403, &[("content-type", JSON), ("x-ms-error-code", "AuthorizationFailure")], body));
+        return reply(403, &[("content-type", JSON), ("x-ms-error-code", "AuthorizationFailure")], body);
     }
-    let path = parts.uri.path();
-    Ok(match parts.method.as_str() {
+    let path = request.path();
+    match request.method.as_str() {
         // A query: two pages, the first with a continuation, the second (asked with it) without.
         "GET" if path.ends_with("/People()") => {
-            if target.contains("NextPartitionKey=") {
+            if request.query().contains("NextPartitionKey=") {
                 reply(200, &[("content-type", JSON)], format!(r#"{{"value":[{}]}}"#, entity_json("bob")))
             } else {
                 let headers = [
@@ -250,7 +166,7 @@ async fn answer(
         // Insert (POST /People), update, merge (PATCH, or POST with X-HTTP-Method: MERGE), replace (PUT).
         "POST" | "PATCH" | "PUT" if path.contains("/People") => reply(204, &[("etag", ETAG)], Bytes::new()),
         _ => reply(404, &[("x-ms-error-code", "ResourceNotFound")], Bytes::new()),
-    })
+    }
 }
 
 // ------------------------------------------------------------------------------------------------------------
@@ -362,7 +278,7 @@ async fn plain_http_is_refused_before_the_token_is_asked_for_or_sent() {
     assert_eq!(err.error_code(), None);
 
     assert!(credential.calls().is_empty(), "the token was asked for: {:?}", credential.calls());
-    assert_eq!(server.connections.load(Ordering::SeqCst), 0, "something was sent");
+    assert_eq!(server.server.connections(), 0, "something was sent");
     assert!(server.seen().is_empty());
 }
 

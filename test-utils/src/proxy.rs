@@ -92,6 +92,7 @@ impl Schedule {
 
 /// A running proxy. It stops when dropped.
 pub struct Proxy {
+    /// Where the proxy listens: `127.0.0.1` and a port of its own.
     pub addr: SocketAddr,
     counts: Arc<Mutex<Counts>>,
     task: JoinHandle<()>,

@@ -12,9 +12,7 @@ use std::sync::{Arc, Mutex};
 use table_model::client::{Error, TableClient, TableCredential, TableServiceClient, TableServiceClientOptions};
 use table_model::{AccountKey, Credential, Endpoint, Entity, PartitionKey, RowKey, TableName, TableService};
 
-#[path = "../common/azurite_endpoint.rs"]
-mod azurite_endpoint;
-pub use azurite_endpoint::ENDPOINT_VAR;
+pub use table_model_test_utils::azurite::ENDPOINT_VAR;
 
 /// A running Azurite and the client that talks to it.
 pub struct Azurite {
@@ -27,7 +25,7 @@ pub struct Azurite {
 /// The endpoint of `TABLE_MODEL_AZURITE_ENDPOINT`, or `None` (with a notice) when it is not set. When `CI` is
 /// set, a missing endpoint fails the test instead: in CI these tests must run.
 pub fn endpoint() -> Option<String> {
-    azurite_endpoint::endpoint_or_skip("Azurite tests", "scripts/azurite.sh run cargo test --workspace")
+    table_model_test_utils::azurite::endpoint_or_skip("Azurite tests", "scripts/azurite.sh run cargo test --workspace")
 }
 
 /// The Azurite of `TABLE_MODEL_AZURITE_ENDPOINT`, or `None` when the tests are skipped (see [`endpoint`]).

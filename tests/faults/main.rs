@@ -5,27 +5,24 @@
 //! the tests are skipped (and fail when `CI` is set). Every failure message carries the seed of the fault
 //! schedule, which replays it (`TABLE_MODEL_FAULT_SEED` overrides the fixed seeds).
 
-mod clients;
-mod proxy;
 mod secondary;
 
-use clients::{client, socket_of, through, DELAY};
 use futures::TryStreamExt as _;
-use proxy::{Fault, Proxy};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-use table_model::client::{BulkOperation, BulkOptions, ErrorKind, PlanOptions, TableClient, TableServiceClient};
+use table_model::client::{BulkOperation, BulkOptions, ErrorKind, PlanOptions, TableClient};
 use table_model::sas::{AccessPolicy, PolicyId, SignedIdentifier, TableSasPermissions};
 use table_model::service_properties::{AnalyticsLogging, GeoReplicationStatus, RetentionPolicy, ServiceProperties};
 use table_model::{DateTime, Entity, IfMatch, PartitionKey, Query, RowKey, TableName, UpdateMode};
+use table_model_test_utils::azurite::endpoint_or_skip;
+use table_model_test_utils::faults::{client, fresh_table, socket_of, through, unique_table_name, DELAY};
+use table_model_test_utils::proxy::{Fault, Proxy};
 
-#[path = "../common/azurite_endpoint.rs"]
-mod azurite_endpoint;
 /// The Azurite endpoint, or `None` (the test is skipped) when it is not set outside CI.
 fn endpoint() -> Option<String> {
-    azurite_endpoint::endpoint_or_skip(
+    endpoint_or_skip(
         "fault tests",
         "scripts/azurite.sh run cargo test -p table-model-suite --test faults",
     )
@@ -33,15 +30,6 @@ fn endpoint() -> Option<String> {
 
 fn seed(default: u64) -> u64 {
     std::env::var("TABLE_MODEL_FAULT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(default)
-}
-
-static TABLES: AtomicU64 = AtomicU64::new(0);
-
-async fn fresh_table(direct: &TableServiceClient, name: &str) -> TableName {
-    let n = TABLES.fetch_add(1, Ordering::Relaxed);
-    let table = TableName::new(format!("{name}{}x{n}", std::process::id())).expect("a valid name");
-    direct.create_table(&table, None).await.expect("create the table");
-    table
 }
 
 /// An entity of 12 properties of every EDM type, a function of `i` and a version.
@@ -417,8 +405,7 @@ async fn busy_answers_are_retried_and_other_client_errors_are_not() {
 async fn every_operation_survives(url: String, fault: Fault) {
     let url = url.as_str();
     let direct = client(url);
-    let n = TABLES.fetch_add(1, Ordering::Relaxed);
-    let name = TableName::new(format!("Each{}x{n}", std::process::id())).expect("a valid name");
+    let name = unique_table_name("Each");
     let scripted = |script: Vec<Fault>| Proxy::scripted(socket_of(url), script, 0, 0, DELAY);
 
     // Create the table: a retry after a lost reply finds it made, which is what was asked.

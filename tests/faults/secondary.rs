@@ -1,9 +1,9 @@
 //! Reads from the secondary location: Azurite serves the account's secondary at `/<account>-secondary`, and a
 //! proxy in front of it sees (and, with the primary down, refuses) each request by its path.
 
-use super::clients::{socket_of, TRY_TIMEOUT};
-use super::proxy::{Fault, Proxy};
-use super::{endpoint, fresh_table};
+use super::endpoint;
+use table_model_test_utils::faults::{client, fresh_table, socket_of, DELAY, TRY_TIMEOUT};
+use table_model_test_utils::proxy::{Fault, Proxy};
 use futures::TryStreamExt as _;
 use std::time::Instant;
 use table_model::client::azure_core;
@@ -58,10 +58,10 @@ fn key(s: &str) -> (PartitionKey, RowKey) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_go_to_the_secondary_and_writes_never_do() {
     let Some(url) = endpoint() else { return };
-    let direct = super::client(&url);
+    let direct = client(&url);
     let name = fresh_table(&direct, "Secondary").await;
     let account = url.rsplit('/').next().unwrap().to_owned();
-    let proxy = Proxy::scripted(socket_of(&url), Vec::new(), 0, 0, super::DELAY).await;
+    let proxy = Proxy::scripted(socket_of(&url), Vec::new(), 0, 0, DELAY).await;
     let service = client_through(&proxy, &url, LocationMode::SecondaryOnly, 2);
     let table = service.table_client(name.clone());
 
@@ -109,7 +109,7 @@ async fn reads_go_to_the_secondary_and_writes_never_do() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_the_primary_down_reads_fall_over_and_writes_fail_as_before() {
     let Some(url) = endpoint() else { return };
-    let direct = super::client(&url);
+    let direct = client(&url);
     let name = fresh_table(&direct, "FallOver").await;
     direct.table_client(name.clone()).insert(&keyed("p", "a"), None).await.unwrap();
     let account = url.rsplit('/').next().unwrap().to_owned();
@@ -150,7 +150,7 @@ async fn with_the_primary_down_reads_fall_over_and_writes_fail_as_before() {
     }
 
     // A refusal that a retry would not retry (404) is the answer: the secondary is not asked.
-    let proxy = Proxy::scripted(socket_of(&url), Vec::new(), 0, 0, super::DELAY).await;
+    let proxy = Proxy::scripted(socket_of(&url), Vec::new(), 0, 0, DELAY).await;
     let table = client_through(&proxy, &url, LocationMode::PrimaryThenSecondary, 1).table_client(name.clone());
     let (pk, missing) = key("missing");
     let err = table.get::<Entity>(&pk, &missing, None).await.unwrap_err();
@@ -196,17 +196,17 @@ async fn an_error_after_both_locations_names_both() {
 #[ignore = "a measurement: run with --ignored --nocapture"]
 async fn fall_over_time() {
     let Some(url) = endpoint() else { return };
-    let direct = super::client(&url);
+    let direct = client(&url);
     let name = fresh_table(&direct, "FallOverTime").await;
     direct.table_client(name.clone()).insert(&keyed("p", "a"), None).await.unwrap();
     let (pk, rk) = key("a");
-    let up = Proxy::scripted(socket_of(&url), Vec::new(), 0, 0, super::DELAY).await;
+    let up = Proxy::scripted(socket_of(&url), Vec::new(), 0, 0, DELAY).await;
     for (label, retries) in [("quick retries (3, 20 ms doubling)", Some(3)), ("azure_core's default retries", None)] {
         for down in [None, Some(Fault::CloseBeforeForwarding), Some(Fault::ServerBusy), Some(Fault::OperationTimedOut)]
         {
             let proxy = match down {
                 Some(fault) => Proxy::primary_down(socket_of(&url), fault).await,
-                None => Proxy::scripted(socket_of(&url), Vec::new(), 0, 0, super::DELAY).await,
+                None => Proxy::scripted(socket_of(&url), Vec::new(), 0, 0, DELAY).await,
             };
             let service = match retries {
                 Some(n) => client_through(&proxy, &url, LocationMode::PrimaryThenSecondary, n),

@@ -5,25 +5,13 @@
 //! Run with `bash scripts/azurite.sh run cargo test --test tracing`; without `TABLE_MODEL_AZURITE_ENDPOINT`
 //! the tests are skipped (and fail when `CI` is set).
 
-#[path = "../common/azurite_endpoint.rs"]
-mod azurite_endpoint;
-#[path = "../faults/clients.rs"]
-#[allow(dead_code)]
-mod clients;
-#[path = "../faults/proxy.rs"]
-#[allow(dead_code)]
-mod proxy;
-
 use azure_core_opentelemetry::OpenTelemetryTracerProvider;
 use chrono::{Duration, Utc};
-use clients::{socket_of, DELAY, TRY_TIMEOUT};
 use futures::TryStreamExt as _;
 use opentelemetry::trace::{SpanId, SpanKind, Status};
 use opentelemetry::Value;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
-use proxy::{Fault, Proxy};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use table_model::client::azure_core;
 use table_model::client::azure_core::http::{
@@ -33,12 +21,14 @@ use table_model::client::trace as attr;
 use table_model::client::{BulkOperation, BulkOptions, TableCredential, TableServiceClient, TableServiceClientOptions};
 use table_model::sas::{TableSas, TableSasPermissions};
 use table_model::{AccountKey, Endpoint, Entity, PartitionKey, Query, RowKey, TableName};
+use table_model_test_utils::faults::{client, fresh_table, socket_of, DELAY, TRY_TIMEOUT};
+use table_model_test_utils::proxy::{Fault, Proxy};
 
 /// The Azurite development account's key: no attribute may hold it.
 const DEV_KEY: &str = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 fn endpoint() -> Option<String> {
-    azurite_endpoint::endpoint_or_skip(
+    table_model_test_utils::azurite::endpoint_or_skip(
         "tracing tests",
         "scripts/azurite.sh run cargo test -p table-model-suite --test tracing",
     )
@@ -141,15 +131,6 @@ fn assert_request_span(span: &SpanData, method: &str, status: u16) {
     assert!(string(span, "url.full").is_some_and(|u| u.starts_with("http://127.0.0.1:")));
 }
 
-static TABLES: AtomicU64 = AtomicU64::new(0);
-
-async fn fresh_table(direct: &TableServiceClient, name: &str) -> TableName {
-    let n = TABLES.fetch_add(1, Ordering::Relaxed);
-    let table = TableName::new(format!("{name}{}x{n}", std::process::id())).expect("a valid name");
-    direct.create_table(&table, None).await.expect("create the table");
-    table
-}
-
 fn entity(pk: &str, rk: &str) -> Entity {
     let e = Entity::new(PartitionKey::new(pk).expect("valid"), RowKey::new(rk).expect("valid"));
     e.with("Note".parse().unwrap(), format!("{pk}/{rk} é")).unwrap()
@@ -159,7 +140,7 @@ fn entity(pk: &str, rk: &str) -> Entity {
 async fn a_point_read_is_a_call_span_over_one_request_span() {
     let Some(url) = endpoint() else { return };
     let recorder = Recorder::new();
-    let direct = clients::client(&url);
+    let direct = client(&url);
     let name = fresh_table(&direct, "TraceGet").await;
     direct.table_client(name.clone()).insert(&entity("p", "r"), None).await.unwrap();
 
@@ -188,7 +169,7 @@ async fn a_point_read_is_a_call_span_over_one_request_span() {
 async fn a_read_refused_with_404_says_so_on_both_spans() {
     let Some(url) = endpoint() else { return };
     let recorder = Recorder::new();
-    let direct = clients::client(&url);
+    let direct = client(&url);
     let name = fresh_table(&direct, "Trace404").await;
 
     let table = recorder.client(&url, AccountKey::development()).table_client(name.clone());
@@ -222,7 +203,7 @@ async fn a_read_refused_with_404_says_so_on_both_spans() {
 async fn a_paged_query_has_a_span_per_page() {
     let Some(url) = endpoint() else { return };
     let recorder = Recorder::new();
-    let direct = clients::client(&url);
+    let direct = client(&url);
     let name = fresh_table(&direct, "TracePages").await;
     for rk in ["a", "b", "c", "d", "e"] {
         direct.table_client(name.clone()).insert(&entity("p", rk), None).await.unwrap();
@@ -264,7 +245,7 @@ async fn a_paged_query_has_a_span_per_page() {
 async fn a_transaction_says_its_operations_and_outcome() {
     let Some(url) = endpoint() else { return };
     let recorder = Recorder::new();
-    let direct = clients::client(&url);
+    let direct = client(&url);
     let name = fresh_table(&direct, "TraceTx").await;
 
     let table = recorder.client(&url, AccountKey::development()).table_client(name.clone());
@@ -298,7 +279,7 @@ async fn a_transaction_says_its_operations_and_outcome() {
 async fn a_bulk_write_has_a_child_per_transaction_with_its_tries_and_settling_reads() {
     let Some(url) = endpoint() else { return };
     let recorder = Recorder::new();
-    let direct = clients::client(&url);
+    let direct = client(&url);
     let name = fresh_table(&direct, "TraceBulk").await;
     // The first transaction is throttled once, then its reply is lost: its retry is refused (the first try
     // landed) and one read settles it. The others go through.
@@ -366,7 +347,7 @@ fn all_values(spans: &[SpanData]) -> Vec<String> {
 async fn no_attribute_holds_a_key_a_signature_or_a_token() {
     let Some(url) = endpoint() else { return };
     let recorder = Recorder::new();
-    let direct = clients::client(&url);
+    let direct = client(&url);
     let name = fresh_table(&direct, "TraceSecrets").await;
     let endpoint = Endpoint::parse(&url).unwrap();
 
@@ -429,7 +410,7 @@ async fn a_span_hook_sees_retries_throttling_and_settled_transactions_with_their
     use std::sync::Mutex;
     use table_model::client::trace::SpanHook;
     let Some(url) = endpoint() else { return };
-    let direct = clients::client(&url);
+    let direct = client(&url);
     let name = fresh_table(&direct, "TraceHook").await;
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let log = seen.clone();

@@ -1,0 +1,23 @@
+//! What the tests, benchmarks and examples of the table-model workspace share, found by a crate path
+//! (`table_model_test_utils::proxy::Proxy`) rather than a relative file path. Not published: each crate takes it as
+//! a dev-dependency with the features it uses.
+//!
+//! | module | feature | what |
+//! |---|---|---|
+//! | [`azurite`] | | whether an Azurite suite runs: the endpoint, or skipped with a notice, or failed in CI |
+//! | `proxy` | `proxy` | the fault-injecting HTTP/1.1 proxy between a client and Azurite |
+//! | `faults` | `faults` | the fault tests' clients (fast retries, a short per-try timeout) and fresh tables |
+//! | `loopback` | `loopback`, `tls` | a loopback HTTP(S) server that answers with a handler and records what it saw, and the benchmarks' server in a child process |
+//! | `entity` | `entity` | the benchmarks' entity of every EDM type and its recorded JSON |
+
+#![warn(missing_docs)]
+
+pub mod azurite;
+#[cfg(feature = "entity")]
+pub mod entity;
+#[cfg(feature = "faults")]
+pub mod faults;
+#[cfg(feature = "loopback")]
+pub mod loopback;
+#[cfg(feature = "proxy")]
+pub mod proxy;
