@@ -1,6 +1,6 @@
 //! What the DataFusion provider costs, against a loopback server answering recorded pages of a keyed table: the
-//! entity of tablectl's export benchmark (`table-model-cli/benches/export.rs`: 12 properties of every EDM type,
-//! `odata.etag` and `Timestamp`, ~700 bytes of JSON), `entities` of them spread evenly over `partitions`
+//! benchmarks' entity (`table_model_test_utils::entity`, as tablectl's export benchmark: 12 properties of every EDM
+//! type, `odata.etag` and `Timestamp`, ~700 bytes of JSON), `entities` of them spread evenly over `partitions`
 //! partitions (`tenant-00`, `tenant-01`, ...; RowKeys `000000`, `000001`, ...).
 //!
 //! The server answers as the service does for what the provider sends: `$filter` over `PartitionKey` and `RowKey`
@@ -33,14 +33,7 @@
 
 use datafusion::catalog::TableProvider as _;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use http_body_util::Full;
-use hyper::body::{Bytes, Incoming};
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
-use std::convert::Infallible;
 use std::hint::black_box;
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,54 +41,8 @@ use table_model::client::{TableClient, TableServiceClient};
 use table_model::{response, AccountKey, Query, TableEntity, TableName};
 use table_model_arrow::batch::BatchBuilder;
 use table_model_datafusion::AzureTable;
-
-/// The entity: every EDM type, as in the client, json and export benchmarks.
-#[derive(TableEntity, Debug, Clone, PartialEq)]
-#[table(rename_all = "PascalCase")]
-struct Customer {
-    #[table(partition_key)]
-    tenant: String,
-    #[table(row_key)]
-    id_key: String,
-    name: String,
-    email: String,
-    age: i32,
-    visits: i64,
-    score: f64,
-    balance: f64,
-    active: bool,
-    id: uuid::Uuid,
-    created: chrono::DateTime<chrono::Utc>,
-    avatar: Vec<u8>,
-    notes: String,
-    rating: i32,
-}
-
-const PAGE: usize = 1000;
-const ETAG: &str = "W/\"datetime'2024-05-06T07%3A08%3A10.7654321Z'\"";
-const TIMESTAMP: &str = "2024-05-06T07:08:10.7654321Z";
-const ACCOUNT: &str = "devstoreaccount1";
-const TABLE: &str = "Customers";
-
-fn customer(partition: &str, row: &str) -> Customer {
-    Customer {
-        tenant: partition.into(),
-        id_key: row.into(),
-        name: "Ada Lovelace".into(),
-        email: "ada@example.com".into(),
-        age: 36,
-        visits: 1_234_567_890_123,
-        score: 98.6,
-        balance: -1234.5,
-        active: true,
-        id: uuid::Uuid::from_u128(0xc9da6455_213d_42c9_9a79_3e9149a57833),
-        created: chrono::DateTime::from_timestamp(1_714_979_289, 123_456_700).unwrap(),
-        avatar: (0u8..32).collect(),
-        notes: "Prefers \"analytical engine\" over difference engine; follow up in Q3 about the notes on Bernoulli numbers."
-            .into(),
-        rating: 5,
-    }
-}
+use table_model_test_utils::entity::{metadata, Customer, ACCOUNT, ETAG, PAGE, TABLE, TIMESTAMP};
+use table_model_test_utils::loopback::{self, Bytes, ChildServer, Request, Response};
 
 // ------------------------------------------------------------------------------------------------------------
 // The table and its pages
@@ -111,7 +58,7 @@ impl Table {
     fn new(entities: usize, partitions: usize) -> Table {
         let per = entities.div_ceil(partitions.max(1));
         let keys = (0..entities).map(|i| (format!("tenant-{:02}", i / per), format!("{:06}", i % per))).collect();
-        let json = customer("p", "r").to_json().unwrap().into_bytes();
+        let json = Customer::sample("p", "r").to_json().unwrap().into_bytes();
         let object: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&json).unwrap();
         let mut members: Vec<(String, String)> = Vec::new();
         for (name, value) in &object {
@@ -141,8 +88,7 @@ impl Table {
             .map(|(_, m)| m.as_str())
             .collect();
         let timestamp = select.is_none_or(|s| s.contains(&"Timestamp"));
-        let mut page = format!(r#"{{"odata.metadata":"http://127.0.0.1:{port}/{ACCOUNT}/$metadata#{TABLE}","value":["#)
-            .into_bytes();
+        let mut page = format!(r#"{{"odata.metadata":"{}","value":["#, metadata(port)).into_bytes();
         for (i, &row) in rows.iter().enumerate() {
             if i > 0 {
                 page.push(b',');
@@ -320,67 +266,25 @@ struct Server {
     sent: AtomicU64,
 }
 
-fn serve(entities: usize, partitions: usize) -> ! {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let server = Arc::new(Server { table: Table::new(entities, partitions), port, sent: AtomicU64::new(0) });
-        println!("{port}");
-        std::io::stdout().flush().unwrap();
-        let accept = async {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else { return };
-                let server = server.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |request| {
-                        let server = server.clone();
-                        async move { Ok::<_, Infallible>(server.answer(&request)) }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        };
-        let parent_gone = tokio::task::spawn_blocking(|| {
-            let mut buf = [0u8; 64];
-            while std::io::stdin().read(&mut buf).is_ok_and(|n| n > 0) {}
-        });
-        tokio::select! {
-            () = accept => {}
-            _ = parent_gone => {}
-            () = tokio::time::sleep(Duration::from_secs(60 * 60)) => {}
-        }
-    });
-    std::process::exit(0)
-}
-
 impl Server {
-    fn answer(&self, request: &hyper::Request<Incoming>) -> hyper::Response<Full<Bytes>> {
-        if request.uri().path() == "/stats" {
-            return hyper::Response::new(Full::new(Bytes::from(self.sent.load(Ordering::Relaxed).to_string())));
+    fn answer(&self, request: &Request) -> Response {
+        if request.path() == "/stats" {
+            return Response::new(Bytes::from(self.sent.load(Ordering::Relaxed).to_string()));
         }
-        match self.query(request.uri().query().unwrap_or("")) {
+        match self.query(request.query()) {
             Ok((body, next)) => {
-                let mut response = hyper::Response::builder()
-                    .status(200)
-                    .header("content-type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8")
-                    .header("x-ms-version", "2019-02-02")
-                    .header("x-ms-request-id", "8c2d6a3e-0002-0036-4b3e-9f8a26000000")
-                    .header("date", "Mon, 06 May 2024 07:08:10 GMT");
-                if let Some((pk, rk)) = next {
-                    response = response
-                        .header("x-ms-continuation-NextPartitionKey", pk)
-                        .header("x-ms-continuation-NextRowKey", rk);
+                let mut headers = vec![
+                    ("content-type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8"),
+                    ("date", "Mon, 06 May 2024 07:08:10 GMT"),
+                ];
+                if let Some((pk, rk)) = &next {
+                    headers.extend([("x-ms-continuation-NextPartitionKey", &**pk), ("x-ms-continuation-NextRowKey", rk)]);
                 }
-                response.body(Full::new(Bytes::from(body))).unwrap()
+                loopback::reply(200, &headers, body)
             }
             Err(message) => {
                 eprintln!("bench server: {message}");
-                let mut response = hyper::Response::new(Full::new(Bytes::from(message)));
-                *response.status_mut() = hyper::StatusCode::BAD_REQUEST;
-                response
+                loopback::reply(400, &[], message)
             }
         }
     }
@@ -429,35 +333,10 @@ impl Server {
     }
 }
 
-/// The server child; killed and reaped when dropped.
-struct ServerProcess {
-    child: Child,
-    port: u16,
-}
-
-impl ServerProcess {
-    fn start(entities: usize, partitions: usize) -> ServerProcess {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .env("DF_BENCH_SERVE", format!("{entities}:{partitions}"))
-            .env_remove("DF_BENCH_LOOP")
-            .env_remove("DF_BENCH_SQL")
-            .env_remove("DF_BENCH_QUERY")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let port = line.trim().parse().unwrap_or_else(|_| panic!("the server said {line:?}"));
-        ServerProcess { child, port }
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The server in a child process: this binary with `DF_BENCH_SERVE`.
+fn start_server(entities: usize, partitions: usize) -> ChildServer {
+    let spec = format!("{entities}:{partitions}");
+    ChildServer::start("DF_BENCH_SERVE", &spec, &["DF_BENCH_LOOP", "DF_BENCH_SQL", "DF_BENCH_QUERY"])
 }
 
 // ------------------------------------------------------------------------------------------------------------
@@ -491,20 +370,20 @@ struct Fixture {
     provider: AzureTable,
     ctx: SessionContext,
     recorded: http::Response<Bytes>,
-    _server: ServerProcess,
+    _server: ChildServer,
 }
 
 impl Fixture {
     fn new() -> Fixture {
-        let server = ServerProcess::start(PAGE, 1);
+        let server = start_server(PAGE, 1);
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let client = table_client(server.port);
+        let client = table_client(server.port());
         let provider = AzureTable::for_entity::<Customer>(client.clone()).unwrap();
         let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(1));
         // The page the server sends for the whole table (no `$select`).
         let table = Table::new(PAGE, 1);
         let rows: Vec<usize> = (0..PAGE).collect();
-        let mut recorded = http::Response::new(Bytes::from(table.page(server.port, &rows, None)));
+        let mut recorded = http::Response::new(Bytes::from(table.page(server.port(), &rows, None)));
         recorded.headers_mut().insert("content-type", "application/json;odata=minimalmetadata".parse().unwrap());
         let fixture = Fixture { runtime, client, provider, ctx, recorded, _server: server };
         fixture.check();
@@ -513,7 +392,7 @@ impl Fixture {
 
     /// Every operation reads the 1,000 entities, the same values.
     fn check(&self) {
-        let last = customer("tenant-00", "000999");
+        let last = Customer::sample("tenant-00", "000999");
         assert_eq!(response::query_as::<Customer, _>(&self.recorded).unwrap().entities[PAGE - 1], last);
         assert_eq!(self.decode_batch(), PAGE);
         assert_eq!(self.decode_entities_batch(), PAGE);
@@ -600,17 +479,17 @@ async fn run_case(port: u16, case: &Case) -> usize {
 
 /// Wall time of each case, interleaved, the minimum of `rounds`; the entities each run made the server send.
 fn compare(entities: usize, partitions: usize, rounds: usize) {
-    let server = ServerProcess::start(entities, partitions);
+    let server = start_server(entities, partitions);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().unwrap();
     let mut best = [Duration::MAX; CASES.len()];
     let mut sent_by = [0u64; CASES.len()];
     for round in 0..rounds {
         for (i, case) in CASES.iter().enumerate() {
-            let before = sent(&runtime, server.port);
+            let before = sent(&runtime, server.port());
             let started = Instant::now();
-            let rows = runtime.block_on(run_case(server.port, case));
+            let rows = runtime.block_on(run_case(server.port(), case));
             best[i] = best[i].min(started.elapsed());
-            let after = sent(&runtime, server.port);
+            let after = sent(&runtime, server.port());
             let expected = if case.name.starts_with("aggregate") { partitions } else { 1 };
             assert_eq!(rows, expected, "{}", case.name);
             if round == 0 {
@@ -634,7 +513,11 @@ fn numbers(spec: &str) -> Vec<usize> {
 fn main() {
     if let Ok(spec) = std::env::var("DF_BENCH_SERVE") {
         let n = numbers(&spec);
-        serve(n[0], n[1]);
+        let table = Table::new(n[0], n[1]);
+        loopback::serve_child(move |port| {
+            let server = Server { table, port, sent: AtomicU64::new(0) };
+            move |request: &Request| server.answer(request)
+        });
     }
     if let Ok(spec) = std::env::var("DF_BENCH_SQL") {
         let n = numbers(&spec);

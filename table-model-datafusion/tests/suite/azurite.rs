@@ -17,7 +17,8 @@ use table_model_arrow::infer::overflow_field;
 use table_model_arrow::mapping::ColumnKind;
 use table_model_datafusion::AzureTable;
 
-use crate::{azurite_endpoint, canonical, param, rows, Recorder};
+use crate::{canonical, param, rows, Recorder};
+use table_model_test_utils::azurite::endpoint_or_skip;
 const ENTITIES: usize = 3000;
 
 /// The queries a [`Recorder`] saw.
@@ -43,7 +44,7 @@ struct Sent {
 }
 
 fn endpoint() -> Option<String> {
-    azurite_endpoint::endpoint_or_skip(
+    endpoint_or_skip(
         "DataFusion Azurite tests",
         "bash scripts/azurite.sh run cargo test -p table-model-datafusion",
     )

@@ -20,7 +20,8 @@ use table_model::{AccountKey, DateTime, EdmBinary, EdmValue, Entity, PartitionKe
 use table_model_datafusion::codec::AzureCodec;
 use table_model_datafusion::AzureTable;
 
-use crate::{azurite_endpoint, param, rows, Recorder};
+use crate::{param, rows, Recorder};
+use table_model_test_utils::azurite::endpoint_or_skip;
 
 const ORDERS: usize = 3000;
 const CUSTOMERS: usize = 400;
@@ -153,7 +154,7 @@ const QUERIES: &[&str] = &[
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_ballista_cluster_answers_as_datafusion_does_with_the_reads_split_between_executors() {
-    let Some(url) = azurite_endpoint::endpoint_or_skip(
+    let Some(url) = endpoint_or_skip(
         "DataFusion Ballista tests",
         "bash scripts/azurite.sh run cargo test -p table-model-datafusion",
     ) else {

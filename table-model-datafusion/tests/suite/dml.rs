@@ -13,13 +13,13 @@ use table_model::client::{BulkOperation, TableClient, TableServiceClient};
 use table_model::{AccountKey, DateTime, EdmValue, Entity, PartitionKey, RowKey, TableName};
 use table_model_datafusion::AzureTable;
 
-use crate::azurite_endpoint;
+use table_model_test_utils::azurite::endpoint_or_skip;
 use crate::writes::{same, stored};
 
 const N: usize = 240;
 
 async fn table(tag: &str) -> Option<TableClient> {
-    let url = azurite_endpoint::endpoint_or_skip(
+    let url = endpoint_or_skip(
         "DataFusion Azurite tests",
         "bash scripts/azurite.sh run cargo test -p table-model-datafusion",
     )?;

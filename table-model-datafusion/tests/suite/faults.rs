@@ -1,5 +1,5 @@
 //! The provider under faults: the scan (the range planner's probes, then each partition's pages) and `INSERT`
-//! (the bulk writer) through the workspace's fault-injecting proxy (`tests/faults/proxy.rs`) in front of Azurite,
+//! (the bulk writer) through the workspace's fault-injecting proxy (`table_model_test_utils::proxy`) in front of Azurite,
 //! checked against what Azurite stores, read without the proxy. The first requests through each proxy meet one
 //! fault of each kind (for the scan, those are the range planner's reads of keys); the rest draw 10% faults from
 //! a seed.
@@ -8,19 +8,14 @@
 //! `bash scripts/azurite.sh run cargo test -p table-model-datafusion`. A failure names the seed, which
 //! `TABLE_MODEL_FAULT_SEED` replays.
 
-#[path = "../../../tests/faults/clients.rs"]
-mod clients;
-#[allow(dead_code)]
-#[path = "../../../tests/faults/proxy.rs"]
-mod proxy;
-
 use crate::writes::{entity, same, stored};
-use crate::{azurite_endpoint, canonical, rows};
-use clients::{client, socket_of, through, DELAY};
+use crate::{canonical, rows};
+use table_model_test_utils::azurite::endpoint_or_skip;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::TableProvider as _;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use proxy::{Fault, Proxy};
+use table_model_test_utils::faults::{client, socket_of, through, DELAY};
+use table_model_test_utils::proxy::{Fault, Proxy};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use table_model::client::{BulkOperation, TableClient, TableServiceClient};
@@ -50,7 +45,7 @@ fn canonical_rows(batches: &[RecordBatch]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scans_and_inserts_under_faults_read_and_write_every_entity_once() {
-    let Some(url) = azurite_endpoint::endpoint_or_skip(
+    let Some(url) = endpoint_or_skip(
         "DataFusion fault tests",
         "bash scripts/azurite.sh run cargo test -p table-model-datafusion",
     ) else {

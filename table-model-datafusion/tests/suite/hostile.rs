@@ -16,7 +16,8 @@ use table_model::{AccountKey, DateTime, EdmBinary, EdmValue, Entity, PartitionKe
 use table_model_datafusion::pushdown::IN_SPLIT_MAX;
 use table_model_datafusion::AzureTable;
 
-use crate::{azurite_endpoint, param, rows, Recorder};
+use crate::{param, rows, Recorder};
+use table_model_test_utils::azurite::endpoint_or_skip;
 
 /// The filters a [`Recorder`] saw.
 trait Filters {
@@ -97,7 +98,7 @@ async fn load(service: &TableServiceClient, tag: &str, entities: impl Iterator<I
 }
 
 async fn fixture(tag: &str) -> Option<Fixture> {
-    let url = azurite_endpoint::endpoint_or_skip(
+    let url = endpoint_or_skip(
         "DataFusion Azurite tests",
         "bash scripts/azurite.sh run cargo test -p table-model-datafusion",
     )?;

@@ -4,9 +4,6 @@
 //! Each suite is skipped with a notice without `TABLE_MODEL_AZURITE_ENDPOINT`, unless `CI` is set, where that
 //! fails; run with `bash scripts/azurite.sh run cargo test -p table-model-datafusion`.
 
-#[path = "../../../tests/common/azurite_endpoint.rs"]
-mod azurite_endpoint;
-
 mod azurite;
 mod ballista;
 mod dml;

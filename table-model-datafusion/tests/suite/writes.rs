@@ -19,12 +19,13 @@ use table_model_arrow::mapping::ColumnKind;
 use table_model_arrow::parquet::ParquetEntityWriter;
 use table_model_datafusion::{AzureTable, InsertError};
 
-use crate::{azurite_endpoint, canonical, rows};
+use crate::{canonical, rows};
+use table_model_test_utils::azurite::endpoint_or_skip;
 
 const ENTITIES: usize = 360;
 
 fn endpoint() -> Option<String> {
-    azurite_endpoint::endpoint_or_skip(
+    endpoint_or_skip(
         "DataFusion Azurite tests",
         "bash scripts/azurite.sh run cargo test -p table-model-datafusion",
     )
