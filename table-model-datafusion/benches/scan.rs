@@ -278,7 +278,8 @@ impl Server {
                     ("date", "Mon, 06 May 2024 07:08:10 GMT"),
                 ];
                 if let Some((pk, rk)) = &next {
-                    headers.extend([("x-ms-continuation-NextPartitionKey", &**pk), ("x-ms-continuation-NextRowKey", rk)]);
+                    headers
+                        .extend([("x-ms-continuation-NextPartitionKey", &**pk), ("x-ms-continuation-NextRowKey", rk)]);
                 }
                 loopback::reply(200, &headers, body)
             }

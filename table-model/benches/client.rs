@@ -41,7 +41,7 @@ use table_model::response::{self, QueryPage};
 use table_model::{
     AccountKey, Credential, ETag, Endpoint, PartitionKey, Query, RowKey, TableEntity, TableName, TableService,
 };
-use table_model_test_utils::loopback::{self, Bytes, ChildServer, Request, Response};
+use table_model_test_utils::loopback::{self, Bare, Bytes, ChildServer, Request, Response};
 use tokio::runtime::Runtime;
 
 /// The entity: every EDM type (three strings, one with escapes; Int32, Int64, two Doubles, Boolean, Guid,
@@ -128,11 +128,8 @@ const CONTENT_TYPE: &str = "application/json;odata=minimalmetadata;streaming=tru
 
 fn answer(request: &Request, point: &Bytes, page: &Bytes) -> Response {
     let path = request.path();
-    let mut headers = vec![
-        ("content-type", CONTENT_TYPE),
-        ("date", "Mon, 06 May 2024 07:08:10 GMT"),
-        ("cache-control", "no-cache"),
-    ];
+    let mut headers =
+        vec![("content-type", CONTENT_TYPE), ("date", "Mon, 06 May 2024 07:08:10 GMT"), ("cache-control", "no-cache")];
     if path.contains("(PartitionKey=") {
         headers.push(("etag", ETAG));
         loopback::reply(200, &headers, point.clone())
@@ -153,7 +150,7 @@ struct Fixture {
     runtime: Runtime,
     /// Builds and signs the baseline's requests.
     requests: TableService,
-    http: reqwest::Client,
+    http: Bare,
     client: TableClient,
     /// The same client with a tracer provider set: OpenTelemetry's SDK through `azure_core_opentelemetry`,
     /// sampling every span and exporting none (what a span costs the client, not what an exporter does).
@@ -171,12 +168,7 @@ impl Fixture {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let url = format!("http://127.0.0.1:{}/{ACCOUNT}", server.port());
         // As azure_core's `new_reqwest_client` sets it up (decompression is on by default with its features).
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(20))
-            .read_timeout(Duration::from_secs(60))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap();
+        let http = Bare::new();
         let requests =
             TableService::new(Endpoint::parse(&url).unwrap(), Credential::SharedKey(AccountKey::development()))
                 // The request the client sends: its default per-try timeout is sent as the `timeout` parameter.
@@ -224,15 +216,7 @@ impl Fixture {
     /// Sends a request built by [`TableService`] with the bare `reqwest` client; the answer as an
     /// `http::Response` with the body collected.
     async fn send_bare(&self, request: http::Request<Vec<u8>>) -> http::Response<Bytes> {
-        let request = reqwest::Request::try_from(request).unwrap();
-        let mut response = self.http.execute(request).await.unwrap();
-        let status = response.status();
-        let headers = std::mem::take(response.headers_mut());
-        let body = response.bytes().await.unwrap();
-        let mut reply = http::Response::new(body);
-        *reply.status_mut() = status;
-        *reply.headers_mut() = headers;
-        reply
+        self.http.send(request).await
     }
 
     async fn baseline_get(&self) -> Customer {

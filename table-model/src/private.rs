@@ -30,7 +30,8 @@ pub use table_model_rules::RuleSet;
 // The prelude's names, for the generated code. It imports this module as `__tm` and writes `__tm::Some(..)`
 // where it would write `::core::option::Option::Some(..)`: a derived struct of 12 fields expands to about a
 // fifth fewer tokens, which is most of what a debug build of many structs spends on them
-// (docs/benchmarks-history.md, "A fifth fewer tokens per struct"). Absolute paths, so that a user's type named `Option` or `Ok` cannot capture them.
+// (docs/benchmarks-history.md, "A fifth fewer tokens per struct"). Absolute paths, so that a user's type named
+// `Option` or `Ok` cannot capture them.
 pub use core::default::Default;
 pub use core::option::Option::{self, None, Some};
 pub use core::result::Result as StdResult;

@@ -2,10 +2,10 @@
 //!
 //! `azure_core` sends bearer tokens over TLS only, so the server is real HTTPS (`table_model_test_utils::loopback`:
 //! a certificate made for the run, TLS by `tokio-rustls`, HTTP/1.1 by `hyper`), and the client's transport is a
-//! `reqwest` client (azure_core's own, same version and TLS backend) that trusts that certificate and nothing else. The credential is a fake
-//! `TokenCredential` that records the scopes it is asked for. The server checks every request's
-//! `Authorization: Bearer <token>`, records its request line, and answers as the service does: an entity with
-//! its ETag, query pages with `x-ms-continuation-*` headers, `204` with an ETag for writes, and `403
+//! `reqwest` client (azure_core's own, same version and TLS backend) that trusts that certificate and nothing
+//! else. The credential is a fake `TokenCredential` that records the scopes it is asked for. The server checks
+//! every request's `Authorization: Bearer <token>`, records its request line, and answers as the service does: an
+//! entity with its ETag, query pages with `x-ms-continuation-*` headers, `204` with an ETag for writes, and `403
 //! AuthorizationFailure` for any other token.
 //!
 //! The server listens on 127.0.0.1 only, serves a bounded number of connections, each with a time limit, and

@@ -100,4 +100,3 @@ pub fn page<'a>(port: u16, entities: impl IntoIterator<Item = &'a Customer>) -> 
     page.extend_from_slice(b"]}");
     page
 }
-

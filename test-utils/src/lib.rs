@@ -2,13 +2,15 @@
 //! (`table_model_test_utils::proxy::Proxy`) rather than a relative file path. Not published: each crate takes it as
 //! a dev-dependency with the features it uses.
 //!
-//! | module | feature | what |
-//! |---|---|---|
-//! | [`azurite`] | | whether an Azurite suite runs: the endpoint, or skipped with a notice, or failed in CI |
-//! | `proxy` | `proxy` | the fault-injecting HTTP/1.1 proxy between a client and Azurite |
-//! | `faults` | `faults` | the fault tests' clients (fast retries, a short per-try timeout) and fresh tables |
-//! | `loopback` | `loopback`, `tls` | a loopback HTTP(S) server that answers with a handler and records what it saw, and the benchmarks' server in a child process |
-//! | `entity` | `entity` | the benchmarks' entity of every EDM type and its recorded JSON |
+//! - [`azurite`] (no feature): whether an Azurite suite runs: the endpoint, or skipped with a notice, or failed
+//!   in CI.
+//! - `proxy` (feature `proxy`): the fault-injecting HTTP/1.1 proxy between a client and Azurite.
+//! - `faults` (feature `faults`): the fault tests' clients (fast retries, a short per-try timeout) and their
+//!   tables.
+//! - `loopback` (features `loopback`, `tls` for HTTPS, `bare` for the baseline client): a loopback HTTP(S) server
+//!   that answers with a handler and records what it saw, the benchmarks' server in a child process, and their
+//!   baseline client of it.
+//! - `entity` (feature `entity`): the benchmarks' entity of every EDM type and its recorded JSON.
 
 #![warn(missing_docs)]
 

@@ -7,7 +7,8 @@
 //!   trusts ([`Server::certificate`]): what a bearer token needs, since `azure_core` sends tokens over TLS only.
 //! - [`serve_child`] and [`ChildServer`]: a benchmark's server, the benchmark's own binary started again as a
 //!   child process, so that the server's work is not counted in the benchmark's instructions under callgrind. It
-//!   records nothing, has no limits, and exits when the benchmark closes its standard input.
+//!   records nothing, has no limits, and exits when the benchmark closes its standard input. With the `bare`
+//!   feature, [`Bare`] is the benchmarks' baseline client of it: a bare `reqwest` call.
 
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming;
@@ -388,5 +389,56 @@ impl Drop for ChildServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// The benchmarks' baseline
+
+/// The benchmarks' baseline: a bare `reqwest::Client` set up as `azure_core`'s default transport (20 s connect
+/// and 60 s read timeouts, no redirects), sending a request already built and signed, so that a benchmark of the
+/// client measures what the client adds to the same request.
+#[cfg(feature = "bare")]
+#[derive(Clone, Debug)]
+pub struct Bare {
+    client: reqwest::Client,
+}
+
+#[cfg(feature = "bare")]
+impl Default for Bare {
+    fn default() -> Bare {
+        Bare::new()
+    }
+}
+
+#[cfg(feature = "bare")]
+impl Bare {
+    /// The client, set up as `azure_core`'s `new_reqwest_client` sets up its own.
+    ///
+    /// # Panics
+    /// When reqwest cannot build a client (no TLS backend).
+    pub fn new() -> Bare {
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(20))
+            .read_timeout(Duration::from_secs(60))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("a reqwest client");
+        Bare { client }
+    }
+
+    /// Sends `request` and collects the answer's body.
+    ///
+    /// # Panics
+    /// When the request is not one reqwest can send, or the server does not answer.
+    pub async fn send(&self, request: http::Request<Vec<u8>>) -> http::Response<Bytes> {
+        let request = reqwest::Request::try_from(request).expect("a request reqwest can send");
+        let mut response = self.client.execute(request).await.expect("an answer");
+        let status = response.status();
+        let headers = std::mem::take(response.headers_mut());
+        let mut reply = http::Response::new(response.bytes().await.expect("the body"));
+        *reply.status_mut() = status;
+        *reply.headers_mut() = headers;
+        reply
     }
 }

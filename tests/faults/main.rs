@@ -22,10 +22,7 @@ use table_model_test_utils::proxy::{Fault, Proxy};
 
 /// The Azurite endpoint, or `None` (the test is skipped) when it is not set outside CI.
 fn endpoint() -> Option<String> {
-    endpoint_or_skip(
-        "fault tests",
-        "scripts/azurite.sh run cargo test -p table-model-suite --test faults",
-    )
+    endpoint_or_skip("fault tests", "scripts/azurite.sh run cargo test -p table-model-suite --test faults")
 }
 
 fn seed(default: u64) -> u64 {

@@ -2,8 +2,6 @@
 //! proxy in front of it sees (and, with the primary down, refuses) each request by its path.
 
 use super::endpoint;
-use table_model_test_utils::faults::{client, fresh_table, socket_of, DELAY, TRY_TIMEOUT};
-use table_model_test_utils::proxy::{Fault, Proxy};
 use futures::TryStreamExt as _;
 use std::time::Instant;
 use table_model::client::azure_core;
@@ -12,6 +10,8 @@ use table_model::client::{
     ErrorKind, Location, LocationMode, QueryOptions, RequestOptions, TableServiceClient, TableServiceClientOptions,
 };
 use table_model::{AccountKey, Entity, PartitionKey, Query, RowKey, TableName, UpdateMode};
+use table_model_test_utils::faults::{client, fresh_table, socket_of, DELAY, TRY_TIMEOUT};
+use table_model_test_utils::proxy::{Fault, Proxy};
 
 /// A client of the account through `proxy`, reading where `mode` says, with `retries` quick retries.
 fn client_through(proxy: &Proxy, url: &str, mode: LocationMode, retries: u32) -> TableServiceClient {

@@ -11,116 +11,48 @@
 
 #![cfg(unix)]
 
-use http_body_util::{BodyExt as _, Full};
-use hyper::body::{Bytes, Incoming};
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
-use std::convert::Infallible;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
-use tokio::net::TcpListener;
-use tokio_rustls::rustls;
-use tokio_rustls::TlsAcceptor;
+use table_model_test_utils::loopback::{self, reply, Certificate, Request, Response};
 
 const TOKEN: &str = "eyJ0eXAiOiJKV1QiLCJhbGciOiJub25lIn0.tablectl-test";
 
-/// A loopback HTTPS server that answers `GET /Tables` for the right bearer token and `403` otherwise, and records
-/// each request's `Authorization` header. Dropping it stops it.
+/// A loopback HTTPS server ([`loopback::Server`]) that answers `GET /Tables` for the right bearer token and `403`
+/// otherwise. Dropping it stops it.
 struct Server {
-    port: u16,
+    server: loopback::Server,
     /// The certificate, PEM, for the client to trust.
     certificate_pem: String,
-    authorizations: Arc<Mutex<Vec<Option<String>>>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
 }
 
 impl Server {
     async fn start() -> Server {
-        let rcgen::CertifiedKey { cert, signing_key } =
-            rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
-        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(signing_key.serialize_der().into());
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![cert.der().clone()], key)
-            .unwrap();
-        let acceptor = TlsAcceptor::from(Arc::new(config));
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let authorizations = Arc::new(Mutex::new(Vec::new()));
-        let seen = authorizations.clone();
-        let task = tokio::spawn(async move {
-            // A bounded number of connections, each with a time limit: a stuck client cannot hang the test.
-            for _ in 0..16 {
-                let Ok((stream, _)) = listener.accept().await else { return };
-                let (acceptor, seen) = (acceptor.clone(), seen.clone());
-                tokio::spawn(async move {
-                    let serve = async {
-                        let Ok(tls) = acceptor.accept(stream).await else { return };
-                        let service = service_fn(move |request| answer(request, seen.clone()));
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(TokioIo::new(tls), service)
-                            .await;
-                    };
-                    let _ = tokio::time::timeout(std::time::Duration::from_secs(20), serve).await;
-                });
-            }
-        });
-        Server { port, certificate_pem: pem(cert.der()), authorizations, task }
+        let server = loopback::Server::https(answer).await;
+        let certificate_pem = server.certificate().expect("an HTTPS server").pem();
+        Server { server, certificate_pem }
     }
 
     fn url(&self) -> String {
-        format!("https://127.0.0.1:{}/acct", self.port)
+        format!("{}/acct", self.server.origin())
     }
 
+    /// Each request's `Authorization` header.
     fn authorizations(&self) -> Vec<Option<String>> {
-        self.authorizations.lock().unwrap().clone()
+        self.server.seen().iter().map(|r| r.header("authorization").map(str::to_owned)).collect()
     }
 }
 
-/// A DER certificate as PEM, the form `SSL_CERT_FILE` holds.
-fn pem(der: &[u8]) -> String {
-    use base64::Engine as _;
-    let base64 = base64::engine::general_purpose::STANDARD.encode(der);
-    let lines: Vec<&str> = base64.as_bytes().chunks(64).map(|l| std::str::from_utf8(l).unwrap()).collect();
-    format!("-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n", lines.join("\n"))
-}
-
-async fn answer(
-    request: hyper::Request<Incoming>,
-    seen: Arc<Mutex<Vec<Option<String>>>>,
-) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
-    let (parts, body) = request.into_parts();
-    let _ = body.collect().await;
-    let authorization = parts.headers.get("authorization").and_then(|v| v.to_str().ok()).map(str::to_owned);
-    seen.lock().unwrap().push(authorization.clone());
-    let response = hyper::Response::builder()
-        .header("x-ms-version", "2019-02-02")
-        .header("x-ms-request-id", "00000000-0000-0000-0000-000000000001")
-        .header("content-type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8");
-    let (status, code, body) = if authorization.as_deref() != Some(&format!("Bearer {TOKEN}")) {
-        (
-            403,
-            "AuthorizationFailure",
-            r#"{"odata.error":{"code":"AuthorizationFailure","message":{"lang":"en-US","value":"This request is not authorized to perform this operation."}}}"#,
-        )
-    } else if parts.method == "GET" && parts.uri.path() == "/acct/Tables" {
-        (200, "", r#"{"value":[{"TableName":"People"}]}"#)
+fn answer(request: &Request) -> Response {
+    let json = ("content-type", "application/json;odata=minimalmetadata;streaming=true;charset=utf-8");
+    if request.header("authorization") != Some(&format!("Bearer {TOKEN}")) {
+        let body = r#"{"odata.error":{"code":"AuthorizationFailure","message":{"lang":"en-US","value":"This request is not authorized to perform this operation."}}}"#;
+        reply(403, &[json, ("x-ms-error-code", "AuthorizationFailure")], body)
+    } else if request.method == "GET" && request.path() == "/acct/Tables" {
+        reply(200, &[json], r#"{"value":[{"TableName":"People"}]}"#)
     } else {
-        (404, "ResourceNotFound", "")
-    };
-    let response = if code.is_empty() { response } else { response.header("x-ms-error-code", code) };
-    Ok(response.status(status).body(Full::new(Bytes::from(body))).unwrap())
+        reply(404, &[json, ("x-ms-error-code", "ResourceNotFound")], "")
+    }
 }
 
 /// A directory of the test's own with a fake `az` in it, which appends its arguments to `az.log` and answers as
@@ -169,9 +101,8 @@ async fn tablectl(dir: &Path, certificate: Option<&Path>, args: &[&str]) -> Outp
         Some(path) => command.env("SSL_CERT_FILE", path),
         // Another certificate: the server's is not trusted.
         None => {
-            let other = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
             let path = dir.join("other.pem");
-            std::fs::write(&path, pem(other.cert.der())).unwrap();
+            std::fs::write(&path, Certificate::unrelated().pem()).unwrap();
             command.env("SSL_CERT_FILE", path)
         }
     };

@@ -13,20 +13,13 @@
 
 #![cfg(unix)]
 
-use http_body_util::{BodyExt as _, Full};
-use hyper::body::{Bytes, Incoming};
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
 use table_model::client::azure_core::http::Url;
+use table_model_test_utils::loopback::{self, reply, Request as Seen};
 use tokio::net::TcpListener;
-use tokio_rustls::rustls;
-use tokio_rustls::TlsAcceptor;
 
 const TENANT: &str = "tenant-1";
 const CLIENT: &str = "client-1";
@@ -38,161 +31,74 @@ const IDENTITY_HEADER: &str = "app-service-header";
 const STORAGE: &str = "https://storage.azure.com/.default";
 const COSMOS: &str = "https://cosmos.azure.com/.default";
 
-/// A request as the servers saw it.
-#[derive(Clone, Debug)]
-struct Seen {
-    method: String,
-    /// The request target: a path and query, or for a proxy a whole URL.
-    uri: String,
-    headers: HashMap<String, String>,
-    body: String,
+/// What the servers' handlers read of a request: its URL, query and form.
+trait Parts {
+    /// The target as a URL: a proxy's whole URL, or a path and query on `http://loopback`.
+    fn url(&self) -> Url;
+    /// The query's parameters, decoded.
+    fn params(&self) -> HashMap<String, String>;
+    /// The `application/x-www-form-urlencoded` body's fields.
+    fn form(&self) -> HashMap<String, String>;
 }
 
-impl Seen {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).map(String::as_str)
-    }
-
+impl Parts for Seen {
     fn url(&self) -> Url {
-        Url::parse(&self.uri).or_else(|_| Url::parse(&format!("http://loopback{}", self.uri))).unwrap()
+        Url::parse(&self.target).or_else(|_| Url::parse(&format!("http://loopback{}", self.target))).unwrap()
     }
 
-    fn query(&self) -> HashMap<String, String> {
+    fn params(&self) -> HashMap<String, String> {
         self.url().query_pairs().into_owned().collect()
     }
 
-    /// The `application/x-www-form-urlencoded` body's fields.
     fn form(&self) -> HashMap<String, String> {
-        Url::parse(&format!("http://form/?{}", self.body)).unwrap().query_pairs().into_owned().collect()
+        Url::parse(&format!("http://form/?{}", self.text())).unwrap().query_pairs().into_owned().collect()
     }
 }
 
 type Handler = fn(&Seen) -> (u16, String);
 
-/// A loopback server answering with `handler` and recording each request. Dropping it stops it.
+/// A loopback server ([`loopback::Server`]) answering with `handler` in JSON and recording each request. Dropping
+/// it stops it.
 struct Server {
-    port: u16,
+    server: loopback::Server,
     /// The certificate, PEM, of an HTTPS server.
     certificate_pem: Option<String>,
-    seen: Arc<Mutex<Vec<Seen>>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
 }
 
 impl Server {
     async fn start(tls: bool, handler: Handler) -> Server {
-        let (acceptor, certificate_pem) = if tls {
-            let rcgen::CertifiedKey { cert, signing_key } =
-                rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
-            let key = rustls::pki_types::PrivateKeyDer::Pkcs8(signing_key.serialize_der().into());
-            let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-            let config = rustls::ServerConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .unwrap()
-                .with_no_client_auth()
-                .with_single_cert(vec![cert.der().clone()], key)
-                .unwrap();
-            (Some(TlsAcceptor::from(Arc::new(config))), Some(pem(cert.der())))
-        } else {
-            (None, None)
-        };
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let recorded = seen.clone();
-        let task = tokio::spawn(async move {
-            // A bounded number of connections, each with a time limit: a stuck client cannot hang the test.
-            for _ in 0..64 {
-                let Ok((stream, _)) = listener.accept().await else { return };
-                let (acceptor, recorded) = (acceptor.clone(), recorded.clone());
-                tokio::spawn(async move {
-                    let service = service_fn(move |request| answer(request, handler, recorded.clone()));
-                    let serve = async {
-                        let http = hyper::server::conn::http1::Builder::new();
-                        let _ = match acceptor {
-                            Some(acceptor) => {
-                                let Ok(tls) = acceptor.accept(stream).await else { return };
-                                http.serve_connection(TokioIo::new(tls), service).await
-                            }
-                            None => http.serve_connection(TokioIo::new(stream), service).await,
-                        };
-                    };
-                    let _ = tokio::time::timeout(std::time::Duration::from_secs(30), serve).await;
-                });
+        let answer = move |request: &Seen| {
+            let (status, body) = handler(request);
+            let mut headers = vec![("content-type", "application/json")];
+            if status == 403 {
+                headers.push(("x-ms-error-code", "AuthorizationFailure"));
             }
-        });
-        Server { port, certificate_pem, seen, task }
+            reply(status, &headers, body)
+        };
+        let server = if tls { loopback::Server::https(answer).await } else { loopback::Server::http(answer).await };
+        let certificate_pem = server.certificate().map(loopback::Certificate::pem);
+        Server { server, certificate_pem }
     }
 
     fn origin(&self) -> String {
-        let scheme = if self.certificate_pem.is_some() { "https" } else { "http" };
-        format!("{scheme}://127.0.0.1:{}", self.port)
+        self.server.origin()
     }
 
     fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
+        self.server.seen()
     }
 
     /// The `Authorization` headers of the table requests.
     fn table_authorizations(&self) -> Vec<Option<String>> {
         let seen = self.seen();
-        let tables = seen.iter().filter(|s| s.uri.starts_with("/acct/"));
+        let tables = seen.iter().filter(|s| s.target.starts_with("/acct/"));
         tables.map(|s| s.header("authorization").map(str::to_owned)).collect()
     }
 
     /// The token requests.
     fn token_requests(&self) -> Vec<Seen> {
-        self.seen().into_iter().filter(|s| !s.uri.starts_with("/acct/")).collect()
+        self.seen().into_iter().filter(|s| !s.target.starts_with("/acct/")).collect()
     }
-}
-
-/// A DER certificate as PEM, the form `SSL_CERT_FILE` holds.
-fn pem(der: &[u8]) -> String {
-    pem_of("CERTIFICATE", der)
-}
-
-/// DER as PEM with the label.
-fn pem_of(label: &str, der: &[u8]) -> String {
-    use base64::Engine as _;
-    let base64 = base64::engine::general_purpose::STANDARD.encode(der);
-    let lines: Vec<&str> = base64.as_bytes().chunks(64).map(|l| std::str::from_utf8(l).unwrap()).collect();
-    format!("-----BEGIN {label}-----\n{}\n-----END {label}-----\n", lines.join("\n"))
-}
-
-async fn answer(
-    request: hyper::Request<Incoming>,
-    handler: Handler,
-    recorded: Arc<Mutex<Vec<Seen>>>,
-) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
-    let (parts, body) = request.into_parts();
-    let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-    let headers = parts
-        .headers
-        .iter()
-        .map(|(name, value)| (name.as_str().to_owned(), value.to_str().unwrap_or("").to_owned()))
-        .collect();
-    let seen = Seen {
-        method: parts.method.to_string(),
-        uri: parts.uri.to_string(),
-        headers,
-        body: String::from_utf8_lossy(&body).into_owned(),
-    };
-    recorded.lock().unwrap().push(seen.clone());
-    let (status, body) = handler(&seen);
-    let mut response = hyper::Response::builder()
-        .status(status)
-        .header("x-ms-version", "2019-02-02")
-        .header("x-ms-request-id", "00000000-0000-0000-0000-000000000001")
-        .header("content-type", "application/json");
-    if status == 403 {
-        response = response.header("x-ms-error-code", "AuthorizationFailure");
-    }
-    Ok(response.body(Full::new(Bytes::from(body))).unwrap())
 }
 
 /// Microsoft Entra ID's token endpoint and the table service, on one HTTPS server.
@@ -252,7 +158,7 @@ fn managed_identities(request: &Seen) -> (u16, String) {
         }
         _ => return (404, String::new()),
     };
-    let query = request.query();
+    let query = request.params();
     let id = ["client_id", "object_id", "msi_res_id", "mi_res_id"]
         .iter()
         .find_map(|name| query.get(*name).map(|v| format!("{name}={v}")))
@@ -617,6 +523,7 @@ mod certificate {
     use super::*;
     use std::path::Path;
     use std::sync::OnceLock;
+    use tokio_rustls::rustls;
 
     /// The key pair's public key (PKCS #1 `RSAPublicKey`, DER), for the server to verify assertions with.
     static PUBLIC_KEY: OnceLock<Vec<u8>> = OnceLock::new();
@@ -642,8 +549,8 @@ mod certificate {
         let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_RSA_SHA256).unwrap();
         let cert = rcgen::CertificateParams::new(vec!["tablectl-test".to_owned()]).unwrap().self_signed(&key).unwrap();
         PUBLIC_KEY.set(rcgen::PublicKeyData::der_bytes(&key).to_vec()).unwrap();
-        std::fs::write(dir.join("sp.key"), pem_of("PRIVATE KEY", &key.serialize_der())).unwrap();
-        std::fs::write(dir.join("sp.crt"), pem(cert.der())).unwrap();
+        std::fs::write(dir.join("sp.key"), loopback::pem("PRIVATE KEY", &key.serialize_der())).unwrap();
+        std::fs::write(dir.join("sp.crt"), loopback::pem("CERTIFICATE", cert.der())).unwrap();
         let pfx = dir.join("sp.pfx");
         let status = Command::new("openssl")
             .args(["pkcs12", "-export", "-inkey", "sp.key", "-in", "sp.crt", "-out", "sp.pfx"])

@@ -1,7 +1,6 @@
 //! `tablectl` end to end, one test binary (each binary of the crate links DataFusion through the `sql` feature:
 //! one link, not ten). Each module is a suite of its own, run by the built binary as a user runs it.
 
-#[path = "../support/mod.rs"]
 #[macro_use]
 mod support;
 

@@ -4,12 +4,7 @@
 //! transport by the project's fault proxy) and run again end with every entity exactly once; a copy through the
 //! proxy at 10% faults ends exact.
 
-#[path = "../../../tests/faults/proxy.rs"]
-#[allow(dead_code)]
-mod proxy;
-
 use crate::support::*;
-use proxy::{Fault, Proxy};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -17,6 +12,7 @@ use std::time::Duration;
 use table_model::client::{BulkOperation, TableClient};
 use table_model::{Entity, DEVELOPMENT_ACCOUNT_KEY};
 use table_model_cli::ABORT_AFTER_VAR;
+use table_model_test_utils::proxy::{Fault, Proxy};
 use table_model_transfer::format::jsonl;
 use table_model_transfer::manifest::Manifest;
 

@@ -13,9 +13,6 @@ use table_model::{
     DEVELOPMENT_ACCOUNT_KEY,
 };
 
-#[path = "../../../tests/common/azurite_endpoint.rs"]
-mod azurite_endpoint;
-
 /// The Azurite of `TABLE_MODEL_AZURITE_ENDPOINT`: its connection string and a client.
 pub struct Azurite {
     pub connection_string: String,
@@ -23,7 +20,7 @@ pub struct Azurite {
 }
 
 pub fn azurite() -> Option<Azurite> {
-    let url = azurite_endpoint::endpoint_or_skip(
+    let url = table_model_test_utils::azurite::endpoint_or_skip(
         "tablectl Azurite tests",
         "scripts/azurite.sh run cargo test -p table-model-cli",
     )?;

@@ -44,10 +44,7 @@ struct Sent {
 }
 
 fn endpoint() -> Option<String> {
-    endpoint_or_skip(
-        "DataFusion Azurite tests",
-        "bash scripts/azurite.sh run cargo test -p table-model-datafusion",
-    )
+    endpoint_or_skip("DataFusion Azurite tests", "bash scripts/azurite.sh run cargo test -p table-model-datafusion")
 }
 
 /// Entity `i` of the test table: every EDM type, each property absent on some entities, boundary values,

@@ -13,8 +13,8 @@ use table_model::client::{BulkOperation, TableClient, TableServiceClient};
 use table_model::{AccountKey, DateTime, EdmValue, Entity, PartitionKey, RowKey, TableName};
 use table_model_datafusion::AzureTable;
 
-use table_model_test_utils::azurite::endpoint_or_skip;
 use crate::writes::{same, stored};
+use table_model_test_utils::azurite::endpoint_or_skip;
 
 const N: usize = 240;
 

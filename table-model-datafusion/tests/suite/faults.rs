@@ -10,18 +10,18 @@
 
 use crate::writes::{entity, same, stored};
 use crate::{canonical, rows};
-use table_model_test_utils::azurite::endpoint_or_skip;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::TableProvider as _;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use table_model_test_utils::faults::{client, socket_of, through, DELAY};
-use table_model_test_utils::proxy::{Fault, Proxy};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use table_model::client::{BulkOperation, TableClient, TableServiceClient};
 use table_model::{Entity, TableName};
 use table_model_arrow::batch::EntitySchema;
 use table_model_datafusion::AzureTable;
+use table_model_test_utils::azurite::endpoint_or_skip;
+use table_model_test_utils::faults::{client, socket_of, through, DELAY};
+use table_model_test_utils::proxy::{Fault, Proxy};
 
 /// More than one page (1,000), so the planner reads its keys in pages: 3 partitions of 800.
 const ENTITIES: usize = 2_400;
@@ -45,10 +45,9 @@ fn canonical_rows(batches: &[RecordBatch]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scans_and_inserts_under_faults_read_and_write_every_entity_once() {
-    let Some(url) = endpoint_or_skip(
-        "DataFusion fault tests",
-        "bash scripts/azurite.sh run cargo test -p table-model-datafusion",
-    ) else {
+    let Some(url) =
+        endpoint_or_skip("DataFusion fault tests", "bash scripts/azurite.sh run cargo test -p table-model-datafusion")
+    else {
         return;
     };
     let seed = std::env::var("TABLE_MODEL_FAULT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED_00DF);

@@ -25,10 +25,7 @@ use table_model_test_utils::azurite::endpoint_or_skip;
 const ENTITIES: usize = 360;
 
 fn endpoint() -> Option<String> {
-    endpoint_or_skip(
-        "DataFusion Azurite tests",
-        "bash scripts/azurite.sh run cargo test -p table-model-datafusion",
-    )
+    endpoint_or_skip("DataFusion Azurite tests", "bash scripts/azurite.sh run cargo test -p table-model-datafusion")
 }
 
 async fn table(tag: &str) -> Option<TableClient> {
