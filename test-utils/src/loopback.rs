@@ -442,3 +442,58 @@ impl Bare {
         reply
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    fn request(target: &str) -> Request {
+        let (method, headers, body) = (http::Method::GET, http::HeaderMap::new(), Bytes::new());
+        Request { method, target: target.to_owned(), headers, body }
+    }
+
+    #[test]
+    fn a_target_splits_into_path_and_query() {
+        assert_eq!(request("/acct/Tables?$top=1&x=%20").path(), "/acct/Tables");
+        assert_eq!(request("/acct/Tables?$top=1&x=%20").query(), "$top=1&x=%20");
+        assert_eq!(request("/acct/Tables").query(), "");
+        assert_eq!(request("http://169.254.169.254/metadata?a=b").path(), "http://169.254.169.254/metadata");
+    }
+
+    #[tokio::test]
+    async fn a_server_answers_with_its_handler_and_records_each_request() {
+        let server = Server::http(|r: &Request| reply(201, &[("x-seen", r.path())], r.body.clone())).await;
+        let mut stream = TcpStream::connect(("127.0.0.1", server.port())).await.unwrap();
+        let sent = "POST /acct/People?a=1 HTTP/1.1\r\nhost: t\r\nx-test: yes\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello";
+        stream.write_all(sent.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).await.unwrap();
+
+        assert!(answer.starts_with("HTTP/1.1 201 Created\r\n"), "{answer}");
+        assert!(answer.contains("x-seen: /acct/People\r\n"), "{answer}");
+        assert!(answer.contains("x-ms-version: 2019-02-02\r\n"), "{answer}");
+        assert!(answer.ends_with("\r\n\r\nhello"), "{answer}");
+        let seen = server.seen();
+        assert_eq!(seen.len(), 1);
+        assert_eq!((seen[0].method.as_str(), seen[0].target.as_str()), ("POST", "/acct/People?a=1"));
+        assert_eq!(seen[0].header("x-test"), Some("yes"));
+        assert_eq!(seen[0].text(), "hello");
+        assert_eq!(server.connections(), 1);
+        assert_eq!(server.origin(), format!("http://127.0.0.1:{}", server.port()));
+    }
+
+    #[cfg(feature = "tls")]
+    #[test]
+    fn pem_is_base64_in_lines_of_64_between_its_markers() {
+        let der: Vec<u8> = (0..=255).collect();
+        let pem = pem("CERTIFICATE", &der);
+        let lines: Vec<&str> = pem.lines().collect();
+        assert_eq!(lines.first(), Some(&"-----BEGIN CERTIFICATE-----"));
+        assert_eq!(lines.last(), Some(&"-----END CERTIFICATE-----"));
+        let body = &lines[1..lines.len() - 1];
+        assert!(body[..body.len() - 1].iter().all(|l| l.len() == 64), "{body:?}");
+        use base64::Engine as _;
+        assert_eq!(base64::engine::general_purpose::STANDARD.decode(body.concat()).unwrap(), der);
+    }
+}
