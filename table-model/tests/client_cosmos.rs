@@ -1,18 +1,13 @@
 //! The client against a loopback server that plays Cosmos DB for Table (`docs/rules.md` §13): a plain HTTP
-//! hyper server on 127.0.0.1 that records every request (method, path, query, headers, body) and answers the
-//! responses scripted by each test, in the shapes Cosmos DB answers with (its 429 body, DateTimes with fewer
+//! server on 127.0.0.1 (`table_model_test_utils::loopback`) that records every request (method, path, query,
+//! headers, body) and answers the responses scripted by each test, in the shapes Cosmos DB answers with (its 429 body, DateTimes with fewer
 //! than 7 fraction digits, pages that are not sorted and hold more than 1,000 entities). The tests check each
 //! request's shape, what the client makes of the answers, and that what Cosmos DB refuses is never sent.
 #![cfg(all(feature = "client", feature = "derive"))]
 
 use futures::TryStreamExt as _;
-use http_body_util::{BodyExt as _, Full};
-use hyper::body::{Bytes, Incoming};
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use std::collections::{HashSet, VecDeque};
-use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use table_model::client::azure_core::http::{ClientOptions, FixedRetryOptions, RetryOptions};
 use table_model::client::{
     BulkOperation, ErrorKind, QueryOptions, TableClient, TableServiceClient, TableServiceClientOptions,
@@ -22,6 +17,7 @@ use table_model::{
     AccountKey, BatchErrorKind, DateTime, Endpoint, Entity, IfMatch, PartitionKey, Query, RequestErrorKind, RowKey,
     RuleSet, RuleSetErrorKind, ServiceKind, TableEntity, TableName, UpdateMode,
 };
+use table_model_test_utils::loopback;
 
 /// One request as the server received it.
 #[derive(Clone, Debug)]
@@ -61,36 +57,21 @@ struct Script {
     rest: Option<Rest>,
 }
 
-/// The loopback server: runs until the test's runtime ends.
+/// The loopback server: stops when dropped, at the end of the test.
 struct Server {
+    server: loopback::Server,
     port: u16,
-    seen: Arc<Mutex<Vec<Seen>>>,
 }
 
 impl Server {
     async fn start(answers: impl IntoIterator<Item = Answer>, rest: Option<Rest>) -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let script = Arc::new(Mutex::new(Script { answers: answers.into_iter().collect(), rest }));
-        let (seen2, script2) = (seen.clone(), script.clone());
-        tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else { return };
-                let (seen, script) = (seen2.clone(), script2.clone());
-                tokio::spawn(async move {
-                    let service = service_fn(move |request| answer(request, seen.clone(), script.clone()));
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
-        Server { port, seen }
+        let script = Mutex::new(Script { answers: answers.into_iter().collect(), rest });
+        let server = loopback::Server::http(move |request: &loopback::Request| answer(&seen(request), &script)).await;
+        Server { port: server.port(), server }
     }
 
     fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
+        self.server.seen().iter().map(seen).collect()
     }
 
     /// A client of this server as a Cosmos DB for Table account, with short fixed retry delays.
@@ -113,37 +94,36 @@ impl Server {
     }
 }
 
-async fn answer(
-    request: hyper::Request<Incoming>,
-    seen: Arc<Mutex<Vec<Seen>>>,
-    script: Arc<Mutex<Script>>,
-) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
-    let (parts, body) = request.into_parts();
-    let body = body.collect().await.map(|b| b.to_bytes().to_vec()).unwrap_or_default();
-    let request = Seen {
-        method: parts.method.to_string(),
-        path: parts.uri.path().to_owned(),
-        query: parts.uri.query().map(str::to_owned),
-        headers: parts.headers.iter().map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap().to_owned())).collect(),
-        body,
-    };
+/// A request as [`Seen`] records it.
+fn seen(request: &loopback::Request) -> Seen {
+    let headers = request.headers.iter();
+    Seen {
+        method: request.method.to_string(),
+        path: request.path().to_owned(),
+        query: request.target.split_once('?').map(|(_, query)| query.to_owned()),
+        headers: headers.map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap().to_owned())).collect(),
+        body: request.body.to_vec(),
+    }
+}
+
+/// The next scripted answer, or `rest`'s answer to the request once the script is done.
+fn answer(request: &Seen, script: &Mutex<Script>) -> loopback::Response {
     let answer = {
         let mut script = script.lock().unwrap();
         match (script.answers.pop_front(), script.rest) {
             (Some(answer), _) => answer,
-            (None, Some(rest)) => rest(&request),
+            (None, Some(rest)) => rest(request),
             (None, None) => Answer::new(599, &[], "no answer scripted"),
         }
     };
-    seen.lock().unwrap().push(request);
-    let mut response = hyper::Response::builder()
+    let mut response = http::Response::builder()
         .status(answer.status)
         .header("x-ms-request-id", "3f2c8f4e-0000-0000-0000-000000000000")
         .header("x-ms-version", "2019-02-02");
     for (name, value) in answer.headers {
         response = response.header(name, value);
     }
-    Ok(response.body(Full::new(Bytes::from(answer.body))).unwrap())
+    response.body(answer.body.into()).unwrap()
 }
 
 const JSON: &str = "application/json;odata=minimalmetadata";
