@@ -326,10 +326,10 @@ impl Crate {
                 |m: &ModPath| (m.len() > parent.len() && m.starts_with(parent)).then(|| m[..=parent.len()].to_vec());
             let mut graph: BTreeMap<ModPath, BTreeMap<ModPath, Vec<&Edge>>> = BTreeMap::new();
             for edge in &self.edges {
-                if let (Some(a), Some(b)) = (child_of(&edge.from), child_of(&edge.to)) {
-                    if a != b {
-                        graph.entry(a).or_default().entry(b).or_default().push(edge);
-                    }
+                if let (Some(a), Some(b)) = (child_of(&edge.from), child_of(&edge.to))
+                    && a != b
+                {
+                    graph.entry(a).or_default().entry(b).or_default().push(edge);
                 }
             }
             let among = match parent.is_empty() {
@@ -375,17 +375,17 @@ impl Crate {
             }
         }
         for edge in self.edges.iter().filter(|e| !e.from.is_empty()) {
-            if let (Some(&from), Some(&to)) = (rank.get(&edge.from[0]), rank.get(&edge.to[0])) {
-                if to > from {
-                    problems.push(format!(
-                        "`{}` ({}) uses `{}` ({}), a layer above: {}",
-                        show(&edge.from),
-                        layers[from],
-                        show(&edge.to),
-                        layers[to],
-                        edge.site
-                    ));
-                }
+            if let (Some(&from), Some(&to)) = (rank.get(&edge.from[0]), rank.get(&edge.to[0]))
+                && to > from
+            {
+                problems.push(format!(
+                    "`{}` ({}) uses `{}` ({}), a layer above: {}",
+                    show(&edge.from),
+                    layers[from],
+                    show(&edge.to),
+                    layers[to],
+                    edge.site
+                ));
             }
         }
         problems
@@ -629,10 +629,10 @@ fn path_attributes(source: &str) -> BTreeMap<String, String> {
             pending = rest.split('"').next().map(str::to_owned);
         } else if line.starts_with("#[") {
             continue;
-        } else if let Some(p) = pending.take() {
-            if let Some(name) = line.split("mod ").nth(1).and_then(|r| r.strip_suffix(';')) {
-                found.insert(name.trim().to_owned(), p);
-            }
+        } else if let Some(p) = pending.take()
+            && let Some(name) = line.split("mod ").nth(1).and_then(|r| r.strip_suffix(';'))
+        {
+            found.insert(name.trim().to_owned(), p);
         }
     }
     found

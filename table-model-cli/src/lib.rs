@@ -159,14 +159,14 @@ async fn execute(
         let mut out = std::io::stdout().lock();
         return commands::completions::run(*shell, &mut out);
     }
-    if let Command::Schema(args) = &cli.command {
-        if let commands::schema::Source::File(path) = commands::schema::Source::of(&args.source)? {
-            let format = output::Style::choose(cli.json, std::io::stdout().is_terminal());
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            let outcome = commands::schema::run_file(&path, args, format, &mut out)?;
-            out.flush().map_err(CliError::stdout)?;
-            return Ok(outcome);
-        }
+    if let Command::Schema(args) = &cli.command
+        && let commands::schema::Source::File(path) = commands::schema::Source::of(&args.source)?
+    {
+        let format = output::Style::choose(cli.json, std::io::stdout().is_terminal());
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let outcome = commands::schema::run_file(&path, args, format, &mut out)?;
+        out.flush().map_err(CliError::stdout)?;
+        return Ok(outcome);
     }
     let stdout = std::io::stdout();
     let format = output::Style::choose(cli.json, stdout.is_terminal());

@@ -154,10 +154,10 @@ fn check_keys(cx: &Ctxt, cont: &Container, fields: &[Field]) {
         (KeyKind::Row, &cont.attrs.row_key, fields.iter().filter(|f| f.attrs.row_key.is_set()).collect()),
     ] {
         let attr = if kind == KeyKind::Partition { "partition_key" } else { "row_key" };
-        if let Some(lit) = constant.get() {
-            if let Err(e) = key::check(kind, &lit.value()) {
-                cx.error_spanned_by(lit, e);
-            }
+        if let Some(lit) = constant.get()
+            && let Err(e) = key::check(kind, &lit.value())
+        {
+            cx.error_spanned_by(lit, e);
         }
         let mut first = constant.is_set();
         for field in marked {

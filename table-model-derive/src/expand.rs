@@ -68,16 +68,13 @@ fn mentions(tokens: TokenStream, params: &HashSet<String>) -> bool {
 
 /// `Option<X>` written as such gives `X`: the type a property handle compares with.
 fn unwrap_option(ty: &Type) -> &Type {
-    if let Type::Path(p) = ty {
-        if let Some(last) = p.path.segments.last() {
-            if last.ident == "Option" {
-                if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
-                    if let Some(syn::GenericArgument::Type(inner)) = args.args.first() {
-                        return inner;
-                    }
-                }
-            }
-        }
+    if let Type::Path(p) = ty
+        && let Some(last) = p.path.segments.last()
+        && last.ident == "Option"
+        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+        && let Some(syn::GenericArgument::Type(inner)) = args.args.first()
+    {
+        return inner;
     }
     ty
 }

@@ -47,10 +47,10 @@ impl Collector {
                             if header.trim().is_empty() {
                                 break;
                             }
-                            if let Some((name, value)) = header.split_once(':') {
-                                if name.eq_ignore_ascii_case("content-length") {
-                                    length = value.trim().parse().unwrap();
-                                }
+                            if let Some((name, value)) = header.split_once(':')
+                                && name.eq_ignore_ascii_case("content-length")
+                            {
+                                length = value.trim().parse().unwrap();
                             }
                         }
                         let mut body = vec![0; length];

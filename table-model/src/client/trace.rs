@@ -366,10 +366,10 @@ impl Policy for ServiceRequestIdPolicy {
         let response = next[0].send(ctx, request, &next[1..]).await?;
         if let Some(span) = ctx.value::<Arc<dyn Span>>() {
             const REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-request-id");
-            if let Some(id) = find_header(response.headers(), &REQUEST_ID) {
-                if span.is_recording() {
-                    span.set_attribute(AZ_SERVICE_REQUEST_ID, id.to_owned().into());
-                }
+            if let Some(id) = find_header(response.headers(), &REQUEST_ID)
+                && span.is_recording()
+            {
+                span.set_attribute(AZ_SERVICE_REQUEST_ID, id.to_owned().into());
             }
         }
         Ok(response)
