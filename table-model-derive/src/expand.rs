@@ -8,13 +8,15 @@
 //! `JsonField`, ...), never through a generic helper's bound: every use of the type is then the same obligation
 //! at the same span, which the compiler reports once, so a field gets one error and no follow-ups
 //! (`tests/ui/one-error-per-field.rs`).
+//!
+//! Layer: expand.
 
 mod enums;
 mod json;
 
 use crate::ast::{Container, Data, Derive, Field, Role};
 use crate::ctxt::Ctxt;
-use crate::{check, fallback};
+use crate::{attr, check, fallback};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use std::collections::HashSet;
@@ -23,7 +25,10 @@ use syn::{DeriveInput, GenericParam, Generics, Type, WherePredicate};
 
 pub fn derive(input: &DeriveInput, derive: Derive) -> TokenStream {
     let cx = Ctxt::new();
-    let cont = Container::from_syn(&cx, input, derive);
+    let attrs = attr::Container::from_attrs(&cx, &input.attrs);
+    // The stubs after an error need the crate path too, when the rest of the input is not read.
+    let krate = attrs.krate();
+    let cont = Container::from_syn(&cx, input, attrs, derive);
     if let Some(cont) = &cont {
         check::check(&cx, cont);
     }
@@ -34,21 +39,10 @@ pub fn derive(input: &DeriveInput, derive: Derive) -> TokenStream {
         },
         (Err(errors), _) => {
             let mut out = errors.into_compile_error();
-            out.extend(fallback::stub(input, derive));
+            out.extend(fallback::stub(input, derive, &krate));
             out
         }
         (Ok(()), None) => unreachable!("from_syn records an error when it returns None"),
-    }
-}
-
-/// The path of the runtime crate: `#[table(crate = "...")]` or `::table_model`.
-pub fn krate(input: &DeriveInput) -> TokenStream {
-    let cx = Ctxt::new();
-    let attrs = crate::attr::Container::from_attrs(&cx, &input.attrs);
-    let _ = cx.check();
-    match attrs.crate_path.get() {
-        Some(path) => path.to_token_stream(),
-        None => quote!(::table_model),
     }
 }
 
@@ -233,8 +227,8 @@ fn write_stmt(cx: &Ctx, field: &Field) -> TokenStream {
 fn default_fn(field: &Field) -> Option<TokenStream> {
     let ty = field.ty;
     field.attrs.default.get().map(|d| match d {
-        crate::attr::Default::Trait => quote_spanned!(ty.span()=> <#ty as __tm::Default>::default),
-        crate::attr::Default::Path(path) => quote!(#path),
+        attr::Default::Trait => quote_spanned!(ty.span()=> <#ty as __tm::Default>::default),
+        attr::Default::Path(path) => quote!(#path),
     })
 }
 
@@ -436,7 +430,7 @@ fn bounded_generics(cx: &Ctx, fields: &[Field]) -> Generics {
             Role::Json => quote!(#private::JsonField),
             Role::Property { .. } => quote!(#private::EdmField),
         };
-        let bound = if field.attrs.default.get().is_some_and(|d| matches!(d, crate::attr::Default::Trait))
+        let bound = if field.attrs.default.get().is_some_and(|d| matches!(d, attr::Default::Trait))
             && !matches!(field.role(), Role::Skip)
         {
             quote!(#bound + __tm::Default)
@@ -484,7 +478,7 @@ fn is_generic_early(cont: &Container) -> bool {
 }
 
 fn expand_struct(cont: &Container) -> TokenStream {
-    let cx = Ctx { krate: krate(cont.original), derive: cont.derive, cont };
+    let cx = Ctx { krate: cont.attrs.krate(), derive: cont.derive, cont };
     let krate = &cx.krate;
     let private = private();
     let ident = cont.ident;
