@@ -31,6 +31,8 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Layer: entities.
 
 use crate::error::{Error, ErrorKind};
 use crate::mapping::{self, ColumnKind, OVERFLOW_COLUMN, OVERFLOW_KEY, PARTITION_KEY, ROW_KEY, TIMESTAMP};

@@ -51,6 +51,8 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Layer: codec.
 
 use crate::pushdown::KeyList;
 use crate::{AzureKeysExec, AzureScanExec, AzureTable};
