@@ -31,8 +31,8 @@ use std::path::Path;
 /// Each crate checked, with its layers bottom up and how many modules and uses it has at least (a check of the
 /// reader: it found the crate, not next to nothing).
 const CRATES: [(&str, &[&str], usize, usize); 8] = [
-    // The rules both the runtime and the derive check names and keys with: the limits and the text they count
-    // in, then the rules themselves.
+    // The rules both the runtime and the derive check names and keys with: the limits, UTF-8 helpers and how a
+    // value is shown in a message, then the rules themselves.
     ("table-model-rules", &["base", "rules"], 8, 30),
     ("table-model", &["rules", "model", "wire", "requests", "client"], 40, 300),
     // The derive: the error collection and name cases, the parsed input, its checks, then the generated code.
@@ -45,9 +45,9 @@ const CRATES: [(&str, &[&str], usize, usize); 8] = [
     // Arrow: the error, the EDM to Arrow mapping, entities as Arrow (a schema inferred from them, record
     // batches of them and back), then Parquet files of entities.
     ("table-model-arrow", &["base", "mapping", "entities", "files"], 5, 15),
-    // The SQL provider (the crate root, `AzureTable`): the translation of filters, the execution plans, then
-    // the codec that carries the table and its plans to other machines.
-    ("table-model-datafusion", &["parts", "plans", "codec"], 6, 10),
+    // The SQL provider: the translation of filters, the execution plans, the provider (`AzureTable`), then the
+    // codec that carries the table and its plans to other machines.
+    ("table-model-datafusion", &["parts", "plans", "provider", "codec"], 7, 15),
     // The fuzz targets' bodies, each on its own.
     ("fuzz-targets", &["targets"], 4, 10),
 ];
