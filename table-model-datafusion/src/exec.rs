@@ -1,5 +1,7 @@
 //! The physical scan: [`AzureScanExec`], one partition per key range, each a query of its own following its own
 //! continuations, one record batch per page.
+//!
+//! Layer: plans.
 
 use datafusion::arrow::array::{Array as _, ArrayRef, UInt32Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};

@@ -3,6 +3,8 @@
 //! service of `#[table(service = "...")]`), the property count. The
 //! names, keys and table name are checked with `table_model_rules`, the code the runtime crate runs, and the
 //! errors carry its messages.
+//!
+//! Layer: check.
 
 use crate::ast::{Container, Data, Derive, Field, Variant};
 use crate::attr::Attr;
