@@ -416,10 +416,11 @@ impl BatchBuilder {
 /// The property column named `name`, the `position`-th property of its entity: the column the same position
 /// had last time when the name is its, else a hash lookup, which becomes the guess.
 fn column(schema: &EntitySchema, order: &mut Vec<usize>, position: usize, name: &str) -> Option<usize> {
-    if let Some(&p) = order.get(position) {
-        if p != NO_GUESS && schema.properties[p].1.as_str() == name {
-            return Some(p);
-        }
+    if let Some(&p) = order.get(position)
+        && p != NO_GUESS
+        && schema.properties[p].1.as_str() == name
+    {
+        return Some(p);
     }
     let found = schema.by_name.get(name).copied();
     // Guesses for as many positions as an entity has properties: the members of a hostile page (`null`s do not

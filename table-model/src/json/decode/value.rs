@@ -146,14 +146,15 @@ pub(super) fn typed_value(
         (Some(annotated), Some(expected)) if annotated != expected => {
             // An Int32 where the hints expect a wider number is widened, as at minimalmetadata, where Int32
             // carries no annotation and the hint types the bare integer.
-            if annotated == EdmType::Int32 && matches!(expected, EdmType::Int64 | EdmType::Double) {
-                if let EdmValue::Int32(v) = typed(EdmType::Int32, raw)? {
-                    return Ok(if expected == EdmType::Int64 {
-                        EdmValue::Int64(i64::from(v))
-                    } else {
-                        EdmValue::Double(f64::from(v))
-                    });
-                }
+            if annotated == EdmType::Int32
+                && matches!(expected, EdmType::Int64 | EdmType::Double)
+                && let EdmValue::Int32(v) = typed(EdmType::Int32, raw)?
+            {
+                return Ok(if expected == EdmType::Int64 {
+                    EdmValue::Int64(i64::from(v))
+                } else {
+                    EdmValue::Double(f64::from(v))
+                });
             }
             Err(DecodeError::new(DecodeErrorKind::HintMismatch { annotated, expected }))
         }
