@@ -1,5 +1,7 @@
 //! Where the service is and how to authorize: [`ConnectionString::parse`], [`Endpoint::parse`],
 //! [`SasToken::new`]; and the requests built on what they accept.
+//!
+//! Layer: targets.
 
 use crate::text;
 use table_model::response::{Continuation, TableContinuation};

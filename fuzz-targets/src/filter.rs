@@ -1,6 +1,8 @@
 //! `$filter` literals: any string compared with a property renders as one OData string literal that reads
 //! back as the string (`docs/rules.md` §7.2); and `$filter` text: whatever parses renders, and reads back
 //! (`docs/rules.md` §7.1).
+//!
+//! Layer: targets.
 
 use crate::text;
 use table_model::filter::{prefix_upper_bound, Filter};

@@ -1,5 +1,7 @@
 //! Entities and query pages, dynamic ([`decode_entity`], [`decode_query`]) and typed (`#[derive(TableEntity)]`
 //! structs' `from_json` and `from_json_query`), each re-encoded and read again at every metadata level.
+//!
+//! Layer: targets.
 
 use serde_json::{Map, Value};
 use std::cmp::Reverse;

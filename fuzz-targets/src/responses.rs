@@ -1,5 +1,7 @@
 //! Whole HTTP responses: a batch's answer ([`response::batch`]), an error ([`response::error`]) and a table
 //! listing ([`response::tables`]), built from the fuzzer's bytes.
+//!
+//! Layer: targets.
 
 use http::header::{HeaderValue, CONTENT_TYPE};
 use http::Response;

@@ -1,5 +1,7 @@
 //! Text a caller keeps or receives and reads back: [`DateTime::parse`], the key decoders of
 //! [`table_model::key`], and continuation tokens.
+//!
+//! Layer: targets.
 
 use crate::text;
 use std::cmp::Reverse;

@@ -1,4 +1,6 @@
 //! The error of every operation of the crate: [`Error`], and what it is about, [`ErrorKind`].
+//!
+//! Layer: base.
 
 use std::fmt;
 

@@ -29,6 +29,8 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Layer: entities.
 
 use crate::error::Error;
 use crate::mapping::{ColumnKind, OVERFLOW_COLUMN, OVERFLOW_KEY, PARTITION_KEY, ROW_KEY, TIMESTAMP};

@@ -55,6 +55,8 @@
 //! assert_eq!(ColumnKind::for_types(&[EdmType::Int32, EdmType::String]), ColumnKind::Text);
 //! # Ok::<(), table_model_arrow::Error>(())
 //! ```
+//!
+//! Layer: mapping.
 
 use crate::error::Error;
 use arrow_schema::{DataType, Field, TimeUnit};

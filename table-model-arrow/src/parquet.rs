@@ -22,6 +22,8 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Layer: files.
 
 use crate::batch::{self, BatchBuilder, EntitySchema};
 use crate::error::Error;

@@ -29,6 +29,11 @@ pub struct Cli {
     /// Give up a try that has no answer after this many seconds (another follows while retries remain)
     #[arg(long, global = true, value_name = "SECONDS", default_value = "60", value_parser = clap::value_parser!(u64).range(1..))]
     pub try_timeout: u64,
+    /// Send the client's spans (a span per call, per try, per transaction) to this OpenTelemetry collector over
+    /// OTLP/HTTP, such as http://localhost:4318; headers from OTEL_EXPORTER_OTLP_HEADERS
+    #[cfg(feature = "otlp")]
+    #[arg(long, global = true, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

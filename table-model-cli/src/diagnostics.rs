@@ -11,15 +11,24 @@ use std::time::Duration;
 use table_model::client::azure_core::tracing::TracerProvider;
 use table_model::client::trace::{self, EndedSpan, SpanHook};
 
-/// The tracer provider of a run: the notices, and with `verbose` the rest. `try_timeout` is the client's: a try
-/// abandoned after it is one that got no answer (one abandoned sooner was dropped by its caller, which had what it
-/// needed or stopped).
-pub fn tracer(verbose: bool, try_timeout: Duration) -> Arc<dyn TracerProvider> {
-    SpanHook::new(move |span| {
+/// The tracer provider of a run: the notices, and with `verbose` the rest, each span also recorded by `export`
+/// if given (`--otlp-endpoint`: the collector's, see `telemetry`). `try_timeout` is the client's: a try abandoned
+/// after it is one that got no answer (one abandoned sooner was dropped by its caller, which had what it needed or
+/// stopped).
+pub fn tracer(
+    verbose: bool,
+    try_timeout: Duration,
+    export: Option<Arc<dyn TracerProvider>>,
+) -> Arc<dyn TracerProvider> {
+    let say = move |span: &EndedSpan<'_>| {
         if let Some(line) = line(span, verbose, try_timeout) {
             eprintln!("tablectl: {line}");
         }
-    })
+    };
+    match export {
+        Some(export) => SpanHook::around(export, say),
+        None => SpanHook::new(say),
+    }
 }
 
 /// What a span says on stderr, if anything.

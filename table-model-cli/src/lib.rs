@@ -30,12 +30,16 @@ pub mod progress;
 #[cfg(feature = "sql")]
 pub mod rows;
 pub mod rust_struct;
+#[cfg(feature = "otlp")]
+pub mod telemetry;
 
 use clap::Parser as _;
 use cli::{Cli, Command};
 use commands::Context;
 use error::{CliError, Outcome};
 use std::io::{IsTerminal as _, Write as _};
+use std::sync::Arc;
+use table_model::client::azure_core::tracing::TracerProvider;
 use table_model_transfer::progress::Operation;
 use table_model_transfer::CancellationToken;
 
@@ -55,6 +59,18 @@ pub fn main(abort_after: Option<u64>) -> std::process::ExitCode {
 /// Runs a parsed command line, given the value of [`endpoint::CONNECTION_STRING_VAR`]; an error is printed on
 /// stderr as `tablectl: <message>`.
 pub fn run(cli: Cli, connection_string_var: Option<String>, abort_after: Option<u64>) -> Outcome {
+    #[cfg(feature = "otlp")]
+    let collector = match cli.otlp_endpoint.as_deref().map(telemetry::Collector::start).transpose() {
+        Ok(collector) => collector,
+        Err(e) => {
+            eprintln!("tablectl: {e}");
+            return e.outcome();
+        }
+    };
+    #[cfg(feature = "otlp")]
+    let export = collector.as_ref().map(telemetry::Collector::tracer_provider);
+    #[cfg(not(feature = "otlp"))]
+    let export = None;
     // One thread does for requests and files; SQL's partitions, aggregates and joins are work for every core.
     let mut runtime = match &cli.command {
         #[cfg(feature = "sql")]
@@ -65,7 +81,12 @@ pub fn run(cli: Cli, connection_string_var: Option<String>, abort_after: Option<
         .enable_all()
         .build()
         .map_err(|e| CliError::failed(format!("cannot start the async runtime: {e}")))
-        .and_then(|runtime| runtime.block_on(execute(&cli, connection_string_var, abort_after)));
+        .and_then(|runtime| runtime.block_on(execute(&cli, export, connection_string_var, abort_after)));
+    // Spans still batched go to the collector now; one that did not take them is said, the outcome unchanged.
+    #[cfg(feature = "otlp")]
+    if let Some(warning) = collector.and_then(telemetry::Collector::finish) {
+        eprintln!("tablectl: {warning}");
+    }
     match result {
         Ok(outcome) => outcome,
         Err(e) => {
@@ -78,12 +99,17 @@ pub fn run(cli: Cli, connection_string_var: Option<String>, abort_after: Option<
 }
 
 /// The client's options of a run: the service kind (`--service-kind`), the per-try timeout (`--try-timeout`), and
-/// the tracer provider that says on stderr what the calls meet ([`diagnostics`], more with `--verbose`).
-fn client_options(cli: &Cli, kind: Option<table_model::ServiceKind>) -> table_model::client::TableServiceClientOptions {
+/// the tracer provider that says on stderr what the calls meet ([`diagnostics`], more with `--verbose`) and sends
+/// the spans to `export` if given (`--otlp-endpoint`).
+fn client_options(
+    cli: &Cli,
+    kind: Option<table_model::ServiceKind>,
+    export: Option<Arc<dyn TracerProvider>>,
+) -> table_model::client::TableServiceClientOptions {
     use table_model::client::azure_core::http::{ClientOptions, InstrumentationOptions};
     let try_timeout = std::time::Duration::from_secs(cli.try_timeout);
     let instrumentation =
-        InstrumentationOptions { tracer_provider: Some(diagnostics::tracer(cli.verbose, try_timeout)) };
+        InstrumentationOptions { tracer_provider: Some(diagnostics::tracer(cli.verbose, try_timeout, export)) };
     table_model::client::TableServiceClientOptions {
         service_kind: kind,
         try_timeout: Some(try_timeout),
@@ -121,6 +147,7 @@ fn stop_on_ctrl_c(operation: Operation, cancel: CancellationToken) {
 
 async fn execute(
     cli: &Cli,
+    export: Option<Arc<dyn TracerProvider>>,
     connection_string_var: Option<String>,
     abort_after: Option<u64>,
 ) -> Result<Outcome, CliError> {
@@ -132,14 +159,14 @@ async fn execute(
         let mut out = std::io::stdout().lock();
         return commands::completions::run(*shell, &mut out);
     }
-    if let Command::Schema(args) = &cli.command {
-        if let commands::schema::Source::File(path) = commands::schema::Source::of(&args.source)? {
-            let format = output::Style::choose(cli.json, std::io::stdout().is_terminal());
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            let outcome = commands::schema::run_file(&path, args, format, &mut out)?;
-            out.flush().map_err(CliError::stdout)?;
-            return Ok(outcome);
-        }
+    if let Command::Schema(args) = &cli.command
+        && let commands::schema::Source::File(path) = commands::schema::Source::of(&args.source)?
+    {
+        let format = output::Style::choose(cli.json, std::io::stdout().is_terminal());
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let outcome = commands::schema::run_file(&path, args, format, &mut out)?;
+        out.flush().map_err(CliError::stdout)?;
+        return Ok(outcome);
     }
     let stdout = std::io::stdout();
     let format = output::Style::choose(cli.json, stdout.is_terminal());
@@ -148,7 +175,7 @@ async fn execute(
         // A file is checked without an endpoint; only a table needs one.
         let connect = || {
             let source = endpoint::resolve(&cli.endpoint, connection_string_var)?;
-            let service = endpoint::connect_with(&source, client_options(cli, kind))?;
+            let service = endpoint::connect_with(&source, client_options(cli, kind, export.clone()))?;
             Ok(Context { service, format, json: cli.json, cancel: cancel.clone(), abort_after })
         };
         let control = commands::control(Operation::Validate, &cancel, abort_after);
@@ -158,11 +185,11 @@ async fn execute(
         return Ok(outcome);
     }
     let global = endpoint::resolve(&cli.endpoint, connection_string_var)
-        .and_then(|source| endpoint::connect_with(&source, client_options(cli, kind)));
+        .and_then(|source| endpoint::connect_with(&source, client_options(cli, kind, export.clone())));
     // `copy` has an endpoint on each side, each the global one unless given.
     let (service, copy_source) = match &cli.command {
         Command::Copy(args) => {
-            let (from, to) = commands::copy::endpoints(args, global, &client_options(cli, kind))?;
+            let (from, to) = commands::copy::endpoints(args, global, &client_options(cli, kind, export.clone()))?;
             (to, Some(from))
         }
         _ => (global?, None),

@@ -136,10 +136,10 @@ impl table_model_transfer::progress::Progress for Rendered {
             }
             Event::Notice(text) => eprintln!("tablectl: note: {text}"),
             Event::Finished => {
-                if let Ok(mut slot) = self.line.lock() {
-                    if let Some(line) = slot.take() {
-                        line.finish();
-                    }
+                if let Ok(mut slot) = self.line.lock()
+                    && let Some(line) = slot.take()
+                {
+                    line.finish();
                 }
             }
             _ => {}

@@ -18,6 +18,8 @@
 //!   cannot be set (an update keeps its entity's keys), nor `Timestamp` (the server's) nor `@overflow`. A
 //!   column that is set loses the exact value `@overflow` kept for it (a 100 ns digit, a value of another type):
 //!   its new value is the column's.
+//!
+//! Layer: plans.
 
 use datafusion::arrow::array::{Array as _, ArrayRef, BooleanArray, RecordBatch, UInt64Array};
 use datafusion::arrow::compute::{and, cast};

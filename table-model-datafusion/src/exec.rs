@@ -1,5 +1,7 @@
 //! The physical scan: [`AzureScanExec`], one partition per key range, each a query of its own following its own
 //! continuations, one record batch per page.
+//!
+//! Layer: plans.
 
 use datafusion::arrow::array::{Array as _, ArrayRef, UInt32Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -123,7 +125,7 @@ impl AzureScanExec {
     /// The record batches of one query (the scan's, with a range's or a key's comparisons joined to its
     /// filter), a batch per page, stopping at the scan's limit. Each page's JSON is decoded straight into the
     /// batch's columns ([`BatchBuilder::push_page`]).
-    pub(crate) fn read(&self, query: &Query) -> Result<impl Stream<Item = Result<RecordBatch>> + Send + 'static> {
+    pub(crate) fn read(&self, query: &Query) -> Result<impl Stream<Item = Result<RecordBatch>> + Send + use<>> {
         let pages = self.table.query_raw(query, None).map_err(external)?;
         let builder = BatchBuilder::new(self.read.clone());
         let output: Arc<[usize]> = self.output.clone().into();

@@ -1,5 +1,7 @@
 //! The scan of a key `IN` list split into point queries: [`AzureKeysExec`], each value of the list its own query
 //! (the scan's `$filter` and `key eq 'value'`), the queries shared among the partitions in key order.
+//!
+//! Layer: plans.
 
 use crate::exec::{index_source, source_indices, with_new_source, AzureScanExec, IndexSourced};
 use crate::pushdown::KeyList;

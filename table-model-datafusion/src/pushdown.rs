@@ -44,6 +44,8 @@
 //!   the table scanned once. It is `Exact`. A `RowKey` list is split only when `PartitionKey = '…'` is pushed
 //!   too (each query then reads at most one entity): alone, each `RowKey eq 'v'` would scan the table. A longer
 //!   list, or one that cannot be split, is left to DataFusion over one scan.
+//!
+//! Layer: parts.
 
 use datafusion::arrow::datatypes::Schema;
 use datafusion::common::ScalarValue;

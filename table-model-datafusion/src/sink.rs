@@ -41,6 +41,8 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Layer: plans.
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;

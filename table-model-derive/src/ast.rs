@@ -1,5 +1,7 @@
 //! The derive's view of the input: the container, its fields or variants, their parsed attributes and the
 //! property names they end up with. Keeps references to the `syn` items for spans.
+//!
+//! Layer: parse.
 
 use crate::attr;
 use crate::case::RenameRule;
@@ -81,9 +83,10 @@ pub enum Role<'a> {
 }
 
 impl<'a> Container<'a> {
-    /// The IR, or `None` (with the error recorded) for a shape the derive does not support.
-    pub fn from_syn(cx: &Ctxt, input: &'a DeriveInput, derive: Derive) -> Option<Self> {
-        let attrs = attr::Container::from_attrs(cx, &input.attrs);
+    /// The IR of `input`, whose container attributes are `attrs` (parsed first, so that the crate path is
+    /// known even when the rest fails); or `None` (with the error recorded) for a shape the derive does not
+    /// support.
+    pub fn from_syn(cx: &Ctxt, input: &'a DeriveInput, attrs: attr::Container, derive: Derive) -> Option<Self> {
         let name = derive.trait_name();
         let data = match (&input.data, derive) {
             (SynData::Struct(s), Derive::Entity | Derive::Properties) => {

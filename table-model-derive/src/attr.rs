@@ -1,11 +1,13 @@
 //! Parsing of `#[table(...)]` attributes into typed structs. Parsers return no `Result`: a bad attribute is
 //! recorded in the [`Ctxt`] and skipped, so that the user sees every problem in one build. Checks of one
 //! attribute's value live here; checks across attributes and fields live in `check.rs`.
+//!
+//! Layer: parse.
 
 use crate::case::RenameRule;
 use crate::ctxt::Ctxt;
 use proc_macro2::TokenStream;
-use quote::ToTokens;
+use quote::{quote, ToTokens};
 use syn::meta::ParseNestedMeta;
 use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Token};
 use table_model_rules::{EdmType, RuleSet};
@@ -89,6 +91,14 @@ pub struct Container {
 }
 
 impl Container {
+    /// The path of the runtime crate in the generated code: `#[table(crate = "...")]`, else `::table_model`.
+    pub fn krate(&self) -> TokenStream {
+        match self.crate_path.get() {
+            Some(path) => path.to_token_stream(),
+            None => quote!(::table_model),
+        }
+    }
+
     /// The rules of `#[table(service = "...")]`; Azure Table Storage's by default.
     pub fn rules(&self) -> RuleSet {
         self.service.get().copied().unwrap_or_default()

@@ -1,5 +1,7 @@
 //! `rename_all` rules, with serde's names and conventions: fields are read as snake_case, variants as
 //! PascalCase.
+//!
+//! Layer: base.
 
 use std::fmt::Write as _;
 

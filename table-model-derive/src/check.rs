@@ -3,6 +3,8 @@
 //! service of `#[table(service = "...")]`), the property count. The
 //! names, keys and table name are checked with `table_model_rules`, the code the runtime crate runs, and the
 //! errors carry its messages.
+//!
+//! Layer: check.
 
 use crate::ast::{Container, Data, Derive, Field, Variant};
 use crate::attr::Attr;
@@ -154,10 +156,10 @@ fn check_keys(cx: &Ctxt, cont: &Container, fields: &[Field]) {
         (KeyKind::Row, &cont.attrs.row_key, fields.iter().filter(|f| f.attrs.row_key.is_set()).collect()),
     ] {
         let attr = if kind == KeyKind::Partition { "partition_key" } else { "row_key" };
-        if let Some(lit) = constant.get() {
-            if let Err(e) = key::check(kind, &lit.value()) {
-                cx.error_spanned_by(lit, e);
-            }
+        if let Some(lit) = constant.get()
+            && let Err(e) = key::check(kind, &lit.value())
+        {
+            cx.error_spanned_by(lit, e);
         }
         let mut first = constant.is_set();
         for field in marked {

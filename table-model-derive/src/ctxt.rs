@@ -1,5 +1,7 @@
 //! Error collection: every stage records its errors here and carries on, so that one build reports every
 //! problem of a struct (serde_derive's `Ctxt`).
+//!
+//! Layer: base.
 
 use quote::ToTokens;
 use std::cell::RefCell;

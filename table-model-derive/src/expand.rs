@@ -8,13 +8,16 @@
 //! `JsonField`, ...), never through a generic helper's bound: every use of the type is then the same obligation
 //! at the same span, which the compiler reports once, so a field gets one error and no follow-ups
 //! (`tests/ui/one-error-per-field.rs`).
+//!
+//! Layer: expand.
 
+mod entity;
 mod enums;
 mod json;
 
 use crate::ast::{Container, Data, Derive, Field, Role};
 use crate::ctxt::Ctxt;
-use crate::{check, fallback};
+use crate::{attr, check, fallback};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use std::collections::HashSet;
@@ -23,7 +26,10 @@ use syn::{DeriveInput, GenericParam, Generics, Type, WherePredicate};
 
 pub fn derive(input: &DeriveInput, derive: Derive) -> TokenStream {
     let cx = Ctxt::new();
-    let cont = Container::from_syn(&cx, input, derive);
+    let attrs = attr::Container::from_attrs(&cx, &input.attrs);
+    // The stubs after an error need the crate path too, when the rest of the input is not read.
+    let krate = attrs.krate();
+    let cont = Container::from_syn(&cx, input, attrs, derive);
     if let Some(cont) = &cont {
         check::check(&cx, cont);
     }
@@ -34,21 +40,10 @@ pub fn derive(input: &DeriveInput, derive: Derive) -> TokenStream {
         },
         (Err(errors), _) => {
             let mut out = errors.into_compile_error();
-            out.extend(fallback::stub(input, derive));
+            out.extend(fallback::stub(input, derive, &krate));
             out
         }
         (Ok(()), None) => unreachable!("from_syn records an error when it returns None"),
-    }
-}
-
-/// The path of the runtime crate: `#[table(crate = "...")]` or `::table_model`.
-pub fn krate(input: &DeriveInput) -> TokenStream {
-    let cx = Ctxt::new();
-    let attrs = crate::attr::Container::from_attrs(&cx, &input.attrs);
-    let _ = cx.check();
-    match attrs.crate_path.get() {
-        Some(path) => path.to_token_stream(),
-        None => quote!(::table_model),
     }
 }
 
@@ -68,16 +63,13 @@ fn mentions(tokens: TokenStream, params: &HashSet<String>) -> bool {
 
 /// `Option<X>` written as such gives `X`: the type a property handle compares with.
 fn unwrap_option(ty: &Type) -> &Type {
-    if let Type::Path(p) = ty {
-        if let Some(last) = p.path.segments.last() {
-            if last.ident == "Option" {
-                if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
-                    if let Some(syn::GenericArgument::Type(inner)) = args.args.first() {
-                        return inner;
-                    }
-                }
-            }
-        }
+    if let Type::Path(p) = ty
+        && let Some(last) = p.path.segments.last()
+        && last.ident == "Option"
+        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+        && let Some(syn::GenericArgument::Type(inner)) = args.args.first()
+    {
+        return inner;
     }
     ty
 }
@@ -233,8 +225,8 @@ fn write_stmt(cx: &Ctx, field: &Field) -> TokenStream {
 fn default_fn(field: &Field) -> Option<TokenStream> {
     let ty = field.ty;
     field.attrs.default.get().map(|d| match d {
-        crate::attr::Default::Trait => quote_spanned!(ty.span()=> <#ty as __tm::Default>::default),
-        crate::attr::Default::Path(path) => quote!(#path),
+        attr::Default::Trait => quote_spanned!(ty.span()=> <#ty as __tm::Default>::default),
+        attr::Default::Path(path) => quote!(#path),
     })
 }
 
@@ -436,7 +428,7 @@ fn bounded_generics(cx: &Ctx, fields: &[Field]) -> Generics {
             Role::Json => quote!(#private::JsonField),
             Role::Property { .. } => quote!(#private::EdmField),
         };
-        let bound = if field.attrs.default.get().is_some_and(|d| matches!(d, crate::attr::Default::Trait))
+        let bound = if field.attrs.default.get().is_some_and(|d| matches!(d, attr::Default::Trait))
             && !matches!(field.role(), Role::Skip)
         {
             quote!(#bound + __tm::Default)
@@ -479,411 +471,117 @@ fn bare_params(generics: &Generics) -> (TokenStream, TokenStream) {
     }
 }
 
-fn is_generic_early(cont: &Container) -> bool {
-    !cont.original.generics.params.is_empty()
+/// What the `TableEntity` and `TableProperties` impls of a struct share: the statements and expressions of its
+/// fields, their schema entries, the `const` checks and the impl's generics.
+struct StructParts<'a> {
+    fields: &'a [Field<'a>],
+    generics: Generics,
+    /// Each field written into `__entity`.
+    writes: Vec<TokenStream>,
+    /// `__field0`, `__field1`, ...: each field's value read from `__entity`, before `Self` is built.
+    vars: Vec<Ident>,
+    reads: Vec<TokenStream>,
+    members: Vec<&'a Ident>,
+    schema_fields: Vec<TokenStream>,
+    checks: Option<TokenStream>,
+    /// Each field written into the JSON body `__w`.
+    json_writes: Vec<TokenStream>,
+    is_generic: bool,
+}
+
+impl<'a> StructParts<'a> {
+    fn new(cx: &Ctx<'a>) -> Self {
+        let fields = fields(cx.cont);
+        StructParts {
+            fields,
+            generics: bounded_generics(cx, fields),
+            writes: fields.iter().map(|f| write_stmt(cx, f)).collect(),
+            vars: (0..fields.len()).map(|i| format_ident!("__field{}", i)).collect(),
+            reads: fields.iter().map(|f| read_expr(cx, f)).collect(),
+            members: fields.iter().map(|f| f.ident).collect(),
+            schema_fields: fields.iter().filter_map(|f| field_schema(f)).collect(),
+            checks: const_checks(cx, fields),
+            json_writes: fields.iter().map(|f| json::json_write_stmt(cx, f)).collect(),
+            is_generic: !cx.cont.original.generics.params.is_empty(),
+        }
+    }
+
+    /// The statement that evaluates the `const` checks in each method of a generic impl (whose associated
+    /// `const` is evaluated only where it is used); nothing for an impl that is not generic or has no checks.
+    fn force_check(&self, trait_path: &TokenStream) -> TokenStream {
+        match (&self.checks, self.is_generic) {
+            (Some(_), true) => quote! {
+                #[allow(clippy::let_unit_value)]
+                let () = <Self as #trait_path>::__CHECK;
+            },
+            _ => quote!(),
+        }
+    }
+
+    /// The item that evaluates the `const` checks of an impl that is not generic, when the crate is built.
+    fn eager_check(&self, ident: &Ident, trait_path: &TokenStream) -> TokenStream {
+        match (&self.checks, self.is_generic) {
+            (Some(_), false) => quote!(const _: () = <#ident as #trait_path>::__CHECK;),
+            _ => quote!(),
+        }
+    }
 }
 
 fn expand_struct(cont: &Container) -> TokenStream {
-    let cx = Ctx { krate: krate(cont.original), derive: cont.derive, cont };
-    let krate = &cx.krate;
+    let cx = Ctx { krate: cont.attrs.krate(), derive: cont.derive, cont };
+    let parts = StructParts::new(&cx);
+    match cont.derive {
+        Derive::Properties => wrap(&cx.krate, properties_impl(&cx, &parts)),
+        _ => entity::expand_entity(&cx, &parts),
+    }
+}
+
+/// The `TableProperties` impl of a struct flattened into entities.
+fn properties_impl(cx: &Ctx, parts: &StructParts) -> TokenStream {
     let private = private();
-    let ident = cont.ident;
-    let fields = fields(cont);
-    let generics = bounded_generics(&cx, fields);
-    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let ident = cx.cont.ident;
+    let (impl_generics, ty_generics, where_clause) = parts.generics.split_for_impl();
+    let StructParts { writes, vars, reads, members, schema_fields, checks, json_writes, .. } = parts;
+    let trait_path = quote!(#private::TableProperties);
+    let force = parts.force_check(&trait_path);
+    let eager = parts.eager_check(ident, &trait_path);
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #trait_path for #ident #ty_generics #where_clause {
+            const FIELDS: &'static [#private::FieldSchema] = &[#(#schema_fields),*];
+            #checks
 
-    let writes: Vec<TokenStream> = fields.iter().map(|f| write_stmt(&cx, f)).collect();
-    let vars: Vec<Ident> = (0..fields.len()).map(|i| format_ident!("__field{}", i)).collect();
-    let reads: Vec<TokenStream> = fields.iter().map(|f| read_expr(&cx, f)).collect();
-    let members: Vec<&Ident> = fields.iter().map(|f| f.ident).collect();
-    let schema_fields: Vec<TokenStream> = fields.iter().filter_map(|f| field_schema(f)).collect();
-    let checks = const_checks(&cx, fields);
-    let json_writes: Vec<TokenStream> = fields.iter().map(|f| json::json_write_stmt(&cx, f)).collect();
-    let slots_force = match (&checks, is_generic_early(cont)) {
-        (Some(_), true) => {
-            let (_, ty_generics, _) = generics.split_for_impl();
-            quote! {
-                #[allow(clippy::let_unit_value)]
-                let () = <#ident #ty_generics as #private::TableEntity>::__CHECK;
+            fn write_properties(
+                &self,
+                __entity: &mut #private::Entity,
+                __prefix: &str,
+            ) -> #private::Result<()> {
+                #force
+                #(#writes)*
+                __tm::Ok(())
+            }
+
+            fn read_properties(
+                __entity: &mut #private::Entity,
+                __prefix: &str,
+            ) -> #private::Result<Self> {
+                #force
+                #(let #vars = #reads;)*
+                __tm::Ok(Self { #(#members: #vars),* })
+            }
+
+            fn write_json(
+                &self,
+                __w: &mut #private::BodyWriter,
+                __prefix: &str,
+            ) -> __tm::StdResult<(), #private::EncodeError> {
+                #force
+                #(#json_writes)*
+                __tm::Ok(())
             }
         }
-        _ => quote!(),
-    };
-    let slots_items =
-        if cont.derive == Derive::Entity { json::slots_items(&cx, fields, &generics, &slots_force) } else { quote!() };
-    let capacity = 64 + fields.iter().map(|f| f.name.len() + 32).sum::<usize>();
-    let is_generic = !cont.original.generics.params.is_empty();
-    let force_check = |trait_path: TokenStream| match (&checks, is_generic) {
-        (Some(_), true) => quote! {
-            #[allow(clippy::let_unit_value)]
-            let () = <Self as #trait_path>::__CHECK;
-        },
-        _ => quote!(),
-    };
-    let eager_check = |trait_path: TokenStream| match (&checks, is_generic) {
-        (Some(_), false) => quote!(const _: () = <#ident as #trait_path>::__CHECK;),
-        _ => quote!(),
-    };
-
-    let body = match cont.derive {
-        Derive::Properties => {
-            let trait_path = quote!(#private::TableProperties);
-            let force = force_check(trait_path.clone());
-            let eager = eager_check(trait_path.clone());
-            quote! {
-                #[automatically_derived]
-                impl #impl_generics #trait_path for #ident #ty_generics #where_clause {
-                    const FIELDS: &'static [#private::FieldSchema] = &[#(#schema_fields),*];
-                    #checks
-
-                    fn write_properties(
-                        &self,
-                        __entity: &mut #private::Entity,
-                        __prefix: &str,
-                    ) -> #private::Result<()> {
-                        #force
-                        #(#writes)*
-                        __tm::Ok(())
-                    }
-
-                    fn read_properties(
-                        __entity: &mut #private::Entity,
-                        __prefix: &str,
-                    ) -> #private::Result<Self> {
-                        #force
-                        #(let #vars = #reads;)*
-                        __tm::Ok(Self { #(#members: #vars),* })
-                    }
-
-                    fn write_json(
-                        &self,
-                        __w: &mut #private::BodyWriter,
-                        __prefix: &str,
-                    ) -> __tm::StdResult<(), #private::EncodeError> {
-                        #force
-                        #(#json_writes)*
-                        __tm::Ok(())
-                    }
-                }
-                #eager
-            }
-        }
-        _ => {
-            let trait_path = quote!(#private::TableEntity);
-            let force = force_check(trait_path.clone());
-            let eager = eager_check(trait_path.clone());
-            let a = &cont.attrs;
-            let table_name = match a.name.get() {
-                Some(lit) => quote!(__tm::Some(#lit)),
-                None => quote!(__tm::None),
-            };
-            let key_field = |pick: &dyn Fn(&Field) -> bool| fields.iter().find(|f| pick(f));
-            let pk_field = key_field(&|f| f.attrs.partition_key.is_set());
-            let rk_field = key_field(&|f| f.attrs.row_key.is_set());
-            let source = |constant: Option<&syn::LitStr>, field: Option<&Field>| match (constant, field) {
-                (Some(lit), _) => quote!(#private::KeySource::Constant(#lit)),
-                (None, Some(f)) => {
-                    let name = f.field_name();
-                    let ty = f.ty;
-                    let encoding = if f.attrs.unique.is_set() {
-                        if f.attrs.reverse_chronological.is_set() {
-                            quote!(#private::KeyEncoding::ReverseChronologicalUnique)
-                        } else {
-                            quote!(#private::KeyEncoding::ChronologicalUnique)
-                        }
-                    } else if f.attrs.reverse_chronological.is_set() {
-                        quote!(#private::KeyEncoding::ReverseChronological)
-                    } else {
-                        quote_spanned!(ty.span()=> <#ty as #private::KeyField>::ENCODING)
-                    };
-                    quote!(#private::KeySource::Field { field: #name, encoding: #encoding })
-                }
-                (None, None) => unreachable!("checked"),
-            };
-            let pk_source = source(a.partition_key.get(), pk_field);
-            let rk_source = source(a.row_key.get(), rk_field);
-            let deny_flag = a.deny_unknown_properties.is_set();
-            let with_rules = a.service.is_set().then(|| {
-                let rules = rule_set_tokens(&private, a.rules());
-                quote!(.__with_rules(#rules))
-            });
-
-            // `#[table(unique)]` keys: the instants are taken first (an error names the key); the tie-breaker is
-            // the `#[table(tie_breaker)]` field's, else a placeholder that the content tie-breaker replaces once
-            // the properties are written (`finish_unique_*`).
-            let unique_pk = pk_field.filter(|f| f.attrs.unique.is_set());
-            let unique_rk = rk_field.filter(|f| f.attrs.unique.is_set());
-            let uniques = [
-                (unique_pk, format_ident!("__pk_at"), quote!(Partition)),
-                (unique_rk, format_ident!("__rk_at"), quote!(Row)),
-            ];
-            let reverse_of = |f: &Field| f.attrs.reverse_chronological.is_set();
-            // The variable holding a unique key field's instant.
-            let instant_of = |f: &Field| {
-                let (_, var, _) =
-                    uniques.iter().find(|(u, _, _)| u.is_some_and(|u| std::ptr::eq(u, f))).expect("a unique key field");
-                var.clone()
-            };
-            let tie_field = fields.iter().find(|f| f.attrs.tie_breaker.is_set());
-            let tie = match tie_field {
-                Some(f) => {
-                    let (ty, member) = (f.ty, f.ident);
-                    let private = private_at(ty.span());
-                    quote_spanned!(ty.span()=> __tm::Some(
-                        <#ty as #private::TieBreakerField>::tie_breaker(&self.#member)
-                    ))
-                }
-                None => quote!(__tm::None),
-            };
-            let unique_prelude = |error: TokenStream| -> TokenStream {
-                uniques
-                    .iter()
-                    .filter_map(|(f, var, kind)| {
-                        let f = (*f)?;
-                        let (ty, member) = (f.ty, f.ident);
-                        let private = private_at(ty.span());
-                        Some(quote_spanned!(ty.span()=> let #var = #private::unique_instant::<#private::#error>(
-                            #private::KeyKind::#kind,
-                            <#ty as #private::UniqueTimeKey>::to_instant(&self.#member),
-                        )?;))
-                    })
-                    .collect()
-            };
-            let content_tie = tie_field.is_none() && (unique_pk.is_some() || unique_rk.is_some());
-            let none = quote!(__tm::None);
-            let (entity_finish, json_finish) = if content_tie {
-                let [pk_at, rk_at] = uniques.each_ref().map(|(f, var, _)| match f {
-                    Some(f) => {
-                        let reverse = reverse_of(f);
-                        quote!(__tm::Some((#var, #reverse)))
-                    }
-                    None => none.clone(),
-                });
-                let [pk_rev, rk_rev] = uniques.each_ref().map(|(f, _, _)| match f {
-                    Some(f) => {
-                        let reverse = reverse_of(f);
-                        quote!(__tm::Some(#reverse))
-                    }
-                    None => none.clone(),
-                });
-                (
-                    quote!(#private::finish_unique_entity(__entity, #pk_at, #rk_at)?;),
-                    quote!(#private::finish_unique_body(__writer.finish(), #pk_rev, #rk_rev)),
-                )
-            } else {
-                (quote!(), quote!(__writer.finish()))
-            };
-            let entity_prelude = unique_prelude(quote!(EntityError));
-            let json_prelude = unique_prelude(quote!(EncodeError));
-            let make_key = |constant: Option<&syn::LitStr>, field: Option<&Field>, kind: &str| match (constant, field) {
-                (Some(lit), _) => {
-                    let ty = if kind == "partition" { quote!(PartitionKey) } else { quote!(RowKey) };
-                    quote!({
-                        const __KEY: #private::#ty = #private::#ty::from_static(#lit);
-                        __KEY
-                    })
-                }
-                (None, Some(f)) if f.attrs.unique.is_set() => {
-                    let key_ty = if kind == "partition" { quote!(PartitionKey) } else { quote!(RowKey) };
-                    let (var, reverse) = (instant_of(f), reverse_of(f));
-                    quote!(#private::unique_key::<#private::#key_ty>(#var, #reverse, #tie))
-                }
-                (None, Some(f)) => {
-                    let (ty, member) = (f.ty, f.ident);
-                    let private = private_at(ty.span());
-                    let helper = if kind == "partition" { quote!(partition_key) } else { quote!(row_key) };
-                    let value = if f.attrs.reverse_chronological.is_set() {
-                        quote_spanned!(ty.span()=> <#ty as #private::ReverseChronologicalKey>::encode_reverse_key(&self.#member))
-                    } else {
-                        quote_spanned!(ty.span()=> <#ty as #private::KeyField>::encode_key(&self.#member))
-                    };
-                    quote_spanned!(ty.span()=> #private::#helper(#value)?)
-                }
-                (None, None) => unreachable!("checked"),
-            };
-            let json_key = |constant: Option<&syn::LitStr>, field: Option<&Field>, kind: TokenStream| match (
-                constant, field,
-            ) {
-                (Some(lit), _) => quote!(#lit),
-                (None, Some(f)) if f.attrs.unique.is_set() => {
-                    let (var, reverse) = (instant_of(f), reverse_of(f));
-                    quote!(#private::unique_key_string(#var, #reverse, #tie))
-                }
-                (None, Some(f)) => {
-                    let (ty, member) = (f.ty, f.ident);
-                    let private = private_at(ty.span());
-                    let value = if f.attrs.reverse_chronological.is_set() {
-                        quote_spanned!(ty.span()=> <#ty as #private::ReverseChronologicalKey>::encode_reverse_key(&self.#member))
-                    } else {
-                        quote_spanned!(ty.span()=> <#ty as #private::KeyField>::encode_key(&self.#member))
-                    };
-                    quote_spanned!(ty.span()=> #private::encode_key(#private::KeyKind::#kind, #value)?)
-                }
-                (None, None) => unreachable!("checked"),
-            };
-            // Without flattened groups every name is one the derive checked to be distinct (check.rs): the
-            // writer need not look for repeats.
-            let writer = if fields.iter().any(|f| f.attrs.flatten.is_set()) {
-                quote!(#private::BodyWriter::with_capacity)
-            } else {
-                quote!(#private::body_writer_distinct)
-            };
-            let json_pk = json_key(a.partition_key.get(), pk_field, quote!(Partition));
-            let json_rk = json_key(a.row_key.get(), rk_field, quote!(Row));
-            let etag_fn = fields.iter().find(|f| f.attrs.etag.is_set()).map(|f| {
-                let (ty, member) = (f.ty, f.ident);
-                quote_spanned!(ty.span()=>
-                    fn etag(&self) -> __tm::Option<&#private::ETag> {
-                        <#ty as #private::ETagField>::etag(&self.#member)
-                    }
-                )
-            });
-            let pk = make_key(a.partition_key.get(), pk_field, "partition");
-            let rk = make_key(a.row_key.get(), rk_field, "row");
-            // The keys alone, without the properties; a `#[table(unique)]` key depends on the properties (or
-            // the tie-breaker), so it keeps the trait's default, which takes it from `to_entity`.
-            let key_fns = (unique_pk.is_none() && unique_rk.is_none()).then(|| {
-                quote! {
-                    #[allow(clippy::needless_question_mark)]
-                    fn partition_key(&self) -> #private::Result<#private::PartitionKey> {
-                        __tm::Ok(#pk)
-                    }
-
-                    #[allow(clippy::needless_question_mark)]
-                    fn row_key(&self) -> #private::Result<#private::RowKey> {
-                        __tm::Ok(#rk)
-                    }
-                }
-            });
-            let constant_checks: Vec<TokenStream> =
-                [(a.partition_key.get(), quote!(Partition)), (a.row_key.get(), quote!(Row))]
-                    .into_iter()
-                    .filter_map(|(lit, kind)| {
-                        lit.map(|lit| quote!(#private::read_constant_key(__entity, #private::KeyKind::#kind, #lit)?;))
-                    })
-                    .collect();
-            let deny = if deny_flag { quote!(#private::deny_unknown(__entity)?;) } else { quote!() };
-
-            // The property handles.
-            let handles_ident = format_ident!("{}Properties", ident);
-            let vis = &cont.original.vis;
-            let (params, marker) = bare_params(&cont.original.generics);
-            let mut handle_fields = Vec::new();
-            let mut handle_values = Vec::new();
-            for f in fields {
-                let (name, hty) = match f.role() {
-                    Role::Property { edm: Some((t, _)) } => {
-                        let rust = match t {
-                            table_model_rules::EdmType::Int64 => quote!(i64),
-                            table_model_rules::EdmType::Double => quote!(f64),
-                            _ => unwrap_option(f.ty).to_token_stream(),
-                        };
-                        (f.name.clone(), rust)
-                    }
-                    Role::Property { edm: None } => (f.name.clone(), unwrap_option(f.ty).to_token_stream()),
-                    Role::Json => (f.name.clone(), quote!(#krate::__private::String)),
-                    Role::Timestamp => ("Timestamp".to_owned(), quote!(#krate::DateTime)),
-                    _ => continue,
-                };
-                let member = f.ident;
-                let doc = format!("The property `{name}`.");
-                handle_fields.push(quote!(#[doc = #doc] pub #member: #krate::Property<#hty>));
-                handle_values.push(quote!(#member: __tm::Property::__new(#name)));
-            }
-            let (marker_field, marker_value) = if marker.is_empty() {
-                (quote!(), quote!())
-            } else {
-                (
-                    quote!(#[doc(hidden)] pub __marker: ::core::marker::PhantomData<fn() -> #marker>,),
-                    quote!(__marker: ::core::marker::PhantomData,),
-                )
-            };
-            let doc = format!(
-                "Typed property handles of [`{ident}`], generated by `#[derive(TableEntity)]`: `{ident}::PROPERTIES`."
-            );
-            let handles = quote! {
-                #[doc = #doc]
-                #[allow(dead_code)]
-                #vis struct #handles_ident #params {
-                    #(#handle_fields,)*
-                    #marker_field
-                }
-            };
-            let impl_block = quote! {
-                #[automatically_derived]
-                impl #impl_generics #trait_path for #ident #ty_generics #where_clause {
-                    const SCHEMA: #private::Schema = #private::Schema::__new(
-                        #table_name,
-                        #pk_source,
-                        #rk_source,
-                        &[#(#schema_fields),*],
-                        #deny_flag,
-                    )#with_rules;
-                    type Properties = #handles_ident #ty_generics;
-                    const PROPERTIES: Self::Properties = #handles_ident { #(#handle_values,)* #marker_value };
-                    #checks
-
-                    #[inline]
-                    fn to_entity(&self) -> #private::Result<#private::Entity> {
-                        #force
-                        #entity_prelude
-                        let mut __owned = #private::Entity::new(#pk, #rk);
-                        let __entity = &mut __owned;
-                        #(#writes)*
-                        #entity_finish
-                        __tm::Ok(__owned)
-                    }
-
-                    #[inline]
-                    fn from_entity(mut __owned: #private::Entity) -> #private::Result<Self> {
-                        #force
-                        let __entity = &mut __owned;
-                        #(#constant_checks)*
-                        #(let #vars = #reads;)*
-                        #deny
-                        __tm::Ok(Self { #(#members: #vars),* })
-                    }
-
-                    #key_fns
-
-                    #etag_fn
-
-                    #[inline]
-                    fn to_json(&self) -> __tm::StdResult<#private::EntityBody, #private::EncodeError> {
-                        #force
-                        #json_prelude
-                        let __pk = #json_pk;
-                        let __rk = #json_rk;
-                        let mut __writer = #writer(#capacity, &__pk, &__rk);
-                        let __w = &mut __writer;
-                        #(#json_writes)*
-                        #json_finish
-                    }
-
-                    type __Visitor = __TableSlots #ty_generics;
-                }
-                #slots_items
-                #eager
-            };
-            // The table named on the struct, for `TableServiceClient::table_for` (a struct without a name
-            // does not implement `NamedTable`, so asking for its table fails the build).
-            let named_table = a.name.get().map(|lit| {
-                quote! {
-                    #[automatically_derived]
-                    impl #impl_generics #private::NamedTable for #ident #ty_generics #where_clause {
-                        const TABLE_NAME: #private::TableName = #private::derived_table_name(#lit);
-                    }
-                }
-            });
-            let impl_block = quote!(#impl_block #named_table);
-            let wrapped = wrap(krate, impl_block);
-            return quote! {
-                #handles
-                #wrapped
-            };
-        }
-    };
-    wrap(krate, body)
+        #eager
+    }
 }
 
 /// Puts impls in an anonymous `const` so that nothing they use leaks into the user's module, with the runtime

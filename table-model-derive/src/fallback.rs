@@ -1,14 +1,15 @@
 //! After errors, stub impls with `unreachable!()` bodies, so that the user's code that uses the derived trait
 //! does not add errors of its own to the ones that matter (thiserror's `fallback.rs`).
+//!
+//! Layer: expand.
 
 use crate::ast::Derive;
-use crate::expand::krate;
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::DeriveInput;
 
-pub fn stub(input: &DeriveInput, derive: Derive) -> TokenStream {
-    let krate = krate(input);
+/// The stub impl of `derive` for `input`, through the runtime crate at `krate` (`#[table(crate = "...")]`).
+pub fn stub(input: &DeriveInput, derive: Derive, krate: &TokenStream) -> TokenStream {
     let private = quote!(#krate::__private);
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();

@@ -1,4 +1,6 @@
 //! How an offending character, and the value it is in, are shown in an error message.
+//!
+//! Layer: base.
 
 use core::fmt;
 

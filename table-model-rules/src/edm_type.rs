@@ -1,4 +1,6 @@
 //! The eight EDM property types of the Table service (`docs/rules.md` §3.1).
+//!
+//! Layer: rules.
 
 use core::fmt;
 use core::str::FromStr;

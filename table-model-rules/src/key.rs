@@ -1,5 +1,7 @@
 //! PartitionKey and RowKey values (`docs/rules.md` §2): no `/ \ # ?`, no control characters U+0000 to U+001F
 //! and U+007F to U+009F, at most 512 UTF-16 code units; the empty key is valid.
+//!
+//! Layer: rules.
 
 use crate::display::{DisplayChar, Message, WithValue};
 use crate::limits::KEY_MAX_UTF16;

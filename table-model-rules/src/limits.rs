@@ -1,4 +1,6 @@
 //! The service's numeric limits, each named once (`docs/rules.md` §1 to §8).
+//!
+//! Layer: base.
 
 /// Minimum length of a table name, in ASCII characters (`docs/rules.md` §1.1).
 pub const TABLE_NAME_MIN_LEN: usize = 3;

@@ -7,6 +7,8 @@
 //! buckets computed at compile time are the ones looked up at run time.
 //!
 //! Not a rule of the service and not a stable hash: it may change in any release, with the derive.
+//!
+//! Layer: rules.
 
 /// The multiplier: the 64-bit golden ratio, odd, so that multiplying by it is a bijection that spreads every
 /// input bit into the high bits the buckets are taken from.

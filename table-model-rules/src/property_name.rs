@@ -4,6 +4,8 @@
 //! ASCII names, the overwhelming majority, are checked by a `const fn` with one table lookup per byte. Other
 //! characters are checked against the Unicode general categories of the `regex` crate and the XML name ranges
 //! below.
+//!
+//! Layer: rules.
 
 use crate::display::{DisplayChar, Message, WithValue};
 use crate::limits::{PROPERTY_NAME_MAX_UTF16, SYSTEM_PROPERTIES};

@@ -6,6 +6,8 @@
 //! shorter keys counted in UTF-8 bytes, four reserved property names, and a smaller batch body. Where Cosmos is
 //! looser (entity size, property count, table names), the Storage rule stays, so [`RuleSet::Portable`], the
 //! intersection of both services' rules, checks exactly what [`RuleSet::CosmosDb`] checks.
+//!
+//! Layer: rules.
 
 use crate::display::QuotedValue;
 use crate::key::KeyKind;

@@ -1,5 +1,7 @@
 //! Table names (`docs/rules.md` §1.1): `^[A-Za-z][A-Za-z0-9]{2,62}$`, `tables` reserved, plus the read-only
 //! Storage Analytics tables (`$MetricsHourPrimaryTransactionsBlob`, ...).
+//!
+//! Layer: rules.
 
 use crate::display::{DisplayChar, Message, WithValue};
 use crate::limits::{TABLE_NAME_MAX_LEN, TABLE_NAME_MIN_LEN};

@@ -1,4 +1,6 @@
 //! `const` helpers over UTF-8 bytes that the validators share.
+//!
+//! Layer: base.
 
 /// Decodes the scalar value starting at `bytes[i]` of a valid UTF-8 sequence; returns it and its length.
 ///

@@ -40,10 +40,10 @@ struct StopAfterFirstChunk(CancellationToken);
 
 impl Progress for StopAfterFirstChunk {
     fn event(&self, event: Event<'_>) {
-        if let Event::Entities(n) = event {
-            if n >= 10_000 {
-                self.0.cancel();
-            }
+        if let Event::Entities(n) = event
+            && n >= 10_000
+        {
+            self.0.cancel();
         }
     }
 }

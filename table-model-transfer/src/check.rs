@@ -69,10 +69,10 @@ pub fn check_entity(rules: RuleSet, entity: &Entity, findings: &mut Vec<Finding>
         }
     }
     // Encoding costs as much as reading: only an entity near the limit can have a body over it.
-    if body_may_be_too_large(entity) {
-        if let Err(e) = encode_entity(entity) {
-            findings.push(Finding { property: e.property().map(str::to_owned), rule: e.to_string() });
-        }
+    if body_may_be_too_large(entity)
+        && let Err(e) = encode_entity(entity)
+    {
+        findings.push(Finding { property: e.property().map(str::to_owned), rule: e.to_string() });
     }
 }
 

@@ -236,11 +236,12 @@ fn read_blocks(
             }
         }
         data.truncate(filled);
-        if !eof && too_long.is_none() {
-            if let Some(end) = data.iter().rposition(|&b| b == b'\n') {
-                carry.extend_from_slice(&data[end + 1..]);
-                data.truncate(end + 1);
-            }
+        if !eof
+            && too_long.is_none()
+            && let Some(end) = data.iter().rposition(|&b| b == b'\n')
+        {
+            carry.extend_from_slice(&data[end + 1..]);
+            data.truncate(end + 1);
         }
         if data.is_empty() {
             continue;

@@ -718,11 +718,11 @@ pub const fn check_fields(fields: &'static [FieldSchema], rules: RuleSet) -> cor
         let name = joined.as_str();
         // Each part passed the full rules in its own derive; joined, only the length or a system name could
         // break them, and the system names are ASCII.
-        if name.is_ascii() {
-            if let Err(e) = property_name::check_const(name) {
-                let msg = ConstMessage::new().push(e.rule()).push(", found `");
-                return Err(path.write(msg).push("` (with the flatten prefix)"));
-            }
+        if name.is_ascii()
+            && let Err(e) = property_name::check_const(name)
+        {
+            let msg = ConstMessage::new().push(e.rule()).push(", found `");
+            return Err(path.write(msg).push("` (with the flatten prefix)"));
         }
         // The service's reserved names, with the function the derive and the runtime check them with.
         if let Err(e) = rules.check_property_name(name) {

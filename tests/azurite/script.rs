@@ -40,10 +40,10 @@ fn answers(endpoint: &str) -> bool {
 fn wait_for_file(path: &Path, first: &mut Child, log: &Path) -> String {
     let deadline = Instant::now() + Duration::from_secs(180);
     loop {
-        if let Ok(text) = std::fs::read_to_string(path) {
-            if text.ends_with('\n') {
-                return text.trim().to_owned();
-            }
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text.trim().to_owned();
         }
         if let Some(status) = first.try_wait().expect("wait") {
             panic!("the first `run` ended ({status}) before its command started: {}", read(log));

@@ -392,12 +392,13 @@ fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
         }
         out.push(bytes[i]);
         i += 1;
@@ -455,5 +456,51 @@ async fn a_span_hook_sees_retries_throttling_and_settled_transactions_with_their
     );
     assert!(seen.contains(&format!("settled {transaction} ops=Some(100)")), "{seen:?}");
     assert!(seen.contains(&format!("committed {transaction} ops=Some(50)")), "{seen:?}");
+    direct.delete_table(&name, None).await.unwrap();
+}
+
+/// A filtered delete is one call: its span is the parent of each page's query and of each page's bulk write,
+/// whose transactions are under it, all in one trace.
+#[tokio::test]
+async fn a_filtered_delete_is_one_call_over_its_pages_and_their_writes() {
+    let Some(url) = endpoint() else { return };
+    let recorder = Recorder::new();
+    let direct = clients::client(&url);
+    let name = fresh_table(&direct, "TraceMatching").await;
+    for (pk, rk, n) in [("p", "a", 1), ("p", "b", 2), ("p", "c", 3), ("q", "a", 4), ("q", "b", 0)] {
+        let e = entity(pk, rk).with("N".parse().unwrap(), n).unwrap();
+        direct.table_client(name.clone()).insert(&e, None).await.unwrap();
+    }
+
+    let table = recorder.client(&url, AccountKey::development()).table_client(name.clone());
+    let query = Query::new().filter(table_model::filter::Filter::property("N").ge(2)).top(2);
+    let cursors = vec![table_model::client::RangeCursor::new(table_model::filter::KeyRange::all())];
+    let report = table.delete_matching(&query, cursors, None).await;
+    assert_eq!((report.written, report.failures.len(), report.stopped.len()), (3, 0, 0), "{report:?}");
+
+    let spans = recorder.take();
+    let calls = named(&spans, "Storage.Tables.TableClient.delete_matching");
+    assert_eq!(calls.len(), 1, "{spans:#?}");
+    let call = calls[0];
+    assert_call_span(call, &url, Some(&name));
+    assert_eq!((int(call, attr::WRITTEN), int(call, attr::FAILED)), (Some(3), Some(0)));
+    assert!(spans.iter().all(|s| s.span_context.trace_id() == call.span_context.trace_id()), "one trace");
+    let under: Vec<&str> = children(&spans, call).iter().map(|s| s.name.as_ref()).collect();
+    let pages = under.iter().filter(|n| **n == "Storage.Tables.TableClient.query").count();
+    let writes: Vec<&SpanData> =
+        children(&spans, call).into_iter().filter(|s| s.name == "Storage.Tables.TableClient.bulk_write").collect();
+    assert!(pages >= 2, "pages of 2: {under:?}");
+    assert!(!writes.is_empty(), "{under:?}");
+    assert_eq!(pages + writes.len(), under.len(), "nothing else directly under the call: {under:?}");
+    let mut transactions = 0;
+    for write in writes {
+        for transaction in children(&spans, write) {
+            assert_eq!(transaction.name, "Storage.Tables.TableClient.submit_transaction");
+            assert!(string(transaction, attr::PARTITION_KEY).is_some());
+            assert_eq!(children(&spans, transaction).len(), 1, "one try each");
+            transactions += 1;
+        }
+    }
+    assert!(transactions >= 2, "the partitions p and q are transactions of their own");
     direct.delete_table(&name, None).await.unwrap();
 }

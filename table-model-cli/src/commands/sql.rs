@@ -167,23 +167,22 @@ async fn plan(session: &SessionContext, sql: &str) -> Result<Planned, CliError> 
     let dialect = state.config().options().sql_parser.dialect;
     let mut statement = state.sql_to_statement(sql, &dialect)?;
     let mut show_columns = None;
-    if let DfStatement::Statement(inner) = &mut statement {
-        if let Statement::ShowColumns { show_options, .. } = inner.as_mut() {
-            let name = show_options.show_in.as_mut().and_then(|show_in| show_in.parent_name.as_mut());
-            if let Some(name) = name.filter(|name| name.0.len() == 1) {
-                let ObjectNamePart::Identifier(ident) = &mut name.0[0] else {
-                    return Err(CliError::invalid("SHOW COLUMNS: the table must be named by an identifier"));
-                };
-                // As DataFusion reads an identifier: unquoted, folded to lowercase.
-                let written =
-                    if ident.quote_style.is_some() { ident.value.clone() } else { ident.value.to_lowercase() };
-                let table = service_tables(session)?
-                    .resolve(&written)?
-                    .cloned()
-                    .ok_or_else(|| CliError::invalid(format!("SHOW COLUMNS: there is no table `{written}`")))?;
-                *ident = Ident::with_quote('"', table.as_str());
-                show_columns = Some(table);
-            }
+    if let DfStatement::Statement(inner) = &mut statement
+        && let Statement::ShowColumns { show_options, .. } = inner.as_mut()
+    {
+        let name = show_options.show_in.as_mut().and_then(|show_in| show_in.parent_name.as_mut());
+        if let Some(name) = name.filter(|name| name.0.len() == 1) {
+            let ObjectNamePart::Identifier(ident) = &mut name.0[0] else {
+                return Err(CliError::invalid("SHOW COLUMNS: the table must be named by an identifier"));
+            };
+            // As DataFusion reads an identifier: unquoted, folded to lowercase.
+            let written = if ident.quote_style.is_some() { ident.value.clone() } else { ident.value.to_lowercase() };
+            let table = service_tables(session)?
+                .resolve(&written)?
+                .cloned()
+                .ok_or_else(|| CliError::invalid(format!("SHOW COLUMNS: there is no table `{written}`")))?;
+            *ident = Ident::with_quote('"', table.as_str());
+            show_columns = Some(table);
         }
     }
     Ok(Planned { plan: state.statement_to_plan(statement).await?, show_columns })

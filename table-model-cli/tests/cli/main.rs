@@ -8,6 +8,8 @@ mod delete;
 mod entra;
 mod formats;
 mod identities;
+#[cfg(feature = "otlp")]
+mod otlp;
 mod parquet;
 mod roundtrip;
 mod scale;

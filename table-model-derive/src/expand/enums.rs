@@ -1,12 +1,12 @@
 //! `#[derive(TableEnum)]`: the variant names, and the `EdmField` and `KeyField` impls that store them.
 
-use super::{krate, private, wrap};
+use super::{private, wrap};
 use crate::ast::{Container, Data, Variant};
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 pub(super) fn expand_enum(cont: &Container) -> TokenStream {
-    let krate = krate(cont.original);
+    let krate = cont.attrs.krate();
     let private = private();
     let ident = cont.ident;
     let (impl_generics, ty_generics, where_clause) = cont.original.generics.split_for_impl();

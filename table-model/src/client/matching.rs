@@ -21,6 +21,7 @@ use super::bulk::{BulkFailure, BulkOperation, BulkOptions, FailureCause};
 use super::error::{Error, ErrorKind};
 use super::options::QueryOptions;
 use super::table::TableClient;
+use super::trace::{self, Operation};
 use crate::filter::KeyRange;
 use crate::key::{PartitionKey, RowKey};
 use crate::query::Query;
@@ -190,7 +191,7 @@ impl TableClient {
         options: Option<MatchOptions<'_>>,
     ) -> MatchReport {
         let keys = query.clone().select(["PartitionKey", "RowKey"]);
-        self.write_matching(MatchWrite::Delete, &keys, ranges, Ok, options).await
+        self.matching("TableClient.delete_matching", MatchWrite::Delete, &keys, ranges, &Ok, options).await
     }
 
     /// Reads what `query` selects in each range, page by page, hands each page's entities (with their ETags)
@@ -211,9 +212,34 @@ impl TableClient {
     where
         F: Fn(Vec<Entity>) -> Result<Vec<Entity>, DecideError> + Send + Sync,
     {
-        let options = options.unwrap_or_default();
+        self.matching("TableClient.write_matching", write, query, ranges, &decide, options).await
+    }
+
+    /// [`write_matching`](Self::write_matching) as the call `name`: its span, when tracing, is the parent of
+    /// each page's query and bulk write (`table_model::client::trace`).
+    async fn matching<F>(
+        &self,
+        name: &'static str,
+        write: MatchWrite,
+        query: &Query,
+        ranges: Vec<RangeCursor>,
+        decide: &F,
+        options: Option<MatchOptions<'_>>,
+    ) -> MatchReport
+    where
+        F: Fn(Vec<Entity>) -> Result<Vec<Entity>, DecideError> + Send + Sync,
+    {
+        let given = options.unwrap_or_default();
+        let mut op = Operation::start_parent(
+            self.core().tracing.as_ref(),
+            name,
+            &given.bulk.method_options.context,
+            Some(self.table()),
+        );
+        let mut options = MatchOptions { bulk: given.bulk.clone(), ..given };
+        options.bulk.method_options.context = op.ctx().clone();
         let in_flight = if options.ranges_in_flight == 0 { 4 } else { options.ranges_in_flight };
-        let (options, decide) = (&options, &decide);
+        let options = &options;
         let reports: Vec<MatchReport> = futures::stream::iter(ranges.into_iter().enumerate())
             .map(|(index, cursor)| self.write_range(write, query, index, cursor, decide, options))
             .buffer_unordered(in_flight)
@@ -222,6 +248,9 @@ impl TableClient {
         let mut report = MatchReport::default();
         reports.into_iter().for_each(|r| report.absorb(r));
         report.stopped.sort_by_key(|s| s.range);
+        op.set(trace::WRITTEN, || i64::try_from(report.written).unwrap_or(i64::MAX).into());
+        op.set(trace::FAILED, || i64::try_from(report.failures.len()).unwrap_or(i64::MAX).into());
+        let _ = op.end(Ok(()));
         report
     }
 

@@ -17,6 +17,8 @@
 //! - a query pager's or table pager's span per page; [`TableClient::bulk_write`]'s span with a child per
 //!   transaction ([`PARTITION_KEY`], [`OPERATIONS`], [`OUTCOME`], [`TRIES`]) and, under a transaction whose
 //!   reply was lost, a `settle` span per read that settles it.
+//! - [`TableClient::write_matching`]'s and [`TableClient::delete_matching`]'s span ([`WRITTEN`], [`FAILED`]),
+//!   the parent of each page's query span and each page's bulk write.
 //!
 //! `TableServiceClient::create_table`, `delete_table` and their `_if_*` forms are their table client's calls
 //! (`Storage.Tables.TableClient.create_table`, ...); `query_first` and `plan_ranges` read query pages, a span
@@ -32,6 +34,8 @@
 //! service's id of each try.
 //!
 //! [`TableClient::bulk_write`]: super::TableClient::bulk_write
+//! [`TableClient::write_matching`]: super::TableClient::write_matching
+//! [`TableClient::delete_matching`]: super::TableClient::delete_matching
 
 use super::error::{Error, ErrorKind};
 use super::transport::find_header;
@@ -362,10 +366,10 @@ impl Policy for ServiceRequestIdPolicy {
         let response = next[0].send(ctx, request, &next[1..]).await?;
         if let Some(span) = ctx.value::<Arc<dyn Span>>() {
             const REQUEST_ID: HeaderName = HeaderName::from_static("x-ms-request-id");
-            if let Some(id) = find_header(response.headers(), &REQUEST_ID) {
-                if span.is_recording() {
-                    span.set_attribute(AZ_SERVICE_REQUEST_ID, id.to_owned().into());
-                }
+            if let Some(id) = find_header(response.headers(), &REQUEST_ID)
+                && span.is_recording()
+            {
+                span.set_attribute(AZ_SERVICE_REQUEST_ID, id.to_owned().into());
             }
         }
         Ok(response)
@@ -409,6 +413,7 @@ impl Policy for ServiceRequestIdPolicy {
 /// ```
 pub struct SpanHook {
     on_end: Arc<dyn Fn(&EndedSpan<'_>) + Send + Sync>,
+    inner: Option<Arc<dyn TracerProvider>>,
 }
 
 impl SpanHook {
@@ -416,7 +421,36 @@ impl SpanHook {
     // The return type is what `InstrumentationOptions::tracer_provider` takes.
     #[allow(clippy::new_ret_no_self)]
     pub fn new(on_end: impl Fn(&EndedSpan<'_>) + Send + Sync + 'static) -> Arc<dyn TracerProvider> {
-        Arc::new(SpanHook { on_end: Arc::new(on_end) })
+        Arc::new(SpanHook { on_end: Arc::new(on_end), inner: None })
+    }
+
+    /// A tracer provider calling `on_end` with each span that ends, every span also recorded by `inner` (an
+    /// OpenTelemetry bridge such as `azure_core_opentelemetry`'s, say), with the same name, kind, attributes,
+    /// status and parent, and its trace context sent in each request's headers as `inner` sends it: a tool's
+    /// `--verbose` lines and its export to a collector from one client.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// use table_model::client::trace::SpanHook;
+    ///
+    /// let recorded = Arc::new(AtomicUsize::new(0));
+    /// let counter = recorded.clone();
+    /// // Here `inner` is a second hook; in a service, the OpenTelemetry bridge.
+    /// let inner = SpanHook::new(move |_| {
+    ///     counter.fetch_add(1, Ordering::Relaxed);
+    /// });
+    /// let provider = SpanHook::around(inner, |span| eprintln!("{} ended", span.name()));
+    /// let tracer = provider.get_tracer(Some("Microsoft.Storage"), "table-model", None);
+    /// let span = tracer.start_span("Storage.Tables.TableClient.get".into(), Default::default(), Vec::new());
+    /// span.end();
+    /// assert_eq!(recorded.load(Ordering::Relaxed), 1);
+    /// ```
+    pub fn around(
+        inner: Arc<dyn TracerProvider>,
+        on_end: impl Fn(&EndedSpan<'_>) + Send + Sync + 'static,
+    ) -> Arc<dyn TracerProvider> {
+        Arc::new(SpanHook { on_end: Arc::new(on_end), inner: Some(inner) })
     }
 }
 
@@ -427,8 +461,14 @@ impl std::fmt::Debug for SpanHook {
 }
 
 impl TracerProvider for SpanHook {
-    fn get_tracer(&self, namespace: Option<&'static str>, _: &'static str, _: Option<&'static str>) -> Arc<dyn Tracer> {
-        Arc::new(HookTracer { namespace, on_end: self.on_end.clone() })
+    fn get_tracer(
+        &self,
+        namespace: Option<&'static str>,
+        crate_name: &'static str,
+        crate_version: Option<&'static str>,
+    ) -> Arc<dyn Tracer> {
+        let inner = self.inner.as_ref().map(|inner| inner.get_tracer(namespace, crate_name, crate_version));
+        Arc::new(HookTracer { namespace, on_end: self.on_end.clone(), inner })
     }
 }
 
@@ -499,6 +539,8 @@ impl EndedSpan<'_> {
 struct HookTracer {
     namespace: Option<&'static str>,
     on_end: Arc<dyn Fn(&EndedSpan<'_>) + Send + Sync>,
+    /// The tracer of the provider this hook is around, if any: each span is its span too.
+    inner: Option<Arc<dyn Tracer>>,
 }
 
 impl std::fmt::Debug for HookTracer {
@@ -514,6 +556,7 @@ impl HookTracer {
         kind: SpanKind,
         attributes: Vec<Attribute>,
         parent: Option<Cow<'static, str>>,
+        inner: Option<Arc<dyn Span>>,
     ) -> Arc<dyn Span> {
         static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Arc::new(HookSpan {
@@ -525,13 +568,16 @@ impl HookTracer {
             ended: AtomicBool::new(false),
             started: std::time::Instant::now(),
             on_end: self.on_end.clone(),
+            inner,
         })
     }
 }
 
 impl Tracer for HookTracer {
     fn start_span(&self, name: Cow<'static, str>, kind: SpanKind, attributes: Vec<Attribute>) -> Arc<dyn Span> {
-        self.span(name, kind, attributes, None)
+        let inner =
+            self.inner.as_ref().map(|inner| inner.start_span(name.clone(), same_kind(&kind), attributes.clone()));
+        self.span(name, kind, attributes, None, inner)
     }
 
     fn start_span_with_parent(
@@ -541,8 +587,15 @@ impl Tracer for HookTracer {
         attributes: Vec<Attribute>,
         parent: Arc<dyn Span>,
     ) -> Arc<dyn Span> {
-        let parent = parent.as_any().downcast_ref::<HookSpan>().map(|p| p.name.clone());
-        self.span(name, kind, attributes, parent)
+        let parent = parent.as_any().downcast_ref::<HookSpan>();
+        let inner = match (&self.inner, parent.and_then(|p| p.inner.clone())) {
+            (Some(tracer), Some(of)) => {
+                Some(tracer.start_span_with_parent(name.clone(), same_kind(&kind), attributes.clone(), of))
+            }
+            (Some(tracer), None) => Some(tracer.start_span(name.clone(), same_kind(&kind), attributes.clone())),
+            (None, _) => None,
+        };
+        self.span(name, kind, attributes, parent.map(|p| p.name.clone()), inner)
     }
 
     fn namespace(&self) -> Option<&'static str> {
@@ -560,6 +613,8 @@ struct HookSpan {
     ended: AtomicBool,
     started: std::time::Instant,
     on_end: Arc<dyn Fn(&EndedSpan<'_>) + Send + Sync>,
+    /// The same span in the provider this hook is around, if any: told everything this one is.
+    inner: Option<Arc<dyn Span>>,
 }
 
 /// A span dropped before it was ended is one whose work was abandoned: a try that got no answer within its time
@@ -575,7 +630,13 @@ impl Drop for HookSpan {
             state.1 = true;
             if !state.0.iter().any(|a| a.key == ERROR_TYPE) {
                 state.0.push(Attribute { key: ERROR_TYPE.into(), value: AttributeValue::from(ABANDONED) });
+                if let Some(inner) = &self.inner {
+                    inner.set_attribute(ERROR_TYPE, AttributeValue::from(ABANDONED));
+                }
             }
+        }
+        if let Some(inner) = &self.inner {
+            inner.set_status(SpanStatus::Error { description: ABANDONED.to_owned() });
         }
         self.end();
     }
@@ -600,6 +661,9 @@ impl Span for HookSpan {
         if self.ended.swap(true, Ordering::Relaxed) {
             return;
         }
+        if let Some(inner) = &self.inner {
+            inner.end();
+        }
         let state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         (self.on_end)(&EndedSpan {
             name: &self.name,
@@ -614,9 +678,15 @@ impl Span for HookSpan {
     fn set_status(&self, status: SpanStatus) {
         self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner).1 =
             matches!(status, SpanStatus::Error { .. });
+        if let Some(inner) = &self.inner {
+            inner.set_status(status);
+        }
     }
 
     fn set_attribute(&self, key: &'static str, value: AttributeValue) {
+        if let Some(inner) = &self.inner {
+            inner.set_attribute(key, value.clone());
+        }
         let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         match state.0.iter_mut().find(|a| a.key == key) {
             Some(attribute) => attribute.value = value,
@@ -624,13 +694,35 @@ impl Span for HookSpan {
         }
     }
 
-    fn record_error(&self, _: &dyn std::error::Error) {}
-
-    fn set_current(&self, _: &Context) -> Box<dyn azure_core::tracing::SpanGuard> {
-        Box::new(NoGuard)
+    fn record_error(&self, error: &dyn std::error::Error) {
+        if let Some(inner) = &self.inner {
+            inner.record_error(error);
+        }
     }
 
-    fn propagate_headers(&self, _: &mut Request) {}
+    fn set_current(&self, context: &Context) -> Box<dyn azure_core::tracing::SpanGuard> {
+        match &self.inner {
+            Some(inner) => inner.set_current(context),
+            None => Box::new(NoGuard),
+        }
+    }
+
+    fn propagate_headers(&self, request: &mut Request) {
+        if let Some(inner) = &self.inner {
+            inner.propagate_headers(request);
+        }
+    }
+}
+
+/// A copy of a span's kind, for the span of the provider a hook is around (`SpanKind` is not `Clone`).
+fn same_kind(kind: &SpanKind) -> SpanKind {
+    match kind {
+        SpanKind::Client => SpanKind::Client,
+        SpanKind::Server => SpanKind::Server,
+        SpanKind::Producer => SpanKind::Producer,
+        SpanKind::Consumer => SpanKind::Consumer,
+        _ => SpanKind::Internal,
+    }
 }
 
 struct NoGuard;

@@ -66,12 +66,11 @@ impl HttpClient for ReqwestTransport {
 
 /// The error with the signature of a SAS in its URL redacted: its `Display` and `Debug` show the URL.
 fn redact(e: &mut reqwest::Error) {
-    if let Some(url) = e.url_mut() {
-        if let Cow::Owned(redacted) = redact_signature(url.as_str()) {
-            if let Ok(redacted) = reqwest::Url::parse(&redacted) {
-                *url = redacted;
-            }
-        }
+    if let Some(url) = e.url_mut()
+        && let Cow::Owned(redacted) = redact_signature(url.as_str())
+        && let Ok(redacted) = reqwest::Url::parse(&redacted)
+    {
+        *url = redacted;
     }
 }
 

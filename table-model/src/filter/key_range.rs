@@ -159,10 +159,10 @@ impl KeyRange {
     /// );
     /// ```
     pub fn new(start: Option<KeyPosition>, end: Option<KeyPosition>) -> Result<Self, KeyRangeError> {
-        if let (Some(s), Some(e)) = (&start, &end) {
-            if s >= e {
-                return Err(KeyRangeError(KeyRangeErrorKind::Empty { start: s.clone(), end: e.clone() }));
-            }
+        if let (Some(s), Some(e)) = (&start, &end)
+            && s >= e
+        {
+            return Err(KeyRangeError(KeyRangeErrorKind::Empty { start: s.clone(), end: e.clone() }));
         }
         Ok(KeyRange { start, end })
     }
@@ -223,13 +223,13 @@ impl KeyRange {
     /// # Ok::<(), table_model::FilterError>(())
     /// ```
     pub fn filter(&self) -> Option<Filter> {
-        if let (Some(s), Some(e)) = (&self.start, &self.end) {
-            if s.partition_key == e.partition_key {
-                // One partition: the end's RowKey is above the start's, so it is not empty.
-                let pk = PARTITION_KEY.eq(s.partition_key.as_str());
-                let lower = (!s.row_key.is_empty()).then(|| ROW_KEY.ge(s.row_key.as_str()));
-                return Filter::all([Some(pk), lower, Some(ROW_KEY.lt(e.row_key.as_str()))].into_iter().flatten());
-            }
+        if let (Some(s), Some(e)) = (&self.start, &self.end)
+            && s.partition_key == e.partition_key
+        {
+            // One partition: the end's RowKey is above the start's, so it is not empty.
+            let pk = PARTITION_KEY.eq(s.partition_key.as_str());
+            let lower = (!s.row_key.is_empty()).then(|| ROW_KEY.ge(s.row_key.as_str()));
+            return Filter::all([Some(pk), lower, Some(ROW_KEY.lt(e.row_key.as_str()))].into_iter().flatten());
         }
         let lower = self.start.as_ref().map(|s| {
             let pk = s.partition_key.as_str();

@@ -300,12 +300,10 @@ impl BodyWriter {
         }
         let checked = name.is_checked();
         let name = name.as_name();
-        if !checked {
-            if let Err(e) = property_name::check(name) {
-                let e = PropertyNameError::new(e, name);
-                self.fail(EncodeError::new(EncodeErrorKind::InvalidPropertyName(e), Some(name)));
-                return false;
-            }
+        if !checked && let Err(e) = property_name::check(name) {
+            let e = PropertyNameError::new(e, name);
+            self.fail(EncodeError::new(EncodeErrorKind::InvalidPropertyName(e), Some(name)));
+            return false;
         }
         let count = self.count + 1;
         if count > MAX_CUSTOM_PROPERTIES {

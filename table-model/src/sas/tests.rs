@@ -1,4 +1,7 @@
 use super::*;
+use crate::connection::{AccountKey, Endpoint};
+use crate::key::{PartitionKey, RowKey};
+use crate::name::TableName;
 use percent_encoding::percent_decode_str;
 use proptest::prelude::*;
 

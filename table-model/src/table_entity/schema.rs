@@ -181,19 +181,19 @@ impl Schema {
                 }
                 None => {}
                 Some(value) => {
-                    if let Some(expected) = p.edm_type() {
-                        if !reads_as(value, expected) {
-                            let kind = ValueErrorKind::TypeMismatch { expected, found: value.edm_type() };
-                            return Err(ValueError::new(kind).in_property(p.name()).into());
-                        }
+                    if let Some(expected) = p.edm_type()
+                        && !reads_as(value, expected)
+                    {
+                        let kind = ValueErrorKind::TypeMismatch { expected, found: value.edm_type() };
+                        return Err(ValueError::new(kind).in_property(p.name()).into());
                     }
                 }
             }
         }
-        if self.deny_unknown_properties {
-            if let Some((name, _)) = entity.iter().find(|(n, _)| find(self.fields, n).is_none()) {
-                return Err(super::fields::unknown_property(name.as_str()));
-            }
+        if self.deny_unknown_properties
+            && let Some((name, _)) = entity.iter().find(|(n, _)| find(self.fields, n).is_none())
+        {
+            return Err(super::fields::unknown_property(name.as_str()));
         }
         Ok(())
     }

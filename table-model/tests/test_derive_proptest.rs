@@ -1,5 +1,5 @@
-//! Property tests: any field values round-trip through `Entity` and through JSON at every metadata level, and
-//! decoding arbitrary or damaged input returns an error, never panics.
+//! Property tests of `#[derive(TableEntity)]`: any field values round-trip through `Entity` and through JSON at
+//! every metadata level, and decoding arbitrary or damaged input returns an error, never panics.
 
 use proptest::prelude::*;
 use table_model::json::encode_entity;
