@@ -465,7 +465,7 @@ async fn a_span_hook_sees_retries_throttling_and_settled_transactions_with_their
 async fn a_filtered_delete_is_one_call_over_its_pages_and_their_writes() {
     let Some(url) = endpoint() else { return };
     let recorder = Recorder::new();
-    let direct = clients::client(&url);
+    let direct = client(&url);
     let name = fresh_table(&direct, "TraceMatching").await;
     for (pk, rk, n) in [("p", "a", 1), ("p", "b", 2), ("p", "c", 3), ("q", "a", 4), ("q", "b", 0)] {
         let e = entity(pk, rk).with("N".parse().unwrap(), n).unwrap();
