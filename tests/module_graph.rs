@@ -30,7 +30,7 @@ use std::path::Path;
 
 /// Each crate checked, with its layers bottom up and how many modules and uses it has at least (a check of the
 /// reader: it found the crate, not next to nothing).
-const CRATES: [(&str, &[&str], usize, usize); 8] = [
+const CRATES: [(&str, &[&str], usize, usize); 9] = [
     // The rules both the runtime and the derive check names and keys with: the limits, UTF-8 helpers and how a
     // value is shown in a message, then the rules themselves.
     ("table-model-rules", &["base", "rules"], 8, 30),
@@ -50,6 +50,9 @@ const CRATES: [(&str, &[&str], usize, usize); 8] = [
     ("table-model-datafusion", &["parts", "plans", "provider", "codec"], 7, 15),
     // The fuzz targets' bodies, each on its own.
     ("fuzz-targets", &["targets"], 4, 10),
+    // The tests' shared helpers: the Azurite endpoint, the fault proxy, loopback servers and entities, then the
+    // fault suites' clients over the proxy.
+    ("test-utils", &["base", "harness"], 4, 0),
 ];
 
 /// The layers of `table-model`, the tests of the checker's own rules use.
@@ -147,10 +150,18 @@ fn workspace_crate(name: &str, modules: usize, uses: usize) -> Crate {
     read_dir(&src, &src, &mut files);
     // A binary's root is not a module of the library.
     files.remove("main.rs");
-    let krate = Crate::read(&files, &name.replace('-', "_")).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let krate = Crate::read(&files, &package_name(name).replace('-', "_")).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(krate.modules.len() > modules, "{name}: only {} modules found", krate.modules.len());
     assert!(krate.edges.len() > uses, "{name}: only {} uses found", krate.edges.len());
     krate
+}
+
+/// The name of the package in the directory `dir` (`test-utils` holds `table-model-test-utils`), from its manifest.
+fn package_name(dir: &str) -> String {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join("Cargo.toml");
+    let manifest = std::fs::read_to_string(&manifest).unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
+    let line = manifest.lines().find(|l| l.starts_with("name = \"")).unwrap_or_else(|| panic!("{dir}: no name"));
+    line.trim_start_matches("name = \"").trim_end_matches('"').to_owned()
 }
 
 fn read_crate(files: &[(&str, &str)]) -> Crate {

@@ -1,6 +1,8 @@
 //! Whether a suite of Azurite tests runs, the one rule every crate's Azurite tests share: the emulator's URL is
 //! in `TABLE_MODEL_AZURITE_ENDPOINT` (`scripts/azurite.sh` sets it); without it the tests are skipped with one
 //! notice per run, unless `CI` is set, where they must run and fail.
+//!
+//! Layer: base.
 
 use std::io::Write as _;
 

@@ -4,6 +4,8 @@
 //! export and scan benchmarks read it; the client benchmark of `table-model` has its own copy with an ETag field
 //! (a dev-dependency of `table-model` on this crate's `entity` would turn on its own `derive` feature for every
 //! build of its tests, `--no-default-features` included).
+//!
+//! Layer: base.
 
 use table_model::TableEntity;
 

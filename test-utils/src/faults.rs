@@ -1,5 +1,7 @@
 //! The clients of the fault tests: fast retries and a short per-try timeout, so that faults cost little time,
 //! direct or through a [`Proxy`]. Shared by the workspace's fault and tracing tests and the DataFusion provider's.
+//!
+//! Layer: harness.
 
 use crate::proxy::Proxy;
 use std::net::SocketAddr;

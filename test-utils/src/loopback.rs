@@ -9,6 +9,8 @@
 //!   child process, so that the server's work is not counted in the benchmark's instructions under callgrind. It
 //!   records nothing, has no limits, and exits when the benchmark closes its standard input. With the `bare`
 //!   feature, [`Bare`] is the benchmarks' baseline client of it: a bare `reqwest` call.
+//!
+//! Layer: base.
 
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming;

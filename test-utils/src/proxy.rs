@@ -7,6 +7,8 @@
 //!
 //! The proxy reads requests with a `Content-Length` body (what the client sends) and responses with a
 //! `Content-Length` or chunked body (what Azurite sends), and opens one upstream connection per request.
+//!
+//! Layer: base.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
