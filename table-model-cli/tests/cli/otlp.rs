@@ -7,74 +7,31 @@ use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue, KeyValue};
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message as _;
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
 use table_model::DEVELOPMENT_ACCOUNT_KEY;
+use table_model_test_utils::loopback::{self, reply};
 
-/// The requests a collector received: each one's path and body.
-type Received = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
-
-/// A loopback OTLP/HTTP collector: answers `200` to every `POST`, keeping each request's path and body.
+/// A loopback OTLP/HTTP collector ([`loopback::Server`]): answers `200` to every request and keeps it.
 struct Collector {
-    url: String,
-    requests: Received,
+    server: loopback::Server,
 }
 
 impl Collector {
-    fn start() -> Collector {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let requests: Received = Arc::default();
-        let kept = requests.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let kept = kept.clone();
-                std::thread::spawn(move || {
-                    let mut reader = BufReader::new(stream.try_clone().unwrap());
-                    let mut stream = stream;
-                    // Keep-alive: one request after another on the connection, until it closes.
-                    loop {
-                        let mut request_line = String::new();
-                        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        let path = request_line.split(' ').nth(1).unwrap_or_default().to_owned();
-                        let mut length = 0;
-                        loop {
-                            let mut header = String::new();
-                            reader.read_line(&mut header).unwrap();
-                            if header.trim().is_empty() {
-                                break;
-                            }
-                            if let Some((name, value)) = header.split_once(':')
-                                && name.eq_ignore_ascii_case("content-length")
-                            {
-                                length = value.trim().parse().unwrap();
-                            }
-                        }
-                        let mut body = vec![0; length];
-                        reader.read_exact(&mut body).unwrap();
-                        kept.lock().unwrap().push((path, body));
-                        let answer =
-                            "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
-                        if stream.write_all(answer.as_bytes()).is_err() {
-                            return;
-                        }
-                    }
-                });
-            }
-        });
-        Collector { url, requests }
+    async fn start() -> Collector {
+        let server = loopback::Server::http(|_| reply(200, &[("content-type", "application/x-protobuf")], "")).await;
+        Collector { server }
+    }
+
+    fn url(&self) -> String {
+        self.server.origin()
     }
 
     /// Every span received, with its resource's `service.name`.
     fn spans(&self) -> Vec<(String, Span)> {
-        let requests = self.requests.lock().unwrap();
         let mut spans = Vec::new();
-        for (path, body) in requests.iter() {
-            assert_eq!(path, "/v1/traces");
-            let export = ExportTraceServiceRequest::decode(body.as_slice()).expect("an OTLP protobuf export");
+        for request in self.server.seen() {
+            assert_eq!(request.path(), "/v1/traces");
+            let export = ExportTraceServiceRequest::decode(request.body).expect("an OTLP protobuf export");
             for resource in export.resource_spans {
                 let attributes = resource.resource.map(|r| r.attributes).unwrap_or_default();
                 let service = text_of(&attributes, "service.name").unwrap_or_default();
@@ -85,6 +42,18 @@ impl Collector {
         }
         spans
     }
+}
+
+/// [`tablectl`] off the runtime's threads, so the collector answers while it runs.
+async fn tablectl_beside(connection_string: &str, dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let (connection_string, dir) = (connection_string.to_owned(), dir.to_owned());
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        tablectl(&connection_string, &dir, &args)
+    })
+    .await
+    .unwrap()
 }
 
 fn text_of(attributes: &[KeyValue], key: &str) -> Option<String> {
@@ -102,23 +71,26 @@ fn values(span: &Span) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn an_import_and_a_count_send_one_span_tree_per_call_with_no_secret() {
+#[tokio::test]
+async fn an_import_and_a_count_send_one_span_tree_per_call_with_no_secret() {
     let azurite = azurite!();
     let dir = temp_dir("otlp");
     let name = unique_table("Otlp");
     let lines: Vec<String> =
         (0..6).map(|i| format!(r#"{{"PartitionKey":"p{}","RowKey":"r{i}","N":{i}}}"#, i % 2)).collect();
     std::fs::write(dir.join("in.jsonl"), lines.join("\n") + "\n").unwrap();
-    let collector = Collector::start();
+    let collector = Collector::start().await;
+    let url = collector.url();
 
-    let out = tablectl(
+    let out = tablectl_beside(
         &azurite.connection_string,
         &dir,
-        &["--otlp-endpoint", &collector.url, "import", "in.jsonl", name.as_str()],
-    );
+        &["--otlp-endpoint", &url, "import", "in.jsonl", name.as_str()],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let out = tablectl(&azurite.connection_string, &dir, &["count", name.as_str(), "--otlp-endpoint", &collector.url]);
+    let out =
+        tablectl_beside(&azurite.connection_string, &dir, &["count", name.as_str(), "--otlp-endpoint", &url]).await;
     assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), "6\n".to_owned()), "{}", text(&out.stderr));
     assert_eq!(text(&out.stderr), "", "a collector that takes the spans is not mentioned");
 
