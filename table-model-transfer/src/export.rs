@@ -113,6 +113,9 @@ pub struct ExportOptions {
     /// At most this many entities per second (`Some(0)`: no limit; `None`: the service's documented target,
     /// [`limit_for`]).
     pub max_rate: Option<u64>,
+    /// The key ranges to scan, as a plan made before ([`scan::given`]; a backup's chain keeps its first
+    /// generation's), instead of planning anew; [`parallel`](Self::parallel) is then how many run at once.
+    pub plan: Option<Vec<KeyRange>>,
 }
 
 impl Default for ExportOptions {
@@ -128,6 +131,7 @@ impl Default for ExportOptions {
             shard: None,
             split_size: None,
             max_rate: None,
+            plan: None,
         }
     }
 }
@@ -373,7 +377,10 @@ impl<'a> DirExport<'a> {
             }
             None => {
                 let shard = options.shard.unwrap_or(Shard::ALL);
-                let plan = scan::plan(table, query, options.parallel, shard).await?;
+                let plan = match &options.plan {
+                    Some(all) => scan::given(all.clone(), shard)?,
+                    None => scan::plan(table, query, options.parallel, shard).await?,
+                };
                 let ranges = plan
                     .mine
                     .into_iter()
@@ -635,7 +642,10 @@ async fn to_stream(
     control: &Control,
 ) -> Result<ExportSummary, TransferError> {
     let mut writer = format::create_writer(sink, &options.write_options())?;
-    let plan = scan::plan(table, query, options.parallel, Shard::ALL).await?;
+    let plan = match &options.plan {
+        Some(all) => scan::given(all.clone(), Shard::ALL)?,
+        None => scan::plan(table, query, options.parallel, Shard::ALL).await?,
+    };
     let starts = plan.mine.into_iter().enumerate().map(|(index, range)| RangeStart { index, range, from: None });
     let mut pages = scan::scan_pages(table, query, starts.collect(), options.parallel);
     let mut pace = Pace::new(limit_for(options.max_rate, table.kind()));

@@ -1,4 +1,4 @@
-//! The transfer engine of `tablectl` as a library: export, import, copy, validate, count and delete in tables
+//! The transfer engine of `tablectl` as a library: export, import, copy, validate, count, delete, back up and restore in tables
 //! of Azure Table Storage, Cosmos DB for Table and Azurite, of any size, from Rust code. It knows nothing of command lines or
 //! terminals: each operation takes its options (a struct with defaults and builder methods), a
 //! [`Control`](progress::Control) (a [`Progress`](progress::Progress) receiver, silent by default, and a
@@ -17,6 +17,7 @@
 //! | files | [`format`](mod@format), [`check`], [`rejects`], [`manifest`], [`checkpoint`], [`inputs`] |
 //! | service | [`rate`], [`scan`], [`write`](mod@write) |
 //! | operations | [`export`](mod@export), [`import`](mod@import), [`copy`](mod@copy), [`validate`], [`count`](mod@count), [`delete`](mod@delete) |
+//! | operations on operations | [`backup`] (on export and import) |
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -81,6 +82,7 @@ macro_rules! setters {
     };
 }
 
+pub mod backup;
 pub mod check;
 pub mod checkpoint;
 pub mod copy;

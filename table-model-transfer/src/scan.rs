@@ -53,6 +53,27 @@ pub async fn plan(
     Ok(Plan { all, mine })
 }
 
+/// A plan made before (a backup's first generation's, kept in its manifest): every range of `all`, of which this
+/// worker takes its [`shard`]. Nothing is sent.
+///
+/// ```
+/// use table_model::filter::{KeyPosition, KeyRange};
+/// use table_model::PartitionKey;
+/// use table_model_transfer::scan::{given, Shard};
+/// let all = KeyRange::all().split([KeyPosition::partition(PartitionKey::from_static("m"))]);
+/// let second = given(all.clone(), "2/2".parse::<Shard>()?)?;
+/// assert_eq!((second.all, second.mine), (all.clone(), vec![all[1].clone()]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// A plan that cannot be shared among the shard's workers (fewer ranges than workers).
+pub fn given(all: Vec<KeyRange>, shard_of: Shard) -> Result<Plan, TransferError> {
+    let mine = shard(&all, shard_of.k - 1, shard_of.n)
+        .map_err(|e| TransferError::invalid(format!("cannot share the plan among the workers: {e}")))?;
+    Ok(Plan { all, mine })
+}
+
 /// Where a range's scan starts: its index (in the caller's numbering, handed back with each [`Page`]), the
 /// range, and the continuation to resume from (`None`: the range's start).
 #[derive(Clone, Debug)]

@@ -66,8 +66,9 @@ pub struct TablesPage {
 /// ```
 /// assert!(table_model::response::HEADERS_READ.contains(&"etag"));
 /// ```
-pub const HEADERS_READ: [&str; 7] = [
+pub const HEADERS_READ: [&str; 8] = [
     "content-type",
+    "date",
     "etag",
     "x-ms-continuation-nextpartitionkey",
     "x-ms-continuation-nextrowkey",
@@ -256,6 +257,34 @@ pub fn query<B: AsRef<[u8]>>(
 pub fn raw_query<B: AsRef<[u8]> + Clone>(response: &Response<B>) -> Result<RawPage<B>, ResponseError> {
     expect(response, &[200], "200")?;
     Ok(RawPage { body: response.body().clone(), continuation: Continuation::from_headers(response.headers()) })
+}
+
+/// The service's clock when it answered a query: its `Date` header (RFC 1123, whole seconds). A watermark taken
+/// on the service's clock, rather than the local one, compares with the `Timestamp` the service writes
+/// (`tablectl backup`'s incremental generations).
+///
+/// ```
+/// use table_model::response::query_date;
+/// let answer = http::Response::builder()
+///     .status(200)
+///     .header("date", "Sat, 28 Nov 2026 04:30:07 GMT")
+///     .body(br#"{"value":[]}"#.to_vec())?;
+/// assert_eq!(query_date(&answer)?.to_rfc3339(), "2026-11-28T04:30:07+00:00");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// A service error or another status; an answer without a `Date` header in RFC 1123's form
+/// ([`ResponseErrorKind::Malformed`]).
+pub fn query_date<B: AsRef<[u8]>>(response: &Response<B>) -> Result<chrono::DateTime<chrono::Utc>, ResponseError> {
+    expect(response, &[200], "200")?;
+    let date = header(response.headers(), "date")
+        .and_then(|text| chrono::DateTime::parse_from_rfc2822(text).ok())
+        .ok_or_else(|| {
+            let reason = "the answer has no `Date` header in RFC 1123's form (such as `Sat, 28 Nov 2026 04:30:07 GMT`)";
+            ResponseError::new(ResponseErrorKind::Malformed { reason: reason.to_owned() })
+        })?;
+    Ok(date.with_timezone(&chrono::Utc))
 }
 
 /// Reads the answer to a get into a `#[derive(TableEntity)]` struct: as [`entity`], with the struct's schema
@@ -511,6 +540,24 @@ mod tests {
             b = b.header(*k, *v);
         }
         b.body(body.as_bytes().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn the_service_date_is_read_in_rfc_1123_form_and_anything_else_is_malformed() {
+        let date = |value: Option<&str>| {
+            let headers: Vec<(&str, &str)> = value.map(|v| ("date", v)).into_iter().collect();
+            query_date(&reply(200, &headers, r#"{"value":[]}"#))
+        };
+        let read = date(Some("Sun, 06 Nov 1994 08:49:37 GMT")).unwrap();
+        assert_eq!(read.to_rfc3339(), "1994-11-06T08:49:37+00:00");
+        for bad in [None, Some("1994-11-06T08:49:37Z"), Some("Sun, 06 Nov 1994 25:49:37 GMT"), Some("")] {
+            let err = date(bad).unwrap_err();
+            assert!(matches!(err.kind(), ResponseErrorKind::Malformed { .. }), "{bad:?}: {err}");
+            assert!(err.to_string().contains("no `Date` header in RFC 1123's form"), "{err}");
+        }
+        // A refusal is the service's error, not a missing date.
+        let refused = reply(404, &[("date", "Sun, 06 Nov 1994 08:49:37 GMT")], "");
+        assert!(query_date(&refused).unwrap_err().service().is_some());
     }
 
     #[test]

@@ -547,6 +547,35 @@ impl TableClient {
         Ok(out)
     }
 
+    /// The service's clock: the `Date` of its answer to a one-entity query of the table (whole seconds, never
+    /// ahead of the service). A time to compare with the `Timestamp`s the service writes, which the local clock
+    /// may be minutes away from: `tablectl backup` takes its watermarks here.
+    ///
+    /// ```no_run
+    /// use table_model::client::TableServiceClient;
+    /// use table_model::TableName;
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+    /// let now = service.table_client(TableName::from_static("Orders")).service_time(None).await?;
+    /// println!("the service says it is {now}");
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// `404` when there is no such table, any failure to send, and an answer without a `Date` header.
+    pub async fn service_time(
+        &self,
+        options: Option<RequestOptions<'_>>,
+    ) -> Result<chrono::DateTime<chrono::Utc>, Error> {
+        let options = options.unwrap_or_default();
+        let mut op = self.operation("TableClient.service_time", &options.method_options.context);
+        let probe = Query::new().top(1).select(["PartitionKey"]);
+        let request = self.core.requests.query(&self.table, &probe, None);
+        let result = self.core.call(request, op.ctx(), response::query_date).await;
+        op.end(result.map_err(|e| self.named(e)))
+    }
+
     /// The table's stored access policies (at most 5), which a SAS names with
     /// [`TableSas::policy`](crate::sas::TableSas::policy).
     ///

@@ -3,6 +3,8 @@
 //! resumed import settles the chunk a stopped run had written in part with a few range reads, not a read per
 //! entity.
 
+mod backup;
+
 use async_trait::async_trait;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

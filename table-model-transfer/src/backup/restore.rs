@@ -1,0 +1,356 @@
+//! `restore`: a table as of a generation of its backup, into a new table, or into an existing one made equal to
+//! it ([`RestoreOptions::exact`]).
+//!
+//! Before anything is sent, the generations are checked against their manifests, and the table as of the
+//! generation is merged ([`super::merge::State`]) into one file of JSON lines in a work directory, each entity
+//! checked against the target service's rules (`docs/rules.md` §13.1) on the way: an entity the target would
+//! refuse stops the restore there, naming its keys, property and rule. The file is then imported
+//! ([`crate::import`], insert-or-replace: resumable from its checkpoint in the work directory); with `exact`, the
+//! target's keys are then read (`$select=PartitionKey,RowKey`) and merged against the file's, and every entity
+//! that is not in the backup is deleted. The work directory is removed at the end; a restore stopped midway goes
+//! on from it when run again.
+//!
+//! Layer: operations.
+
+use super::chain::{Chain, Generation, Part};
+use super::merge::{key_order, keys_only, GenerationFiles, Sorted, State};
+use crate::check::{check_entity, Finding};
+use crate::checkpoint;
+use crate::error::{ErrorKind, TransferError};
+use crate::format::{self, Compression, FileFormat, Keys, Sink, WriteOptions};
+use crate::import::{import, ImportOptions};
+use crate::progress::{Control, Event};
+use crate::write::WriteMode;
+use chrono::{DateTime, Utc};
+use futures::TryStreamExt as _;
+use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+use table_model::client::{BulkOperation, TableClient};
+use table_model::{Entity, PropertyName, Query, TableName};
+
+/// How to restore. Each option is named as its `tablectl restore` flag.
+///
+/// ```
+/// use table_model_transfer::backup::restore::RestoreOptions;
+/// let options = RestoreOptions::default().generation(3).exact(true).timestamp_as("BackedUpTimestamp");
+/// assert_eq!((options.generation, options.exact), (Some(3), true));
+/// ```
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct RestoreOptions {
+    /// The generation [default: the last, or the one [`at`](Self::at) names].
+    pub generation: Option<u32>,
+    /// The newest generation whose scans ended at or before this time (the service's clock).
+    pub at: Option<DateTime<Utc>>,
+    /// Make an existing table equal to the backup: entities not in it are deleted. Without it the target must be
+    /// new or empty.
+    pub exact: bool,
+    /// Keep each entity's original `Timestamp` (which the service rewrites on every write) in a DateTime
+    /// property of this name.
+    pub timestamp_as: Option<String>,
+    /// At most this many entities per second (`Some(0)`: no limit; `None`: the service's documented target).
+    pub max_rate: Option<u64>,
+    /// The work directory [default: `.restore-TABLE` in the backup's directory].
+    pub work_dir: Option<PathBuf>,
+    /// Start an unfinished restore over instead of going on with it.
+    pub force: bool,
+}
+
+setters!(RestoreOptions {
+    generation: some u32,
+    at: some DateTime<Utc>,
+    exact: value bool,
+    timestamp_as: into String,
+    max_rate: some u64,
+    work_dir: into PathBuf,
+    force: value bool,
+});
+
+/// What a restore did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RestoreSummary {
+    /// The target table.
+    pub table: TableName,
+    /// The generation restored.
+    pub generation: u32,
+    /// When that generation's scans ended (the service's clock, RFC 3339).
+    pub as_of: String,
+    /// Entities in the table as of the generation, all written (by this run or the one it went on with).
+    pub restored: u64,
+    /// Entities of the target deleted because the backup does not have them (`exact`).
+    pub deleted: u64,
+    /// Whether this run went on with an unfinished restore.
+    pub resumed: bool,
+}
+
+/// The work directory's record of the merged file, written once it is complete.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Staged {
+    format: String,
+    backup: PathBuf,
+    generation: u32,
+    link: String,
+    timestamp_as: Option<String>,
+    entities: u64,
+    sha256: String,
+    /// Whether the file was imported (what is left is `exact`'s deletes).
+    imported: bool,
+}
+
+const STAGED: &str = "staged.json";
+const STAGED_FORMAT: &str = "tablectl-restore/1";
+const ENTITIES: &str = "entities.jsonl";
+
+/// Restores `table` as of a generation of the backup in `dir` (one table's backup directory).
+///
+/// ```no_run
+/// use table_model::client::TableServiceClient;
+/// use table_model::TableName;
+/// use table_model_transfer::backup::restore::{restore, RestoreOptions};
+/// use table_model_transfer::progress::Control;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+/// let target = service.table_client(TableName::from_static("OrdersRestored"));
+/// let options = RestoreOptions::default().generation(2);
+/// let summary = restore("backups/Orders".as_ref(), &target, &options, &Control::new()).await?;
+/// println!("{} entities as of {}", summary.restored, summary.as_of);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Errors
+/// [`TransferError`]: a broken chain, a file that does not match its manifest, no such generation, an entity the
+/// target's rules refuse, a target that has entities without `exact`, an unfinished restore of other options
+/// ([`ErrorKind::InvalidInput`], before anything is written); a failed request; entities the service refused
+/// ([`ErrorKind::Failed`], the reject file kept in the work directory); [`ErrorKind::Cancelled`].
+pub async fn restore(
+    dir: &Path,
+    table: &TableClient,
+    options: &RestoreOptions,
+    control: &Control,
+) -> Result<RestoreSummary, TransferError> {
+    let result = run(dir, table, options, control).await;
+    control.report(Event::Finished);
+    result
+}
+
+async fn run(
+    dir: &Path,
+    table: &TableClient,
+    options: &RestoreOptions,
+    control: &Control,
+) -> Result<RestoreSummary, TransferError> {
+    let chain = Chain::open(dir)?;
+    let Some(last) = chain.last() else {
+        return Err(TransferError::invalid(format!("`{}` holds no finished backup generation", dir.display())));
+    };
+    let number = match (options.generation, options.at) {
+        (Some(_), Some(_)) => return Err(TransferError::invalid("give --generation or --at, not both")),
+        (Some(number), None) => number,
+        (None, Some(at)) => chain.at(at)?,
+        (None, None) => last.link.number,
+    };
+    let generations = chain.up_to(number)?;
+    let generation = generations.last().expect("up_to holds the generation");
+    let timestamp_as = options
+        .timestamp_as
+        .as_deref()
+        .map(|name| {
+            name.parse::<PropertyName>()
+                .map_err(|e| TransferError::invalid(format!("invalid --timestamp-as `{name}`: {e}")))
+        })
+        .transpose()?;
+    let work = options.work_dir.clone().unwrap_or_else(|| dir.join(format!(".restore-{}", table.table())));
+    let wanted = Staged {
+        format: STAGED_FORMAT.to_owned(),
+        backup: std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned()),
+        generation: number,
+        link: generation.link.sha256.clone(),
+        timestamp_as: options.timestamp_as.clone(),
+        entities: 0,
+        sha256: String::new(),
+        imported: false,
+    };
+    let saved = if options.force { None } else { checkpoint::read::<Staged>(&work.join(STAGED))? };
+    let staged = match saved {
+        Some(saved) if Staged { entities: 0, sha256: String::new(), imported: false, ..saved.clone() } == wanted => {
+            let file = crate::digest::digest(&work.join(ENTITIES))?;
+            if file.hex() != saved.sha256 {
+                return Err(TransferError::invalid(format!(
+                    "`{}` was changed since this restore merged it; give --force to start over",
+                    work.join(ENTITIES).display()
+                )));
+            }
+            control.report(Event::Resuming { checkpoint: &work.join(STAGED), settled: 0, ranges: None });
+            Some(saved)
+        }
+        Some(saved) => {
+            return Err(TransferError::invalid(format!(
+                "`{}` holds an unfinished restore of generation {} of `{}`: run it as it was to go on, or give \
+                 --force to start over",
+                work.display(),
+                saved.generation,
+                saved.backup.display()
+            )));
+        }
+        None => None,
+    };
+    let resumed = staged.is_some();
+    let mut staged = match staged {
+        Some(staged) => staged,
+        None => {
+            // Nothing of an earlier run is kept: the target is checked, then the state merged anew.
+            if work.exists() {
+                std::fs::remove_dir_all(&work).map_err(|e| TransferError::io("remove", &work, e))?;
+            }
+            Chain::verify_files(generations)?;
+            if !options.exact {
+                refuse_if_not_empty(table).await?;
+            }
+            stage(generations, &work, wanted, timestamp_as.as_ref(), table, control)?
+        }
+    };
+    if !staged.imported {
+        let mut import_options = ImportOptions::default()
+            .mode(WriteMode::Replace)
+            .checkpoint(work.join("import-checkpoint.json"))
+            .reject(work.join("rejects.jsonl"));
+        import_options.max_rate = options.max_rate;
+        let imported = import(table, &[work.join(ENTITIES)], &import_options, control).await?;
+        if imported.rejected > 0 {
+            return Err(TransferError::failed(format!(
+                "{} of {} entities were not written (see `{}`); run the same command again to retry them",
+                imported.rejected,
+                staged.entities,
+                work.join("rejects.jsonl").display()
+            )));
+        }
+        staged.imported = true;
+        checkpoint::write_atomic(&work.join(STAGED), &staged)?;
+    }
+    let deleted = if options.exact { delete_others(table, &work.join(ENTITIES), control).await? } else { 0 };
+    std::fs::remove_dir_all(&work).map_err(|e| TransferError::io("remove", &work, e))?;
+    Ok(RestoreSummary {
+        table: table.table().clone(),
+        generation: number,
+        as_of: generation.manifest.ended.clone(),
+        restored: staged.entities,
+        deleted,
+        resumed,
+    })
+}
+
+/// Refuses a target that has entities (a missing table is created by the import).
+async fn refuse_if_not_empty(table: &TableClient) -> Result<(), TransferError> {
+    let probe = Query::new().select(["PartitionKey"]);
+    match table.query_first::<Entity>(&probe, 1, None).await {
+        Ok(found) if found.is_empty() => Ok(()),
+        Ok(_) => Err(TransferError::invalid(format!(
+            "table `{}` has entities: restore into a new or empty table, or give --exact to make it equal to the \
+             backup (deleting what the backup does not have)",
+            table.table()
+        ))),
+        Err(e) if e.is_not_found() => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Merges the table as of the last of `generations` into the work directory's file, each entity checked against
+/// the target's rules (with its original `Timestamp` in `timestamp_as`), and records it.
+fn stage(
+    generations: &[Generation],
+    work: &Path,
+    mut staged: Staged,
+    timestamp_as: Option<&PropertyName>,
+    table: &TableClient,
+    control: &Control,
+) -> Result<Staged, TransferError> {
+    std::fs::create_dir_all(work).map_err(|e| TransferError::io("create", work, e))?;
+    let files = generations
+        .iter()
+        .map(|g| GenerationFiles { entities: g.paths(Part::Entities), deleted: g.paths(Part::Deleted) })
+        .collect();
+    let mut state = State::open(files)?;
+    let options = WriteOptions { format: FileFormat::Jsonl, compression: Compression::None, schema: None };
+    let path = work.join(ENTITIES);
+    let mut writer = format::create_writer(Sink::create(&path, true)?, &options)?;
+    let rules = table.kind().rules();
+    let mut findings: Vec<Finding> = Vec::new();
+    let refuse = |keys: Keys, property: Option<String>, rule: String| {
+        let at = property.map_or_else(String::new, |p| format!(", property `{p}`"));
+        TransferError::invalid(format!(
+            "the backup's entity {keys}{at} cannot be restored into `{}`: {rule}; nothing was written",
+            table.table()
+        ))
+    };
+    while let Some(mut entity) = state.next_entity()? {
+        if control.is_cancelled() {
+            return Err(TransferError::new(ErrorKind::Cancelled, "the restore was cancelled before it wrote anything"));
+        }
+        if let (Some(name), Some(timestamp)) = (timestamp_as, entity.timestamp())
+            && let Err(e) = entity.insert(name.clone(), timestamp)
+        {
+            return Err(refuse(Keys::of(&entity), Some(name.to_string()), e.to_string()));
+        }
+        check_entity(rules, &entity, &mut findings);
+        if let Some(finding) = findings.pop() {
+            return Err(refuse(Keys::of(&entity), finding.property, finding.rule));
+        }
+        writer.write(&entity)?;
+    }
+    let written = writer.finish()?;
+    staged.entities = written.entities;
+    staged.sha256 = written.sha256;
+    checkpoint::write_atomic(&work.join(STAGED), &staged)?;
+    Ok(staged)
+}
+
+/// Deletes the target's entities whose keys the merged file does not have: the target's keys read in key order
+/// and merged against the file's, deleted a transaction's worth at a time (a key already gone is fine).
+async fn delete_others(table: &TableClient, merged: &Path, control: &Control) -> Result<u64, TransferError> {
+    const BATCH: usize = 1000;
+    let mut wanted = Sorted::open(vec![merged.to_owned()])?;
+    let keys = Query::new().select(["PartitionKey", "RowKey"]);
+    let mut stored = table.query::<Entity>(&keys, None)?;
+    let mut doomed: Vec<Entity> = Vec::new();
+    let mut deleted = 0;
+    loop {
+        let Some(next) = control.unless_cancelled(stored.try_next()).await else {
+            return Err(TransferError::new(ErrorKind::Cancelled, "the restore was cancelled; run it again to go on"));
+        };
+        let Some(entity) = next? else { break };
+        while wanted.peek().is_some_and(|w| key_order(w, &entity) == Ordering::Less) {
+            wanted.take()?;
+        }
+        if wanted.peek().is_none_or(|w| key_order(w, &entity) != Ordering::Equal) {
+            doomed.push(keys_only(&entity));
+        }
+        if doomed.len() >= BATCH {
+            deleted += delete_keys(table, std::mem::take(&mut doomed)).await?;
+        }
+    }
+    deleted += delete_keys(table, doomed).await?;
+    Ok(deleted)
+}
+
+/// Deletes entities by their keys, any version; one already gone counts as deleted.
+async fn delete_keys(table: &TableClient, doomed: Vec<Entity>) -> Result<u64, TransferError> {
+    if doomed.is_empty() {
+        return Ok(0);
+    }
+    let total = doomed.len() as u64;
+    let report = table.bulk_write(BulkOperation::Delete, doomed, None).await;
+    if let Some(failure) = report.failures.iter().find(|f| !f.error.is_not_found()) {
+        let keys =
+            failure.keys.as_ref().map_or_else(String::new, |(p, r)| format!(" (PartitionKey `{p}`, RowKey `{r}`)"));
+        return Err(TransferError::failed(format!(
+            "{} entities not in the backup could not be deleted{keys}: {}; run the same command again to go on",
+            report.failures.len(),
+            failure.error
+        )));
+    }
+    Ok(total)
+}
