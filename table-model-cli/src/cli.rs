@@ -61,6 +61,11 @@ pub enum Command {
     /// Delete the entities a filter selects, or every entity (the table stays); counts first and asks on a
     /// terminal; resumable, in key ranges side by side
     Delete(DeleteArgs),
+    /// Back up tables into a directory: the first run a full generation, each later run what changed since
+    /// (entities and deleted keys); `backup verify DIR` and `backup prune DIR --keep N` work offline
+    Backup(BackupArgs),
+    /// Restore a table as of a generation of its backup, into a new table or (with --exact) an existing one
+    Restore(RestoreArgs),
     /// Show the properties of a table or file: their EDM types, how many entities carry each, conflicts
     Schema(SchemaArgs),
     /// Run a SQL statement over the tables (Apache DataFusion): an aligned table on a terminal, JSON lines when
@@ -101,6 +106,107 @@ pub struct QueryArgs {
     /// At most this many entities
     #[arg(long, value_name = "N")]
     pub top: Option<u64>,
+}
+
+/// `tablectl backup`.
+#[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct BackupArgs {
+    /// `verify` or `prune` (offline); none: take the next generation of each table's backup
+    #[command(subcommand)]
+    pub action: Option<BackupAction>,
+    /// The tables (each into `DIR/TABLE/`)
+    #[arg(required_unless_present = "all")]
+    pub tables: Vec<TableName>,
+    /// Back up every table of the account
+    #[arg(long, conflicts_with = "tables")]
+    pub all: bool,
+    /// The backup's directory: each table's generations go into `DIR/TABLE/gen-NNNNNN/`
+    #[arg(short, long, value_name = "DIR", required = true)]
+    pub output: Option<PathBuf>,
+    /// The format of the entities' files (the keys' files are JSON lines)
+    #[arg(long, value_enum, default_value = "jsonl")]
+    pub format: FormatArg,
+    /// Compress `jsonl` and `csv` files
+    #[arg(long, value_enum)]
+    pub compress: Option<CompressArg>,
+    /// Scan this many key ranges side by side (the first generation plans them; later ones scan the same)
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub parallel: NonZeroUsize,
+    /// Be worker K of N (from 1): back up a fixed share of the key ranges, into a directory of its own
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<table_model_transfer::shard::Shard>,
+    /// At most this many entities per second (0: no limit) [default: 20000 for Azure Storage, no limit otherwise]
+    #[arg(long, value_name = "N")]
+    pub max_rate: Option<u64>,
+    /// Seconds before the previous watermark that an incremental generation reads from, for the skew between
+    /// the service's clocks
+    #[arg(long, value_name = "SECONDS", default_value = "60")]
+    pub margin: u64,
+    /// Write a full generation even when there is a previous one
+    #[arg(long)]
+    pub full: bool,
+    /// Start an unfinished generation over instead of going on with it
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// What `tablectl backup` does besides taking a generation.
+#[derive(Subcommand, Debug)]
+pub enum BackupAction {
+    /// Check a backup offline: every generation's files against its manifest, and the chain's links; a file
+    /// missing, truncated or altered is named (status 2)
+    Verify {
+        /// The backup's directory (as given to `backup -o`), or one table's
+        dir: PathBuf,
+    },
+    /// Fold the oldest generations into a base, offline, keeping the newest N; the fold is checked before
+    /// anything is removed
+    Prune {
+        /// The backup's directory (as given to `backup -o`), or one table's
+        dir: PathBuf,
+        /// How many generations to keep
+        #[arg(long, value_name = "N")]
+        keep: std::num::NonZeroU32,
+    },
+}
+
+/// `tablectl restore`.
+#[derive(clap::Args, Debug)]
+pub struct RestoreArgs {
+    /// The backup's directory (as given to `backup -o`), or one table's
+    pub dir: PathBuf,
+    /// The table to restore into (created if needed)
+    pub table: TableName,
+    /// The table of the backup to restore [default: TABLE]
+    #[arg(long, value_name = "TABLE")]
+    pub from: Option<TableName>,
+    /// The generation [default: the last]
+    #[arg(long, value_name = "N", conflicts_with = "at")]
+    pub generation: Option<u32>,
+    /// The newest generation whose scans ended at or before this time (RFC 3339, such as
+    /// `2026-11-24T06:00:00Z`)
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub at: Option<chrono::DateTime<chrono::Utc>>,
+    /// Make an existing table equal to the backup: its entities that the backup does not have are deleted
+    #[arg(long)]
+    pub exact: bool,
+    /// Keep each entity's original Timestamp (the service writes its own) in a DateTime property of this name
+    #[arg(long, value_name = "NAME")]
+    pub timestamp_as: Option<String>,
+    /// At most this many entities per second (0: no limit) [default: 20000 for Azure Storage, no limit otherwise]
+    #[arg(long, value_name = "N")]
+    pub max_rate: Option<u64>,
+    /// Start an unfinished restore over instead of going on with it
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// An RFC 3339 time.
+fn parse_time(text: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .map_err(|e| format!("not an RFC 3339 time such as `2026-11-24T06:00:00Z`: {e}"))
 }
 
 /// `tablectl export`.

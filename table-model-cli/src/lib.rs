@@ -127,6 +127,8 @@ fn operation(command: &Command) -> Option<Operation> {
         Command::Copy(_) => Operation::Copy,
         Command::Validate(_) => Operation::Validate,
         Command::Delete(_) => Operation::Delete,
+        Command::Backup(args) if args.action.is_none() => Operation::Backup,
+        Command::Restore(_) => Operation::Restore,
         _ => return None,
     })
 }
@@ -170,6 +172,15 @@ async fn execute(
     }
     let stdout = std::io::stdout();
     let format = output::Style::choose(cli.json, stdout.is_terminal());
+    if let Command::Backup(args) = &cli.command
+        && let Some(action) = &args.action
+    {
+        // `backup verify` and `backup prune` read and write files only.
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        let outcome = commands::backup::run_offline(action, format, &mut out)?;
+        out.flush().map_err(CliError::stdout)?;
+        return Ok(outcome);
+    }
     let kind = cli.endpoint.service_kind.map(endpoint::Kind::service_kind);
     if let Command::Validate(args) = &cli.command {
         // A file is checked without an endpoint; only a table needs one.
@@ -203,6 +214,8 @@ async fn execute(
         Command::Query(args) => commands::query::run(&ctx, args, &mut out).await,
         Command::Export(args) => commands::export::run(&ctx, args, &mut out).await,
         Command::Import(args) => commands::import::run(&ctx, args, &mut out).await,
+        Command::Backup(args) => commands::backup::run(&ctx, args, &mut out).await,
+        Command::Restore(args) => commands::restore::run(&ctx, args, &mut out).await,
         Command::Copy(args) => match &copy_source {
             Some(source) => commands::copy::run(&ctx, source, args, &mut out).await,
             None => Err(CliError::failed("copy has no source endpoint")),

@@ -24,6 +24,10 @@ pub enum Operation {
     Count,
     /// [`delete`](crate::delete::delete).
     Delete,
+    /// [`backup`](crate::backup::backup).
+    Backup,
+    /// [`restore`](crate::backup::restore::restore).
+    Restore,
 }
 
 impl Operation {
@@ -36,6 +40,8 @@ impl Operation {
             Operation::Validate => "validate",
             Operation::Count => "count",
             Operation::Delete => "delete",
+            Operation::Backup => "backup",
+            Operation::Restore => "restore",
         }
     }
 }

@@ -4,6 +4,7 @@
 //!
 //! Layer: commands.
 
+pub mod backup;
 pub mod completions;
 pub mod copy;
 pub mod count;
@@ -11,6 +12,7 @@ pub mod delete;
 pub mod export;
 pub mod import;
 pub mod query;
+pub mod restore;
 pub mod schema;
 #[cfg(feature = "sql")]
 pub mod sql;

@@ -4,6 +4,7 @@
 #[macro_use]
 mod support;
 
+mod backup;
 mod delete;
 mod entra;
 mod formats;

@@ -18,7 +18,7 @@ use table_model_transfer::manifest::Manifest;
 
 /// The binary with the connection string and `env` in its environment, in `dir`; run on a blocking thread so
 /// that a proxy on the test's runtime keeps serving.
-async fn run(connection_string: &str, dir: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
+pub(crate) async fn run(connection_string: &str, dir: &Path, args: &[&str], env: &[(&str, String)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_tablectl"));
     command
         .args(args)
@@ -32,7 +32,7 @@ async fn run(connection_string: &str, dir: &Path, args: &[&str], env: &[(&str, S
     tokio::task::spawn_blocking(move || command.output().expect("tablectl runs")).await.unwrap()
 }
 
-fn abort_after(n: u64) -> Vec<(&'static str, String)> {
+pub(crate) fn abort_after(n: u64) -> Vec<(&'static str, String)> {
     vec![(ABORT_AFTER_VAR, n.to_string())]
 }
 
@@ -243,7 +243,7 @@ fn azurite_socket() -> std::net::SocketAddr {
 /// Runs the binary with its target through a proxy that forwards `ok` requests, then fails the transport: it
 /// closes each connection at its next request (nothing reaches Azurite) and, once `ok` requests went through,
 /// stops listening, so the client's retries meet a refused connection and give up at once.
-async fn run_failing_after(ok: usize, dir: &Path, args: &[&str], target_option: Option<&str>) -> Output {
+pub(crate) async fn run_failing_after(ok: usize, dir: &Path, args: &[&str], target_option: Option<&str>) -> Output {
     let script = [vec![Fault::None; ok], vec![Fault::CloseBeforeForwarding; 100_000]].concat();
     let proxy = Proxy::scripted(azurite_socket(), script, 1, 0, Duration::ZERO).await;
     let cs = through(proxy.addr);
