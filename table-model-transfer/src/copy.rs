@@ -234,7 +234,7 @@ async fn run(
     // A resumed run's entities within a chunk's size of their range's checkpoint may have been written by the run
     // it resumes (its chunk in flight, of pages of any range): a chunk holding any is settled before it is written.
     let mut read_per_range = vec![0_u64; state.ranges.len()];
-    let mut pages = scan::scan_pages(from, &query, starts, options.parallel);
+    let mut pages = scan::scan_pages(from, &query, starts, options.parallel, None);
     let result: Result<(), TransferError> = async {
         loop {
             // The next chunk: pages until they hold `size` entities, or the source ends.

@@ -9,6 +9,7 @@ use crate::scan::{self, RangeStart, Shard};
 use futures::TryStreamExt as _;
 use std::num::NonZeroUsize;
 use table_model::client::TableClient;
+use table_model::MetadataLevel;
 
 /// Counts the entities of `table` that `filter` selects (all without one), reading `parallel` key ranges side
 /// by side.
@@ -42,11 +43,12 @@ pub async fn count(
     let starts = plan.mine.into_iter().enumerate().map(|(index, range)| RangeStart { index, range, from: None });
     control.report(Event::Started { operation: Operation::Count, total_bytes: None });
     let mut count = 0_u64;
-    let scan = scan::scan_pages(table, &query, starts.collect(), parallel).try_for_each(|page| {
-        count += page.entities.len() as u64;
-        control.report(Event::Entities(count));
-        async { Ok(()) }
-    });
+    let scan =
+        scan::scan_pages(table, &query, starts.collect(), parallel, Some(MetadataLevel::None)).try_for_each(|page| {
+            count += page.entities.len() as u64;
+            control.report(Event::Entities(count));
+            async { Ok(()) }
+        });
     let result = control.unless_cancelled(scan).await;
     control.report(Event::Finished);
     match result {

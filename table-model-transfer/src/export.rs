@@ -116,6 +116,8 @@ pub struct ExportOptions {
     /// The key ranges to scan, as a plan made before ([`scan::given`]; a backup's chain keeps its first
     /// generation's), instead of planning anew; [`parallel`](Self::parallel) is then how many run at once.
     pub plan: Option<Vec<KeyRange>>,
+    /// The pages' metadata level instead of the client's: a backup's keys-only scan asks for none.
+    pub(crate) metadata: Option<table_model::MetadataLevel>,
 }
 
 impl Default for ExportOptions {
@@ -132,6 +134,7 @@ impl Default for ExportOptions {
             split_size: None,
             max_rate: None,
             plan: None,
+            metadata: None,
         }
     }
 }
@@ -440,7 +443,7 @@ impl<'a> DirExport<'a> {
         let (table, query) = (self.table, self.query);
         let mut pace = Pace::new(limit_for(self.options.max_rate, table.kind()));
         control.report(Event::Started { operation: Operation::Export, total_bytes: None });
-        let mut pages = scan::scan_pages(table, query, starts, self.options.parallel);
+        let mut pages = scan::scan_pages(table, query, starts, self.options.parallel, self.options.metadata);
         loop {
             let Some(page) = control.unless_cancelled(pages.try_next()).await else {
                 return Err(cancelled(self.entities, true));
@@ -647,7 +650,7 @@ async fn to_stream(
         None => scan::plan(table, query, options.parallel, Shard::ALL).await?,
     };
     let starts = plan.mine.into_iter().enumerate().map(|(index, range)| RangeStart { index, range, from: None });
-    let mut pages = scan::scan_pages(table, query, starts.collect(), options.parallel);
+    let mut pages = scan::scan_pages(table, query, starts.collect(), options.parallel, options.metadata);
     let mut pace = Pace::new(limit_for(options.max_rate, table.kind()));
     control.report(Event::Started { operation: Operation::Export, total_bytes: None });
     let mut count = 0_u64;

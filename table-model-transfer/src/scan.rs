@@ -16,7 +16,7 @@ use table_model::client::{QueryOptions, TableClient};
 use table_model::filter::Filter;
 use table_model::filter::{shard, KeyRange};
 use table_model::response::Continuation;
-use table_model::{Entity, Query};
+use table_model::{Entity, MetadataLevel, Query};
 
 /// The plan of a scan and this worker's share of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,13 +101,14 @@ pub struct Page {
 /// range's query is `query` with its filter restricted to the range ([`KeyRange::filter_with`]), following its
 /// own continuations from its [`RangeStart::from`]. The pages of different ranges come in the order they
 /// arrive; those of one range in its order, the last with `next: None`. Each range yields at least one page,
-/// so a consumer sees every range end.
+/// so a consumer sees every range end. `metadata`, when given, is the pages' metadata level instead of the
+/// client's: [`MetadataLevel::None`] for a scan that reads keys only (half the bytes: no `odata.etag`).
 ///
 /// ```no_run
 /// use futures::TryStreamExt as _;
 /// use std::num::NonZeroUsize;
 /// use table_model::client::TableServiceClient;
-/// use table_model::{Query, TableName};
+/// use table_model::{MetadataLevel, Query, TableName};
 /// use table_model_transfer::scan::{plan, scan_pages, RangeStart, Shard};
 ///
 /// # async fn run() -> Result<(), table_model_transfer::error::TransferError> {
@@ -118,7 +119,7 @@ pub struct Page {
 /// let plan = plan(&table, &query, parallel, Shard::ALL).await?;
 /// let starts = plan.mine.into_iter().enumerate().map(|(index, range)| RangeStart { index, range, from: None });
 /// let mut count = 0;
-/// scan_pages(&table, &query, starts.collect(), parallel)
+/// scan_pages(&table, &query, starts.collect(), parallel, Some(MetadataLevel::None))
 ///     .try_for_each(|page| {
 ///         count += page.entities.len();
 ///         async { Ok(()) }
@@ -137,8 +138,11 @@ pub fn scan_pages<'a>(
     query: &'a Query,
     ranges: Vec<RangeStart>,
     parallel: NonZeroUsize,
+    metadata: Option<MetadataLevel>,
 ) -> impl Stream<Item = Result<Page, TransferError>> + 'a {
-    futures::stream::iter(ranges).map(move |start| range_pages(table, query, start)).flatten_unordered(parallel.get())
+    futures::stream::iter(ranges)
+        .map(move |start| range_pages(table, query, start, metadata))
+        .flatten_unordered(parallel.get())
 }
 
 /// The pages of one range, as [`scan_pages`] yields them.
@@ -146,13 +150,14 @@ fn range_pages<'a>(
     table: &'a TableClient,
     query: &Query,
     start: RangeStart,
+    metadata: Option<MetadataLevel>,
 ) -> futures::stream::BoxStream<'a, Result<Page, TransferError>> {
     let mut ranged = query.clone();
     if let Some(filter) = start.range.filter_with(query.filter_ref().cloned()) {
         ranged = ranged.filter(filter);
     }
     let index = start.index;
-    let options = QueryOptions { continuation: start.from, ..Default::default() };
+    let options = QueryOptions { continuation: start.from, metadata, ..Default::default() };
     match table.query::<Entity>(&ranged, Some(options)) {
         Ok(pager) => pager
             .into_pages()

@@ -431,7 +431,7 @@ async fn check_table(
     let starts =
         plan.mine.into_iter().enumerate().map(|(index, range)| crate::scan::RangeStart { index, range, from: None });
     control.report(Event::Started { operation: Operation::Validate, total_bytes: None });
-    let mut pages = crate::scan::scan_pages(table, &query, starts.collect(), parallel);
+    let mut pages = crate::scan::scan_pages(table, &query, starts.collect(), parallel, None);
     let mut position = 0;
     let mut checked = Checked::default();
     loop {

@@ -278,6 +278,7 @@ impl TableClient {
         }
         let query_options = QueryOptions {
             continuation: cursor.continuation.clone(),
+            metadata: None,
             method_options: options.bulk.method_options.clone(),
         };
         let mut pages = match self.query::<Entity>(&ranged, Some(query_options)) {

@@ -161,6 +161,11 @@ pub struct QueryOptions<'a> {
     ///
     /// [`QueryPager::continuation`]: super::QueryPager::continuation
     pub continuation: Option<Continuation>,
+    /// The metadata level of this query's pages, instead of the client's
+    /// ([`TableServiceClientOptions::metadata`]): [`MetadataLevel::None`] makes a keys-only scan's pages about half
+    /// as large (no `odata.etag` per entity; values of types JSON does not carry come untyped, `docs/rules.md`
+    /// §6).
+    pub metadata: Option<MetadataLevel>,
     /// `azure_core`'s per-call options, used for every page.
     pub method_options: ClientMethodOptions<'a>,
 }

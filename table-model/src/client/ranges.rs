@@ -244,7 +244,7 @@ fn keys_only(filter: Option<Filter>, top: usize) -> Query {
 
 /// The options of each query of a plan.
 fn query_options<'a>(options: &PlanOptions<'a>) -> QueryOptions<'a> {
-    QueryOptions { continuation: None, method_options: options.method_options.clone() }
+    QueryOptions { continuation: None, metadata: None, method_options: options.method_options.clone() }
 }
 
 /// What a probe found.

@@ -502,12 +502,16 @@ impl TableClient {
         checked.map_err(|e| self.named(e.into()))?;
         let (core, table, query) = (self.core.clone(), self.table.clone(), query.clone());
         let ctx = options.method_options.context.into_owned();
+        let metadata = options.metadata;
         let fetch: Fetch<P, Continuation> = Box::new(move |continuation| {
             let (core, table, query, ctx) = (core.clone(), table.clone(), query.clone(), ctx.clone());
             Box::pin(async move {
                 // A span per page: the pager has no call of its own that lasts while the pages are read.
                 let mut op = Operation::start(core.tracing.as_ref(), "TableClient.query", &ctx, Some(&table));
-                let request = |at: &TableService| at.query(&table, &query, continuation.as_ref());
+                let request = |at: &TableService| match metadata {
+                    Some(level) => at.clone().with_metadata(level).query(&table, &query, continuation.as_ref()),
+                    None => at.query(&table, &query, continuation.as_ref()),
+                };
                 op.end(core.call_read(request, op.ctx(), read).await.map_err(|e| e.in_table(&table)))
             })
         });
