@@ -20,14 +20,16 @@ use crate::error::{ErrorKind, TransferError};
 use crate::format::{self, Compression, FileFormat, Keys, Sink, WriteOptions};
 use crate::import::{import, ImportOptions};
 use crate::progress::{Control, Event};
+use crate::scan;
 use crate::write::WriteMode;
 use chrono::{DateTime, Utc};
 use futures::TryStreamExt as _;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
-use table_model::client::{BulkOperation, TableClient};
-use table_model::{Entity, PropertyName, Query, TableName};
+use table_model::client::{BulkOperation, QueryOptions, TableClient};
+use table_model::filter::KeyRange;
+use table_model::{Entity, MetadataLevel, PropertyName, Query, TableName};
 
 /// How to restore. Each option is named as its `tablectl restore` flag.
 ///
@@ -208,7 +210,7 @@ async fn run(
             }
             Chain::verify_files(generations)?;
             if !options.exact {
-                refuse_if_not_empty(table).await?;
+                refuse_if_not_empty(table, &covered(generation)?).await?;
             }
             stage(generations, &work, wanted, timestamp_as.as_ref(), table, control)?
         }
@@ -231,7 +233,11 @@ async fn run(
         staged.imported = true;
         checkpoint::write_atomic(&work.join(STAGED), &staged)?;
     }
-    let deleted = if options.exact { delete_others(table, &work.join(ENTITIES), control).await? } else { 0 };
+    let deleted = if options.exact {
+        delete_others(table, &work.join(ENTITIES), &covered(generation)?, control).await?
+    } else {
+        0
+    };
     std::fs::remove_dir_all(&work).map_err(|e| TransferError::io("remove", &work, e))?;
     Ok(RestoreSummary {
         table: table.table().clone(),
@@ -243,19 +249,47 @@ async fn run(
     })
 }
 
-/// Refuses a target that has entities (a missing table is created by the import).
-async fn refuse_if_not_empty(table: &TableClient) -> Result<(), TransferError> {
-    let probe = Query::new().select(["PartitionKey"]);
-    match table.query_first::<Entity>(&probe, 1, None).await {
-        Ok(found) if found.is_empty() => Ok(()),
-        Ok(_) => Err(TransferError::invalid(format!(
-            "table `{}` has entities: restore into a new or empty table, or give --exact to make it equal to the \
-             backup (deleting what the backup does not have)",
-            table.table()
-        ))),
-        Err(e) if e.is_not_found() => Ok(()),
-        Err(e) => Err(e.into()),
+/// The key ranges of the target a backup stands for: all of them, or a sharded chain's share (its worker's
+/// ranges of the chain's plan), which a restore checks and, with `exact`, makes equal; the other workers' ranges
+/// are left as they are.
+fn covered(generation: &Generation) -> Result<Vec<KeyRange>, TransferError> {
+    match generation.manifest.shard {
+        None => Ok(vec![KeyRange::all()]),
+        Some(shard) => Ok(scan::given(generation.manifest.plan.clone(), shard)?.mine),
     }
+}
+
+/// The query of the keys in a range.
+fn keys_in(range: &KeyRange, select: &[&'static str]) -> Query {
+    let query = Query::new().select(select.iter().copied());
+    match range.filter() {
+        Some(filter) => query.filter(filter),
+        None => query,
+    }
+}
+
+/// Refuses a target that has entities in `ranges` (a missing table is created by the import).
+async fn refuse_if_not_empty(table: &TableClient, ranges: &[KeyRange]) -> Result<(), TransferError> {
+    for range in ranges {
+        match table.query_first::<Entity>(&keys_in(range, &["PartitionKey"]), 1, None).await {
+            Ok(found) if found.is_empty() => {}
+            Ok(_) => {
+                let share = if ranges.len() == 1 && *range == KeyRange::all() {
+                    String::new()
+                } else {
+                    " in the backup's share of the key ranges".to_owned()
+                };
+                return Err(TransferError::invalid(format!(
+                    "table `{}` has entities{share}: restore into a new or empty table, or give --exact to make it \
+                     equal to the backup (deleting what the backup does not have)",
+                    table.table()
+                )));
+            }
+            Err(e) if e.is_not_found() => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
 }
 
 /// Merges the table as of the last of `generations` into the work directory's file, each entity checked against
@@ -308,28 +342,39 @@ fn stage(
     Ok(staged)
 }
 
-/// Deletes the target's entities whose keys the merged file does not have: the target's keys read in key order
-/// and merged against the file's, deleted a transaction's worth at a time (a key already gone is fine).
-async fn delete_others(table: &TableClient, merged: &Path, control: &Control) -> Result<u64, TransferError> {
+/// Deletes the target's entities in `ranges` whose keys the merged file does not have: the target's keys read in
+/// key order (without metadata) and merged against the file's, deleted a transaction's worth at a time (a key
+/// already gone is fine).
+async fn delete_others(
+    table: &TableClient,
+    merged: &Path,
+    ranges: &[KeyRange],
+    control: &Control,
+) -> Result<u64, TransferError> {
     const BATCH: usize = 1000;
     let mut wanted = Sorted::open(vec![merged.to_owned()])?;
-    let keys = Query::new().select(["PartitionKey", "RowKey"]);
-    let mut stored = table.query::<Entity>(&keys, None)?;
     let mut doomed: Vec<Entity> = Vec::new();
     let mut deleted = 0;
-    loop {
-        let Some(next) = control.unless_cancelled(stored.try_next()).await else {
-            return Err(TransferError::new(ErrorKind::Cancelled, "the restore was cancelled; run it again to go on"));
-        };
-        let Some(entity) = next? else { break };
-        while wanted.peek().is_some_and(|w| key_order(w, &entity) == Ordering::Less) {
-            wanted.take()?;
-        }
-        if wanted.peek().is_none_or(|w| key_order(w, &entity) != Ordering::Equal) {
-            doomed.push(keys_only(&entity));
-        }
-        if doomed.len() >= BATCH {
-            deleted += delete_keys(table, std::mem::take(&mut doomed)).await?;
+    for range in ranges {
+        let options = QueryOptions { metadata: Some(MetadataLevel::None), ..Default::default() };
+        let mut stored = table.query::<Entity>(&keys_in(range, &["PartitionKey", "RowKey"]), Some(options))?;
+        loop {
+            let Some(next) = control.unless_cancelled(stored.try_next()).await else {
+                return Err(TransferError::new(
+                    ErrorKind::Cancelled,
+                    "the restore was cancelled; run it again to go on",
+                ));
+            };
+            let Some(entity) = next? else { break };
+            while wanted.peek().is_some_and(|w| key_order(w, &entity) == Ordering::Less) {
+                wanted.take()?;
+            }
+            if wanted.peek().is_none_or(|w| key_order(w, &entity) != Ordering::Equal) {
+                doomed.push(keys_only(&entity));
+            }
+            if doomed.len() >= BATCH {
+                deleted += delete_keys(table, std::mem::take(&mut doomed)).await?;
+            }
         }
     }
     deleted += delete_keys(table, doomed).await?;

@@ -18,6 +18,7 @@ use table_model_transfer::backup::restore::{restore, RestoreOptions};
 use table_model_transfer::backup::verify::verify;
 use table_model_transfer::backup::{backup, BackupOptions, GenerationKind};
 use table_model_transfer::error::ErrorKind;
+use table_model_transfer::format::FileFormat;
 use table_model_transfer::progress::Control;
 
 /// A table's content: each entity's properties by its keys, without the service's `Timestamp` and ETag.
@@ -305,4 +306,62 @@ async fn hostile_backups_are_refused_before_anything_is_written() {
         std::fs::remove_dir_all(&spoiled).unwrap();
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn sharded_parquet_backups_restore_their_shares_into_one_table() {
+    let recorder = Arc::new(Recorder::default());
+    let Some(service) = service(&recorder) else { return };
+    let table = service.table_client(TableName::new("BackupSharded").unwrap());
+    table.delete_table_if_exists(None).await.unwrap();
+    table.create_table(None).await.unwrap();
+    table.bulk_write(BulkOperation::Insert, initial(), None).await.into_result().unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let dirs = [temp_dir("backup-shard-1"), temp_dir("backup-shard-2")];
+    let sharded = |k: usize| {
+        options()
+            .format(FileFormat::Parquet)
+            .parallel(NonZeroUsize::new(2).unwrap())
+            .shard(format!("{k}/2").parse().unwrap())
+    };
+    for (k, dir) in dirs.iter().enumerate() {
+        backup(&table, dir, &sharded(k + 1), &Control::new()).await.unwrap();
+    }
+    for r in 0..10 {
+        table.upsert(&entity("hot", &format!("r{r:04}"), -r), UpdateMode::Replace, None).await.unwrap();
+        table
+            .delete_by_keys(&PartitionKey::new(format!("p{:02}", r * 2)).unwrap(), &RowKey::new("r001").unwrap(), None)
+            .await
+            .unwrap();
+    }
+    table.insert(&entity("zz", "last", 7), None).await.unwrap();
+    let mut deleted = 0;
+    for (k, dir) in dirs.iter().enumerate() {
+        let summary = backup(&table, dir, &sharded(k + 1), &Control::new()).await.unwrap();
+        assert_eq!(summary.generation, 2);
+        deleted += summary.deleted;
+    }
+    assert_eq!(deleted, 10, "each share saw its own deletes");
+    let err = backup(&table, &dirs[0], &options().format(FileFormat::Parquet), &Control::new()).await.unwrap_err();
+    assert!(err.to_string().contains("was taken with --shard 1/2, not none"), "{err}");
+
+    // Both shares into one table: the second is refused nowhere, since its ranges are empty.
+    let target = service.table_client(TableName::new("BackupShardedRestored").unwrap());
+    target.delete_table_if_exists(None).await.unwrap();
+    for dir in &dirs {
+        restore(dir, &target, &RestoreOptions::default().max_rate(0), &Control::new()).await.unwrap();
+    }
+    let live = capture(&table).await;
+    assert_eq!(capture(&target).await, live);
+    // `exact` with one share deletes nothing of the other's.
+    let exact = RestoreOptions::default().exact(true).max_rate(0);
+    let summary = restore(&dirs[0], &target, &exact, &Control::new()).await.unwrap();
+    assert_eq!(summary.deleted, 0);
+    assert_eq!(capture(&target).await, live);
+    // Without `exact`, a share that has entities is refused.
+    let err = restore(&dirs[1], &target, &RestoreOptions::default(), &Control::new()).await.unwrap_err();
+    assert!(err.to_string().contains("has entities in the backup's share of the key ranges"), "{err}");
+    for dir in &dirs {
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }
