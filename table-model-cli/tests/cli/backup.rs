@@ -1,7 +1,8 @@
 //! `tablectl backup`, `restore`, `backup verify` and `backup prune` as a user runs them, against Azurite: three
-//! generations of a table of every EDM type (the second killed midway and run again, the third stopped by
+//! generations of a table of every EDM type (the second killed twice midway and run again, the third stopped by
 //! transport faults and run again), each restored into a new table equal to the table as captured then; a
-//! restore killed midway and run again; `--exact` into the live table; a spoiled backup refused (status 2)
+//! restore killed midway and run again (and, in a table of fewer partitions, one stopped by transport faults);
+//! `--exact` into the live table; a spoiled backup refused (status 2)
 //! before anything is written; prune keeping the newest generation.
 
 use crate::scale::{abort_after, run, run_failing_after};
@@ -62,9 +63,13 @@ async fn generations_restore_exactly_after_kills_and_faults() {
         .collect::<Vec<_>>();
     table.bulk_write(BulkOperation::Insert, &added, None).await.into_result().unwrap();
 
-    // The second generation killed after its first page, then run again.
-    let killed = run(cs, &dir, &backup, &abort_after(1)).await;
-    assert!(!killed.status.success(), "{}", text(&killed.stderr));
+    // The second generation killed after the first page of its changes, again in its scan of the keys (past
+    // the 70 changes), then run again.
+    for after in [1, 500] {
+        let killed = run(cs, &dir, &backup, &abort_after(after)).await;
+        assert!(!killed.status.success(), "{}", text(&killed.stderr));
+        assert!(text(&killed.stderr).contains("aborting after"), "{}", text(&killed.stderr));
+    }
     let second = run(cs, &dir, &backup, &[]).await;
     assert!(second.status.success(), "{}", text(&second.stderr));
     let summary = json_line(&second.stdout);
@@ -151,5 +156,28 @@ async fn generations_restore_exactly_after_kills_and_faults() {
     assert!(text(&refused.stderr).contains("does not match generation 3's manifest"), "{}", text(&refused.stderr));
     let missing = azurite.service.table_client(target).query_first::<Entity>(&table_model::Query::new(), 1, None).await;
     assert!(missing.is_err_and(|e| e.is_not_found()), "the target was not created");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restore_stopped_by_the_transport_goes_on_when_run_again() {
+    let azurite = azurite!();
+    let cs = &azurite.connection_string;
+    let dir = temp_dir("restore-faults");
+    let name = unique_table("BakF");
+    let table = azurite.service.create_table(&name, None).await.unwrap();
+    table.bulk_write(BulkOperation::Insert, crate::scale::entities(3000), None).await.into_result().unwrap();
+    let backup = run(cs, &dir, &["backup", name.as_str(), "-o", "bak"], &[]).await;
+    assert!(backup.status.success(), "{}", text(&backup.stderr));
+    // The emptiness check, the table's creation and 10 transactions go through, then the transport fails.
+    let target = unique_table("ResF");
+    let args = ["restore", "bak", target.as_str(), "--from", name.as_str(), "--max-rate", "0"];
+    let stopped = run_failing_after(12, &dir, &args, None).await;
+    assert_eq!(stopped.status.code(), Some(3), "{}", text(&stopped.stderr));
+    assert!(text(&stopped.stderr).contains("run the same command again"), "{}", text(&stopped.stderr));
+    let again = run(cs, &dir, &["--json", args[0], args[1], args[2], args[3], args[4], args[5], args[6]], &[]).await;
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert_eq!(json_line(&again.stdout)["resumed"], true);
+    assert_same(&all(&table).await, &all(&azurite.service.table_client(target)).await);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -5,7 +5,8 @@
 //! generation is merged ([`super::merge::State`]) into one file of JSON lines in a work directory, each entity
 //! checked against the target service's rules (`docs/rules.md` §13.1) on the way: an entity the target would
 //! refuse stops the restore there, naming its keys, property and rule. The file is then imported
-//! ([`crate::import`], insert-or-replace: resumable from its checkpoint in the work directory); with `exact`, the
+//! ([`crate::import`]: inserted into a new table, or inserted or replaced with `exact`; resumable from its
+//! checkpoint in the work directory); with `exact`, the
 //! target's keys are then read (`$select=PartitionKey,RowKey`) and merged against the file's, and every entity
 //! that is not in the backup is deleted. The work directory is removed at the end; a restore stopped midway goes
 //! on from it when run again.
@@ -216,8 +217,10 @@ async fn run(
         }
     };
     if !staged.imported {
+        // Into a new or empty table (share), an insert; `exact` replaces what the target has.
+        let mode = if options.exact { WriteMode::Replace } else { WriteMode::Insert };
         let mut import_options = ImportOptions::default()
-            .mode(WriteMode::Replace)
+            .mode(mode)
             .checkpoint(work.join("import-checkpoint.json"))
             .reject(work.join("rejects.jsonl"));
         import_options.max_rate = options.max_rate;
