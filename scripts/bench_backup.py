@@ -26,14 +26,11 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
-import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_python_tablectl as tablectl_side  # noqa: E402  (the generated entities)
-from bench_python_tables import cpu_now, used  # noqa: E402
 
 
 def generate(args):
@@ -94,23 +91,10 @@ def proxy(args):
 
 def time_command(args):
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    peak_file = f"/tmp/bench-backup-peak-{os.getpid()}"
-    before = cpu_now()
-    started = time.perf_counter()
-    child = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", peak_file, *command], stdout=subprocess.PIPE)
-    out = child.stdout.read()
-    _, status, usage = os.wait4(child.pid, 0)
-    seconds = time.perf_counter() - started
-    after = cpu_now()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{' '.join(command)} failed with {os.waitstatus_to_exitcode(status)}")
-    with open(peak_file, encoding="utf-8") as f:
-        peak = int(f.read().split()[-1])
-    os.remove(peak_file)
+    out, seconds, peak, cpu, server = tablectl_side.run_timed(command)
     lines = out.decode().strip().splitlines()
     summary = json.loads(lines[-1]) if lines else {}
-    line = {"label": args.label, "s": round(seconds, 3), "peak_rss_kib": peak,
-            "cpu_s": round(usage.ru_utime + usage.ru_stime, 2), "server_cpu_s": used(before, after)[1],
+    line = {"label": args.label, "s": round(seconds, 3), "peak_rss_kib": peak, "cpu_s": cpu, "server_cpu_s": server,
             "summary": summary}
     print(json.dumps(line), flush=True)
 

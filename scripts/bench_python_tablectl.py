@@ -251,8 +251,9 @@ def drop(args):
     service_client().delete_table(args.table)  # no error when there is none
 
 
-def time_command(args):
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+def run_timed(command):
+    """Runs COMMAND (tablectl) under GNU time: its stdout, wall seconds, peak RSS (KiB), CPU seconds, and
+    Azurite's CPU over the same time. Exits when the command fails."""
     # The peak RSS is GNU time's: a child forked from this process keeps this process's peak across its exec
     # (Linux carries ru_maxrss over execve), so wait4's own figure would be Python's.
     peak_file = f"/tmp/bench-tablectl-peak-{os.getpid()}"
@@ -268,14 +269,18 @@ def time_command(args):
     with open(peak_file, encoding="utf-8") as f:
         peak = int(f.read().split()[-1])
     os.remove(peak_file)
+    return out, seconds, peak, round(usage.ru_utime + usage.ru_stime, 2), used(before, after)[1]
+
+
+def time_command(args):
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    out, seconds, peak, cpu, server = run_timed(command)
     summary = json.loads(out.decode().strip().splitlines()[-1])
     done = summary.get("entities", summary.get("imported"))
     if done != args.count:
         sys.exit(f"{' '.join(command)}: {done} entities, expected {args.count}")
-    server = used(before, after)[1]
     line = {"side": "tablectl", "op": args.op, "variant": args.variant, "count": args.count, "s": round(seconds, 6),
-            "peak_rss_kib": peak, "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
-            "server_cpu_s": server}
+            "peak_rss_kib": peak, "cpu_s": cpu, "server_cpu_s": server}
     print(json.dumps(line), flush=True)
 
 

@@ -5,7 +5,7 @@
 //! `--exact` into the live table; a spoiled backup refused (status 2)
 //! before anything is written; prune keeping the newest generation.
 
-use crate::scale::{abort_after, run, run_failing_after};
+use crate::scale::{abort_after, filled, run, run_failing_after};
 use crate::support::{all, assert_same, mixed_entities, temp_dir, text, unique_table};
 use serde_json::Value;
 use table_model::client::BulkOperation;
@@ -164,9 +164,8 @@ async fn a_restore_stopped_by_the_transport_goes_on_when_run_again() {
     let azurite = azurite!();
     let cs = &azurite.connection_string;
     let dir = temp_dir("restore-faults");
-    let name = unique_table("BakF");
-    let table = azurite.service.create_table(&name, None).await.unwrap();
-    table.bulk_write(BulkOperation::Insert, crate::scale::entities(3000), None).await.into_result().unwrap();
+    let table = filled(&azurite, "BakF", 3000).await;
+    let name = table.table().clone();
     let backup = run(cs, &dir, &["backup", name.as_str(), "-o", "bak"], &[]).await;
     assert!(backup.status.success(), "{}", text(&backup.stderr));
     // The emptiness check, the table's creation and 10 transactions go through, then the transport fails.

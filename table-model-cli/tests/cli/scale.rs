@@ -38,7 +38,7 @@ pub(crate) fn abort_after(n: u64) -> Vec<(&'static str, String)> {
 
 /// `n` entities: a hot partition of a third of them (cut by RowKey), the rest over 30 partitions, with a few
 /// property types.
-pub(crate) fn entities(n: u32) -> Vec<Entity> {
+fn entities(n: u32) -> Vec<Entity> {
     (0..n)
         .map(|i| {
             let pk = if i % 3 == 0 { "hot".to_owned() } else { format!("p{:02}", i % 30) };
@@ -54,7 +54,7 @@ pub(crate) fn entities(n: u32) -> Vec<Entity> {
         .collect()
 }
 
-async fn filled(azurite: &Azurite, tag: &str, n: u32) -> TableClient {
+pub(crate) async fn filled(azurite: &Azurite, tag: &str, n: u32) -> TableClient {
     let name = unique_table(tag);
     let table = azurite.service.create_table(&name, None).await.unwrap();
     let report = table.bulk_write(BulkOperation::Insert, entities(n), None).await;

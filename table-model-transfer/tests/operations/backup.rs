@@ -5,13 +5,13 @@
 //! cancelled midway and run again end the same; hostile backups are refused before anything is written; prune
 //! folds the oldest generations and the rest restores the same.
 
-use super::{cancelling_after, service, temp_dir, Recorder};
+use super::{cancelling_after, filled, service, temp_dir, Recorder};
 use std::collections::BTreeMap;
 use std::num::{NonZeroU32, NonZeroUsize};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-use table_model::client::{BulkOperation, TableClient, TableServiceClient};
+use table_model::client::{TableClient, TableServiceClient};
 use table_model::{EdmValue, Entity, PartitionKey, RowKey, TableName, UpdateMode};
 use table_model_transfer::backup::prune::prune;
 use table_model_transfer::backup::restore::{restore, RestoreOptions};
@@ -70,6 +70,13 @@ fn initial() -> Vec<Entity> {
     all
 }
 
+/// A new table of [`initial`], loaded in a second before the first watermark's (which has whole seconds).
+async fn loaded(service: &TableServiceClient, name: &str) -> TableClient {
+    let table = filled(service, name, &initial()).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    table
+}
+
 fn options() -> BackupOptions {
     // No margin: the second of the watermark is what is tested.
     BackupOptions::default().parallel(NonZeroUsize::new(4).unwrap()).margin(Duration::ZERO).max_rate(0)
@@ -87,12 +94,7 @@ async fn restored(service: &TableServiceClient, dir: &Path, name: &str, restore_
 async fn every_generation_restores_to_the_table_as_it_was() {
     let recorder = Arc::new(Recorder::default());
     let Some(service) = service(&recorder) else { return };
-    let table = service.table_client(TableName::new("BackupLive").unwrap());
-    table.delete_table_if_exists(None).await.unwrap();
-    table.create_table(None).await.unwrap();
-    table.bulk_write(BulkOperation::Insert, initial(), None).await.into_result().unwrap();
-    // The load's Timestamps are in a second before the first watermark's (which has whole seconds).
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let table = loaded(&service, "BackupLive").await;
     let dir = temp_dir("backup-chain");
     let mut captures = Vec::new();
 
@@ -238,10 +240,7 @@ fn copy_dir(from: &Path, to: &Path) {
 async fn hostile_backups_are_refused_before_anything_is_written() {
     let recorder = Arc::new(Recorder::default());
     let Some(service) = service(&recorder) else { return };
-    let table = service.table_client(TableName::new("BackupHostile").unwrap());
-    table.delete_table_if_exists(None).await.unwrap();
-    table.create_table(None).await.unwrap();
-    table.bulk_write(BulkOperation::Insert, initial(), None).await.into_result().unwrap();
+    let table = loaded(&service, "BackupHostile").await;
     let dir = temp_dir("backup-hostile");
     for n in 0..3 {
         table.upsert(&entity("p05", "r005", n), UpdateMode::Replace, None).await.unwrap();
@@ -312,11 +311,7 @@ async fn hostile_backups_are_refused_before_anything_is_written() {
 async fn sharded_parquet_backups_restore_their_shares_into_one_table() {
     let recorder = Arc::new(Recorder::default());
     let Some(service) = service(&recorder) else { return };
-    let table = service.table_client(TableName::new("BackupSharded").unwrap());
-    table.delete_table_if_exists(None).await.unwrap();
-    table.create_table(None).await.unwrap();
-    table.bulk_write(BulkOperation::Insert, initial(), None).await.into_result().unwrap();
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let table = loaded(&service, "BackupSharded").await;
     let dirs = [temp_dir("backup-shard-1"), temp_dir("backup-shard-2")];
     let sharded = |k: usize| {
         options()
