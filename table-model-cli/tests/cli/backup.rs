@@ -27,8 +27,21 @@ async fn generations_restore_exactly_after_kills_and_faults() {
     table.bulk_write(BulkOperation::Insert, &source, None).await.into_result().unwrap();
     // The load is in a second before the first watermark's.
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-    let backup: Vec<&str> =
-        vec!["--json", "backup", name.as_str(), "-o", "bak", "--parallel", "4", "--margin", "0", "--max-rate", "0"];
+    let backup: Vec<&str> = vec![
+        "--json",
+        "backup",
+        name.as_str(),
+        "-o",
+        "bak",
+        "--parallel",
+        "4",
+        "--margin",
+        "0",
+        "--max-rate",
+        "0",
+        "--compress",
+        "gzip",
+    ];
 
     let first = run(cs, &dir, &backup, &[]).await;
     assert!(first.status.success(), "{}", text(&first.stderr));
