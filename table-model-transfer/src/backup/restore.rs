@@ -187,7 +187,12 @@ async fn run(
                     work.join(ENTITIES).display()
                 )));
             }
-            control.report(Event::Resuming { checkpoint: &work.join(STAGED), settled: 0, ranges: None });
+            let notice = format!(
+                "going on with the restore of generation {number} merged in `{}` ({} entities)",
+                work.display(),
+                saved.entities
+            );
+            control.report(Event::Notice(&notice));
             Some(saved)
         }
         Some(saved) => {
