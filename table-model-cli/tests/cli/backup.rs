@@ -3,7 +3,7 @@
 //! transport faults and run again), each restored into a new table equal to the table as captured then; a
 //! restore killed midway and run again (and, in a table of fewer partitions, one stopped by transport faults);
 //! `--exact` into the live table; a spoiled backup refused (status 2)
-//! before anything is written; prune keeping the newest generation.
+//! before anything is written; prune keeping the newest generation; `--all` against an emulator of its own.
 
 use crate::scale::{abort_after, filled, run, run_failing_after};
 use crate::support::{all, assert_same, mixed_entities, temp_dir, text, unique_table};
@@ -191,5 +191,38 @@ async fn a_restore_stopped_by_the_transport_goes_on_when_run_again() {
     assert!(again.status.success(), "{}", text(&again.stderr));
     assert_eq!(json_line(&again.stdout)["resumed"], true);
     assert_same(&all(&table).await, &all(&azurite.service.table_client(target)).await);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--all` backs up every table of the account: run against an emulator of its own (`scripts/azurite.sh run`),
+/// whose account holds the test's tables only.
+#[test]
+fn backup_all_takes_every_table_of_an_account_of_its_own() {
+    if crate::support::azurite().is_none() {
+        return; // the suites' emulator is not there: npm may not be either
+    }
+    let dir = temp_dir("backup-all");
+    let script = r#"set -e
+printf '{"PartitionKey":"p","RowKey":"1","N":1}\n{"PartitionKey":"q","RowKey":"2","N":2}\n' > two.jsonl
+"$TABLECTL" import two.jsonl Alpha 2>/dev/null
+"$TABLECTL" import two.jsonl Beta 2>/dev/null
+"$TABLECTL" --json backup --all -o all
+"$TABLECTL" --json backup verify all
+"#;
+    let azurite_sh = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/azurite.sh");
+    let out = std::process::Command::new("bash")
+        .args([azurite_sh, "run", "bash", "-c", script])
+        .env("TABLECTL", env!("CARGO_BIN_EXE_tablectl"))
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<Value> = text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let backed_up: Vec<(&str, u64)> =
+        lines[..2].iter().map(|l| (l["table"].as_str().unwrap(), l["entities"].as_u64().unwrap())).collect();
+    assert_eq!(backed_up, [("Alpha", 2), ("Beta", 2)]);
+    let verified: Vec<&str> = lines[2..].iter().map(|l| l["table"].as_str().unwrap()).collect();
+    assert_eq!(verified, ["Alpha", "Beta"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
