@@ -394,3 +394,53 @@ async fn a_partition_rate_spaces_each_partitions_transactions_and_leaves_the_oth
     let (started, arrivals) = write(None).await;
     assert!(arrivals.iter().all(|(_, _, t)| t.duration_since(started).as_secs_f64() < 0.01), "{arrivals:?}");
 }
+
+/// Refuses every connection, counting the tries.
+#[derive(Debug, Default)]
+struct Down {
+    tries: AtomicUsize,
+}
+
+#[async_trait]
+impl Policy for Down {
+    async fn send(&self, _ctx: &Context, _request: &mut Request, _next: &[Arc<dyn Policy>]) -> PolicyResult {
+        self.tries.fetch_add(1, Ordering::SeqCst);
+        tokio::task::yield_now().await;
+        Err(table_model::client::azure_core::Error::with_message(
+            table_model::client::azure_core::error::ErrorKind::Io,
+            "connection refused",
+        ))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_that_does_not_answer_stops_the_write_at_the_first_transaction_that_gave_up() {
+    let down = Arc::new(Down::default());
+    let options = TableServiceClientOptions {
+        client_options: ClientOptions {
+            transport: Some(Transport::with_policy(down.clone())),
+            retry: table_model::client::azure_core::http::RetryOptions::none(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let service =
+        TableServiceClient::new("https://acct.table.core.windows.net", AccountKey::development(), Some(options))
+            .unwrap();
+    let table = service.table_client(TableName::from_static("Readings"));
+    // 400 partitions of 5: 400 transactions, 8 in flight at a time.
+    let readings: Vec<Reading> = (0..2_000).map(|n| reading(n, 400, "note")).collect();
+    let report = table.bulk_write(BulkOperation::Insert, readings, None).await;
+    assert_eq!(report.written, 0);
+    assert_eq!(report.failures.len(), 2_000, "every entity is reported");
+    let sent = report.failures.iter().filter(|f| f.cause != FailureCause::Abandoned).count();
+    let abandoned = report.failures.iter().filter(|f| f.cause == FailureCause::Abandoned).count();
+    // Only the transactions in flight when the first gave up were sent (each try of each is one connection).
+    assert!(sent <= 8 * 5, "{sent} entities were sent");
+    assert_eq!(sent + abandoned, 2_000);
+    assert!(down.tries.load(Ordering::SeqCst) < 400, "{} tries", down.tries.load(Ordering::SeqCst));
+    let first = report.failures.iter().find(|f| f.cause == FailureCause::Abandoned).unwrap();
+    assert!(first.transaction.is_none());
+    assert!(first.to_string().contains("not sent: an earlier transaction got no answer after the retries"), "{first}");
+    assert!(matches!(first.error.kind(), table_model::client::ErrorKind::Transport(_)), "{}", first.error);
+}

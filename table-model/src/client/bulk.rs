@@ -3,7 +3,7 @@
 //! that nothing is lost.
 
 use super::core::new_request_id;
-use super::error::Error;
+use super::error::{Error, ErrorKind};
 use super::options::client_request_id;
 use super::table::{precondition, TableClient};
 use super::trace::{self, Operation};
@@ -181,6 +181,10 @@ pub enum FailureCause {
     NotSent,
     /// Its operation was refused, or its transaction got no answer after the retries.
     Failed,
+    /// Never sent: an earlier transaction of the bulk write got no answer after the client's retries (its error,
+    /// a transport error, is this entity's), so the endpoint is taken to be unreachable and nothing more is
+    /// sent. The entity may be fine to send again.
+    Abandoned,
     /// Another operation of its transaction was refused, so none of the transaction was written; this entity
     /// itself may be fine to send again.
     RolledBack {
@@ -241,6 +245,9 @@ impl<E> fmt::Display for BulkFailure<E> {
         match &self.cause {
             FailureCause::NotSent => write!(f, ": not sent: {}", self.error),
             FailureCause::Failed => write!(f, ": {}", self.error),
+            FailureCause::Abandoned => {
+                write!(f, ": not sent: an earlier transaction got no answer after the retries: {}", self.error)
+            }
             FailureCause::RolledBack { failed_index, failed_row_key } => write!(
                 f,
                 ": rolled back with its transaction, whose operation {failed_index} (RowKey `{failed_row_key}`) \
@@ -425,6 +432,9 @@ struct Writer<'c, E, M> {
     partition_rate: Option<NonZeroU32>,
     /// Under a partition rate: when each partition's next transaction may start.
     partition_next: HashMap<String, Instant>,
+    /// The transport error of a transaction that got no answer after the retries: once set, nothing more is
+    /// sent ([`FailureCause::Abandoned`]).
+    gave_up: Option<Arc<Error>>,
     marker: PhantomData<fn() -> M>,
 }
 
@@ -476,6 +486,27 @@ impl<'c, E: BulkEntity<M>, M> Writer<'c, E, M> {
         let error = Arc::new(error.in_table(self.client.table()).for_entity(keys.clone()));
         let cause = FailureCause::NotSent;
         self.report.failures.push(BulkFailure { entity, keys, error, cause, transaction: None });
+    }
+
+    /// Reports an entity that is not sent because the endpoint is taken to be unreachable.
+    fn abandon(&mut self, entity: E, error: &Arc<Error>) {
+        self.progress.failed += 1;
+        let keys = entity.entity().keys().ok();
+        let (error, cause) = (error.clone(), FailureCause::Abandoned);
+        self.report.failures.push(BulkFailure { entity, keys, error, cause, transaction: None });
+    }
+
+    /// Once the endpoint is taken to be unreachable: every entity waiting in a transaction is reported, not sent.
+    fn abandon_waiting(&mut self) {
+        let Some(error) = self.gave_up.clone() else { return };
+        let sealed = std::mem::take(&mut self.ready).into_iter().map(|s| s.entities);
+        let open: Vec<Vec<E>> = self.open.drain().map(|(_, open)| open.entities).collect();
+        for entities in sealed.chain(open).collect::<Vec<_>>() {
+            self.buffered -= entities.len();
+            for entity in entities {
+                self.abandon(entity, &error);
+            }
+        }
     }
 
     /// Moves a partition's open transaction to the queue of transactions to send.
@@ -536,6 +567,9 @@ impl<'c, E: BulkEntity<M>, M> Writer<'c, E, M> {
                 self.progress.failed += sealed.entities.len() as u64;
                 let failed = error.service().and_then(|s| s.operation_index()).filter(|&i| i < sealed.entities.len());
                 let error = Arc::new(error);
+                if matches!(error.kind(), ErrorKind::Transport(_)) && self.gave_up.is_none() {
+                    self.gave_up = Some(error.clone());
+                }
                 let keys: Vec<Option<(PartitionKey, RowKey)>> =
                     sealed.entities.iter().map(|e| e.entity().keys().ok()).collect();
                 let failed_row_key = failed.and_then(|i| keys[i].as_ref().map(|(_, rk)| rk.clone()));
@@ -592,7 +626,11 @@ impl TableClient {
     /// Never fails as a whole: the report counts every entity written and hands back every one that was not,
     /// with its error, its transaction, and whether it failed itself or was rolled back with its transaction;
     /// [`BulkReport::into_result`] makes failures an error for `?`. Retries follow the client's rules (see
-    /// [`outcome`](super::outcome)): a transaction whose reply was lost is read back, not reported twice.
+    /// [`outcome`](super::outcome)): a transaction whose reply was lost is read back, not reported twice. A
+    /// transaction that gets no answer at all after the retries (the endpoint down, its connections refused)
+    /// stops the write: nothing more is sent, and every entity not sent yet is reported
+    /// [`FailureCause::Abandoned`] with that transaction's error, at once rather than after each transaction's
+    /// own retries.
     ///
     /// ```no_run
     /// use table_model::client::{BulkOperation, TableServiceClient};
@@ -681,6 +719,7 @@ impl TableClient {
             sent: 0,
             partition_rate: options.partition_rate,
             partition_next: HashMap::new(),
+            gave_up: None,
             marker: PhantomData,
         };
         let mut bulk =
@@ -704,7 +743,10 @@ impl TableClient {
         let mut input_done = false;
         let mut in_flight = FuturesUnordered::new();
         loop {
-            while in_flight.len() < concurrency {
+            if writer.gave_up.is_some() {
+                writer.abandon_waiting();
+            }
+            while writer.gave_up.is_none() && in_flight.len() < concurrency {
                 match writer.next_ready() {
                     Some(next) => in_flight.push(send(next)),
                     None => break,
@@ -728,7 +770,10 @@ impl TableClient {
                 break;
             };
             match answered {
-                Either::Left(Some(entity)) => writer.add(entity),
+                Either::Left(Some(entity)) => match writer.gave_up.clone() {
+                    Some(error) => writer.abandon(entity, &error),
+                    None => writer.add(entity),
+                },
                 Either::Left(None) => {
                     input_done = true;
                     let partitions: Vec<String> = writer.open.keys().cloned().collect();
