@@ -9,7 +9,7 @@
 //! |---|---|
 //! | `entities/` | an export directory ([`crate::export`]): every entity (a full generation), or those whose `Timestamp` is at or after the previous generation's watermark less the margin (an incremental one) |
 //! | `keys/` | (incremental) an export of every entity's keys (`$select=PartitionKey,RowKey`) |
-//! | `deleted.jsonl` | (after the first) the keys of the previous generation's key set that this one's does not have |
+//! | `deleted.jsonl` | (after the first) the keys of the previous generation's key set and of this one's entities that this one's key set does not have |
 //! | `generation.json` | the [`GenerationManifest`], written last: files, counts, digests, watermark, the link to the previous generation |
 //!
 //! Every file is in the service's key order, so the keys deleted between two generations and the table as of a
@@ -291,7 +291,7 @@ async fn run(
     let (entities, keys) = (count(Part::Entities), count(key_part));
     let mut deleted = 0;
     if let Some(previous) = previous {
-        let file = write_deleted(&gen_dir, previous, files.iter().filter(|f| f.part == key_part), &gen_dir)?;
+        let file = write_deleted(&gen_dir, previous, &files, key_part)?;
         deleted = file.entities;
         files.push(file);
     }
@@ -402,22 +402,24 @@ fn part_files(export_dir: &Path, part: Part) -> Result<Vec<GenerationFile>, Tran
         .collect())
 }
 
-/// The deleted keys of a generation: the previous generation's key set merged against this one's
-/// (`key_files`), into `deleted.jsonl` (written beside it, then renamed).
-fn write_deleted<'a>(
+/// The deleted keys of a generation ([`merge::deleted_keys`]): the previous generation's key set and this one's
+/// entities merged against this one's key set (the files of `key_part`), into `deleted.jsonl` (written beside
+/// it, then renamed).
+fn write_deleted(
     dir: &Path,
     previous: &Generation,
-    key_files: impl Iterator<Item = &'a GenerationFile>,
-    gen_dir: &Path,
+    files: &[GenerationFile],
+    key_part: Part,
 ) -> Result<GenerationFile, TransferError> {
     const NAME: &str = "deleted.jsonl";
     let path = dir.join(NAME);
     let partial = dir.join(format!(".{NAME}.partial"));
+    let of = |part: Part| files.iter().filter(|f| f.part == part).map(|f| dir.join(&f.path)).collect();
     let before = Sorted::open(previous.paths(previous.manifest.key_part()))?;
-    let now = Sorted::open(key_files.map(|f| gen_dir.join(&f.path)).collect())?;
+    let (changed, now) = (Sorted::open(of(Part::Entities))?, Sorted::open(of(key_part))?);
     let options = WriteOptions { format: FileFormat::Jsonl, compression: Compression::None, schema: None };
     let mut writer = format::create_writer(Sink::create(&partial, true)?, &options)?;
-    deleted_keys(before, now, |keys| writer.write(&keys))?;
+    deleted_keys(before, changed, now, |keys| writer.write(&keys))?;
     let written = writer.finish()?;
     std::fs::rename(&partial, &path).map_err(|e| TransferError::io("write", &path, e))?;
     Ok(GenerationFile {
