@@ -43,6 +43,9 @@ pub struct ServiceTables {
     service: TableServiceClient,
     sample: usize,
     tables: Vec<Entry>,
+    /// Whether the names are the service's listing ([`list`](Self::list)), rather than names given: a listed
+    /// table deleted since is not there, a table given that does not exist is the service's `404`.
+    listed: bool,
 }
 
 impl ServiceTables {
@@ -55,7 +58,7 @@ impl ServiceTables {
                 tables.push((name, OnceCell::new()));
             }
         }
-        ServiceTables { service, sample, tables }
+        ServiceTables { service, sample, tables, listed: false }
     }
 
     /// Every table of `service`, as the service lists them.
@@ -64,7 +67,7 @@ impl ServiceTables {
     /// The failure of a request listing the tables.
     pub async fn list(service: TableServiceClient, sample: usize) -> Result<Self, ClientError> {
         let names: Vec<TableName> = service.list_tables(&Query::new(), None)?.try_collect().await?;
-        Ok(ServiceTables::new(service, names, sample))
+        Ok(ServiceTables { listed: true, ..ServiceTables::new(service, names, sample) })
     }
 
     /// The table a statement naming it `name` reads, as the service spells it: the one named `name` as written,
@@ -94,6 +97,14 @@ impl ServiceTables {
     }
 }
 
+/// Whether a request of the inference was answered `404`: the table is not there (any more).
+fn is_not_found(error: &DataFusionError) -> bool {
+    match error {
+        DataFusionError::External(inner) => inner.downcast_ref::<ClientError>().is_some_and(ClientError::is_not_found),
+        _ => false,
+    }
+}
+
 /// A table's name and its provider, built once.
 type Entry = (TableName, OnceCell<Arc<AzureTable>>);
 
@@ -104,15 +115,21 @@ impl SchemaProvider for ServiceTables {
         self.tables.iter().map(|(table, _)| table.as_str().to_owned()).collect()
     }
 
-    /// The table of that name in any case, inferred from its sample (once: a self-join reads one sample).
+    /// The table of that name in any case, inferred from its sample (once: a self-join reads one sample). A
+    /// table deleted since the tables were listed is not there (`information_schema.columns`, which `SHOW
+    /// COLUMNS` reads, asks for every table); one given by name that does not exist is the service's `404`.
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
         let Some((table, provider)) = self.find(name)? else { return Ok(None) };
-        let provider = provider
+        let inferred = provider
             .get_or_try_init(|| async {
                 AzureTable::infer(self.service.table_client(table.clone()), self.sample).await.map(Arc::new)
             })
-            .await?;
-        Ok(Some(provider.clone() as Arc<dyn TableProvider>))
+            .await;
+        match inferred {
+            Ok(provider) => Ok(Some(provider.clone() as Arc<dyn TableProvider>)),
+            Err(e) if self.listed && is_not_found(&e) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// A base table, known without reading its sample (`information_schema.tables` lists every table).

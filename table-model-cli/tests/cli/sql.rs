@@ -425,3 +425,19 @@ async fn an_insert_that_fails_partway_says_what_was_written_and_is_a_failure() {
     assert_eq!(stored.len(), orders().len());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A table deleted after the tables were listed is not there: `SHOW COLUMNS` (`information_schema.columns`
+/// asks for every table) goes on without it rather than failing with the service's 404.
+#[tokio::test]
+async fn a_table_deleted_after_the_listing_is_not_there() {
+    use datafusion::catalog::SchemaProvider as _;
+    let azurite = azurite!();
+    let (kept, gone) = (unique_table("Kept"), unique_table("Gone"));
+    write(&azurite, &kept, customers()).await;
+    write(&azurite, &gone, customers()).await;
+    let tables = table_model_cli::catalog::ServiceTables::list(azurite.service.clone(), 10).await.unwrap();
+    assert!(tables.table_exist(gone.as_str()));
+    azurite.service.delete_table(&gone, None).await.unwrap();
+    assert!(tables.table(gone.as_str()).await.unwrap().is_none());
+    assert!(tables.table(kept.as_str()).await.unwrap().is_some());
+}
