@@ -13,7 +13,7 @@
 //! | `generation.json` | the [`GenerationManifest`], written last: files, counts, digests, watermark, the link to the previous generation |
 //!
 //! Every file is in the service's key order, so the keys deleted between two generations and the table as of a
-//! generation are merges of sorted files, and memory does not grow with the table ([`merge`]).
+//! generation are merges of sorted files, and memory does not grow with the table (the module `merge`).
 //!
 //! The watermark is the service's clock (the `Date` of its answer, [`TableClient::service_time`]), taken before the
 //! generation's first scan: the service writes each entity's `Timestamp` on its own clock, which the local one
@@ -26,7 +26,7 @@
 //! its checkpoint). [`restore`](restore::restore), [`verify`](verify::verify) and [`prune`](prune::prune) read
 //! the finished generations only.
 //!
-//! Layer: operations (on [`crate::export`] and [`crate::import`]); [`chain`] and [`merge`] are its files.
+//! Layer: operations (on [`crate::export`] and [`crate::import`]); [`chain`] and `merge` are its files.
 
 pub mod chain;
 pub(crate) mod merge;
@@ -191,8 +191,9 @@ struct BackupCheckpoint {
 ///
 /// # Errors
 /// [`TransferError`]: a broken chain in `dir`, a backup of another table there, an unfinished generation of
-/// other options ([`ErrorKind::InvalidInput`], before any request); a failed request or a file that cannot be
-/// written; [`ErrorKind::Cancelled`] (run it again to go on).
+/// other options ([`ErrorKind::InvalidInput`](crate::error::ErrorKind::InvalidInput), before any request); a failed
+/// request or a file that cannot be written; [`ErrorKind::Cancelled`](crate::error::ErrorKind::Cancelled) (run it
+/// again to go on).
 pub async fn backup(
     table: &TableClient,
     dir: &Path,

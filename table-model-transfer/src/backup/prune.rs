@@ -2,7 +2,7 @@
 //! newest generations and no more.
 //!
 //! The generation that becomes the base is the oldest of the `N` kept: the table as of it is merged
-//! ([`super::merge::State`]) into `gen-NNNNNN.fold/`, with a manifest of kind
+//! (the module `merge`) into `gen-NNNNNN.fold/`, with a manifest of kind
 //! [`Base`](super::GenerationKind::Base) that names the manifest it replaces (the next generation's link names
 //! that one). The fold is then checked: its files against its manifest, and its entities, one by one, against
 //! the merge made again. Only then is it put in the generation's place and the generations before it removed.

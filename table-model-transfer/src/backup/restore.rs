@@ -2,7 +2,7 @@
 //! it ([`RestoreOptions::exact`]).
 //!
 //! Before anything is sent, the generations are checked against their manifests, and the table as of the
-//! generation is merged ([`super::merge::State`]) into one file of JSON lines in a work directory, each entity
+//! generation is merged (the module `merge`) into one file of JSON lines in a work directory, each entity
 //! checked against the target service's rules (`docs/rules.md` §13.1) on the way: an entity the target would
 //! refuse stops the restore there, naming its keys, property and rule. The file is then imported
 //! ([`crate::import`]: inserted into a new table, or inserted or replaced with `exact`; resumable from its
