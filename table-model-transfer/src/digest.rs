@@ -26,6 +26,19 @@ pub fn digest(path: &Path) -> Result<Hashing<io::Sink>, TransferError> {
     }
 }
 
+/// The SHA-256 of `bytes`, in lowercase hexadecimal (as [`Hashing::hex`] writes it).
+///
+/// ```
+/// assert_eq!(&table_model_transfer::digest::sha256_hex(b"")[..8], "e3b0c442");
+/// ```
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    lowercase_hex(&Sha256::digest(bytes))
+}
+
+fn lowercase_hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// A writer that counts the bytes and lines written through it and hashes them with SHA-256.
 ///
 /// ```
@@ -54,7 +67,7 @@ impl<W: Write> Hashing<W> {
 
     /// The SHA-256 of what was written so far, in lowercase hexadecimal.
     pub fn hex(&self) -> String {
-        self.hasher.clone().finalize().iter().map(|b| format!("{b:02x}")).collect()
+        lowercase_hex(&self.hasher.clone().finalize())
     }
 
     /// The wrapped writer.

@@ -5,12 +5,11 @@
 //!
 //! Layer: files (of the `backup` operations).
 
-use crate::digest::digest;
+use crate::digest::{digest, sha256_hex};
 use crate::error::TransferError;
 use crate::shard::Shard;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest as _, Sha256};
 use std::path::{Path, PathBuf};
 use table_model::filter::KeyRange;
 
@@ -30,7 +29,7 @@ pub fn generation_dir_name(number: u32) -> String {
 }
 
 /// The number of a generation's directory name, if it is one.
-fn generation_number(name: &str) -> Option<u32> {
+pub(crate) fn generation_number(name: &str) -> Option<u32> {
     let digits = name.strip_prefix("gen-")?;
     (digits.len() == 6 && digits.bytes().all(|b| b.is_ascii_digit())).then(|| digits.parse().ok()).flatten()
 }
@@ -176,7 +175,7 @@ impl GenerationManifest {
     fn sealed(&mut self) -> Vec<u8> {
         self.digest.clear();
         let unsealed = serde_json::to_vec_pretty(&*self).expect("a manifest serializes");
-        self.digest = hex(&Sha256::digest(&unsealed));
+        self.digest = sha256_hex(&unsealed);
         let mut bytes = serde_json::to_vec_pretty(&*self).expect("a manifest serializes");
         bytes.push(b'\n');
         bytes
@@ -196,7 +195,7 @@ impl GenerationManifest {
             .and_then(|f| f.sync_all())
             .map_err(|e| TransferError::io("write", &partial, e))?;
         std::fs::rename(&partial, &path).map_err(|e| TransferError::io("write", &path, e))?;
-        Ok(Link { number: self.number, sha256: hex(&Sha256::digest(&bytes)) })
+        Ok(Link { number: self.number, sha256: sha256_hex(&bytes) })
     }
 
     /// Reads a generation's manifest and checks it: its format, its own digest, and its files' paths.
@@ -229,7 +228,7 @@ impl GenerationManifest {
         }
         manifest.watermark()?;
         manifest.ended()?;
-        Ok((manifest, hex(&Sha256::digest(&bytes))))
+        Ok((manifest, sha256_hex(&bytes)))
     }
 }
 
@@ -242,11 +241,6 @@ fn parse_time(text: &str, what: &str) -> Result<DateTime<Utc>, TransferError> {
 /// A time as the manifests write it: RFC 3339, UTC, in whole seconds or finer as given.
 pub fn time_text(time: DateTime<Utc>) -> String {
     time.to_rfc3339_opts(SecondsFormat::AutoSi, true)
-}
-
-/// Lowercase hexadecimal.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The first 12 digits of a digest, for messages.

@@ -3,7 +3,7 @@
 //!
 //! Layer: operations (offline).
 
-use super::chain::{Chain, GENERATION_FILE};
+use super::chain::{generation_number, Chain, GENERATION_FILE};
 use crate::error::TransferError;
 use std::path::{Path, PathBuf};
 
@@ -69,7 +69,7 @@ pub fn table_dirs(root: &Path) -> Result<Vec<PathBuf>, TransferError> {
         for entry in entries {
             let entry = entry.map_err(|e| TransferError::io("read", dir, e))?;
             let name = entry.file_name();
-            if name.to_str().is_some_and(|n| n.starts_with("gen-")) && entry.path().join(GENERATION_FILE).exists() {
+            if name.to_str().and_then(generation_number).is_some() && entry.path().join(GENERATION_FILE).exists() {
                 return Ok(true);
             }
         }
