@@ -10,7 +10,7 @@ use crate::key::PartitionKey;
 use crate::limits::QUERY_MAX_TOP;
 use crate::query::Query;
 use azure_core::http::ClientMethodOptions;
-use futures::TryStreamExt as _;
+use futures::{StreamExt as _, TryStreamExt as _};
 use std::num::NonZeroUsize;
 
 mod points;
@@ -30,13 +30,19 @@ pub struct PlanOptions<'a> {
     /// page, the rest probe the key space after those; a table that is not read to its end within the budget
     /// leaves its last range open, covering what was not seen.
     pub max_requests: usize,
+    /// How many probes may be in flight at once: 1 by default, one after another, each placed by what the
+    /// ones before found. More send the probes side by side, in at most two rounds (one round trip each, a
+    /// second only when the first finds the table going on above the end the keys read frame), and read one
+    /// page of keys rather than half the budget: what a scan under the service's latency wants, where a
+    /// plan of 32 requests one after another costs 32 round trips before any range starts.
+    pub concurrency: usize,
     /// `azure_core`'s per-call options, used for every request.
     pub method_options: ClientMethodOptions<'a>,
 }
 
 impl Default for PlanOptions<'_> {
     fn default() -> Self {
-        PlanOptions { max_requests: 32, method_options: ClientMethodOptions::default() }
+        PlanOptions { max_requests: 32, concurrency: 1, method_options: ClientMethodOptions::default() }
     }
 }
 
@@ -74,7 +80,7 @@ impl TableClient {
     /// range, [`KeyRange::all`].
     ///
     /// ```no_run
-    /// use futures::TryStreamExt as _;
+    /// use futures::{StreamExt as _, TryStreamExt as _};
     /// use std::num::NonZeroUsize;
     /// use table_model::client::TableServiceClient;
     /// use table_model::{Entity, Query, TableName};
@@ -108,14 +114,14 @@ impl TableClient {
         options: Option<PlanOptions<'_>>,
     ) -> Result<Vec<KeyRange>, Error> {
         let options = options.unwrap_or_default();
-        let mut requests = 0;
-
-        // 1. Dense: the first pages of keys.
-        let dense_budget = options.max_requests.div_ceil(2);
+        // 1. Dense: the first pages of keys, one after another (one page when the probes go side by side).
+        let dense_budget =
+            if options.concurrency > 1 { options.max_requests.min(1) } else { options.max_requests.div_ceil(2) };
         let mut pages = self
             .query::<Entity>(&keys_only(filter.cloned(), QUERY_MAX_TOP), Some(query_options(&options)))?
             .into_pages();
         let mut keys: Vec<KeyPosition> = Vec::new();
+        let mut requests = 0;
         let mut read_to_end = false;
         while requests < dense_budget {
             requests += 1;
@@ -137,58 +143,81 @@ impl TableClient {
             };
             return self.checked(KeyRange::all().split(cuts), filter);
         }
+        let probe = Probe { table: self, filter, options: &options, requests };
+        self.probe_after(n, keys, probe).await
+    }
 
-        // 2. Sparse: probes spread over the key space after the keys read, each the first partition at or
-        // above a point (`PartitionKey ge '<point>'`, `$top=1`).
+    /// Plans as [`plan_ranges`](TableClient::plan_ranges) does, after the first keys that `filter` selects,
+    /// read by the caller: `first`, in key order (the keys of a scan's first page, say; the table goes on
+    /// after them). No keys are read again: the whole budget of requests probes the key space after the last
+    /// of them, side by side when [`PlanOptions::concurrency`] allows. Without any key given, this is
+    /// [`plan_ranges`](TableClient::plan_ranges).
+    ///
+    /// A scan that reads its first page before it knows whether the table is worth cutting (a table of one
+    /// page is read whole by then) plans the rest this way, while it reads on: the plan costs one round trip
+    /// more, not one per page of keys.
+    ///
+    /// ```no_run
+    /// use futures::{StreamExt as _, TryStreamExt as _};
+    /// use std::num::NonZeroUsize;
+    /// use table_model::client::{PlanOptions, TableServiceClient};
+    /// use table_model::filter::KeyPosition;
+    /// use table_model::{Entity, Query, TableName};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let service = TableServiceClient::from_connection_string("UseDevelopmentStorage=true", None)?;
+    /// let table = service.table_client(TableName::from_static("Orders"));
+    /// let mut pages = table.query::<Entity>(&Query::new(), None)?.into_pages();
+    /// let first = pages.try_next().await?.map(|page| page.entities).unwrap_or_default();
+    /// if pages.continuation().is_some() {
+    ///     let keys = first.iter().map(|e| KeyPosition::new(e.partition_key().clone(), e.row_key().clone()));
+    ///     let options = PlanOptions { concurrency: 16, ..Default::default() };
+    ///     let n = NonZeroUsize::new(16).unwrap();
+    ///     let ranges = table.plan_ranges_after(n, None, keys.collect(), Some(options)).await?;
+    ///     println!("{} ranges", ranges.len());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`plan_ranges`](TableClient::plan_ranges).
+    pub async fn plan_ranges_after(
+        &self,
+        n: NonZeroUsize,
+        filter: Option<&Filter>,
+        first: Vec<KeyPosition>,
+        options: Option<PlanOptions<'_>>,
+    ) -> Result<Vec<KeyRange>, Error> {
+        if first.is_empty() {
+            return self.plan_ranges(n, filter, options).await;
+        }
+        let options = options.unwrap_or_default();
+        let probe = Probe { table: self, filter, options: &options, requests: 0 };
+        self.probe_after(n, first, probe).await
+    }
+
+    /// The sparse part of a plan: probes spread over the key space after the keys read, each the first
+    /// partition at or above a point (`PartitionKey ge '<point>'`, `$top=1`); then the cuts at the quantiles of
+    /// the estimate.
+    async fn probe_after(
+        &self,
+        n: NonZeroUsize,
+        keys: Vec<KeyPosition>,
+        mut probe: Probe<'_, '_>,
+    ) -> Result<Vec<KeyRange>, Error> {
+        let filter = probe.filter;
         let Some(last) = keys.last().map(|k| k.partition_key.clone()) else {
             // Nothing read, the budget spent: one range.
             return self.checked(vec![KeyRange::all()], filter);
         };
-        let mut probe = Probe { table: self, filter, options: &options, requests };
         let first = keys[0].partition_key.as_str();
-        let read = || keys.iter().map(|k| k.partition_key.as_str());
-        let (mut digits, mut hi) = points::frame(first, last.as_str(), read());
-        let mut found: Vec<PartitionKey> = Vec::new();
-        // The end: nothing is at or above `hi`, or it is taken so; `lo` is the greatest partition found.
-        // First, whether every key is below `hi` as the keys read frame it. If not, the partition found
-        // frames it again (from then on it is taken to be the end of the table).
-        let end_budget = probe.requests + (options.max_requests - probe.requests).div_ceil(3).min(8);
-        let mut lo = last.clone();
-        if let Some(Found::Key(pk)) = probe.first_at_or_above(&hi).await? {
-            (digits, hi) = points::frame(first, pk.as_str(), read().chain([pk.as_str()]));
-            lo = pk.clone();
-            found.push(pk);
-        }
-        // Then a bisection between the greatest partition found and `hi`.
-        while probe.requests < end_budget {
-            let Some(mid) = digits.between(lo.as_str(), &hi, 1).pop() else { break };
-            match probe.first_at_or_above(&mid).await? {
-                Some(Found::Key(pk)) => {
-                    lo = pk.clone();
-                    found.push(pk);
-                }
-                Some(Found::Nothing) => hi = mid,
-                None => break,
-            }
-        }
-        // Between the last key read and `hi`, points evenly spaced over what the budget allows: each probe
-        // spreads the budget left over what is left above the key it found, or below the point that found
-        // nothing.
-        let mut above = last.clone();
-        let mut upper = hi.clone();
-        loop {
-            let left = options.max_requests - probe.requests;
-            let Some(next) = digits.between(above.as_str(), &upper, left).into_iter().next() else { break };
-            match probe.first_at_or_above(&next).await? {
-                Some(Found::Key(pk)) => {
-                    above = pk.clone();
-                    found.push(pk);
-                }
-                Some(Found::Nothing) => upper = next,
-                None => break,
-            }
-        }
-        found.retain(|pk| *pk > last);
+        let (digits, hi, found) = if probe.options.concurrency > 1 {
+            probe.side_by_side(&keys).await?
+        } else {
+            probe.one_after_another(&keys).await?
+        };
+        let mut found: Vec<PartitionKey> = found.into_iter().filter(|pk| *pk > last).collect();
         found.sort();
         found.dedup();
 
@@ -263,25 +292,158 @@ struct Probe<'p, 'a> {
     requests: usize,
 }
 
+/// What the probes found: the digits and end of the key space they framed, and the partitions they found.
+type Probed = (points::Digits, String, Vec<PartitionKey>);
+
 impl Probe<'_, '_> {
-    /// The first partition at or above `point` that the user's filter selects (`PartitionKey ge '<point>'`,
-    /// `$top=1`); `None` when the budget runs out first. A page may be empty and still continue
-    /// (`docs/rules.md` §10): each page is a request.
-    async fn first_at_or_above(&mut self, point: &str) -> Result<Option<Found>, Error> {
-        let query = keys_only(Filter::all(std::iter::once(PARTITION_KEY.ge(point)).chain(self.filter.cloned())), 1);
-        let mut pages = self.table.query::<Entity>(&query, Some(query_options(self.options)))?.into_pages();
-        while self.requests < self.options.max_requests {
-            self.requests += 1;
-            let Some(page) = pages.try_next().await? else { return Ok(Some(Found::Nothing)) };
-            if let Some(entity) = page.entities.into_iter().next() {
-                return Ok(Some(Found::Key(entity.partition_key().clone())));
-            }
-            if pages.continuation().is_none() {
-                return Ok(Some(Found::Nothing));
+    /// The requests the budget has left.
+    fn left(&self) -> usize {
+        self.options.max_requests.saturating_sub(self.requests)
+    }
+
+    /// The probes one after another: whether anything is above the end the keys read frame (and if so, the
+    /// frame again with it), a bisection towards the end with a third of the budget (at most 8 requests), then
+    /// points evenly spaced from the last key read to the end, each spread over what the budget has left.
+    async fn one_after_another(&mut self, keys: &[KeyPosition]) -> Result<Probed, Error> {
+        let read = || keys.iter().map(|k| k.partition_key.as_str());
+        let (first, last) = (&keys[0].partition_key, &keys[keys.len() - 1].partition_key);
+        let (mut digits, mut hi) = points::frame(first.as_str(), last.as_str(), read());
+        let mut found: Vec<PartitionKey> = Vec::new();
+        // The end: nothing is at or above `hi`, or it is taken so; `lo` is the greatest partition found.
+        let end_budget = self.requests + self.left().div_ceil(3).min(8);
+        let mut lo = last.clone();
+        if let Some(Found::Key(pk)) = self.next_at_or_above(&hi).await? {
+            (digits, hi) = points::frame(
+                first.as_str(),
+                pk.as_str(),
+                keys.iter().map(|k| k.partition_key.as_str()).chain([pk.as_str()]),
+            );
+            lo = pk.clone();
+            found.push(pk);
+        }
+        while self.requests < end_budget {
+            let Some(mid) = digits.between(lo.as_str(), &hi, 1).pop() else { break };
+            match self.next_at_or_above(&mid).await? {
+                Some(Found::Key(pk)) => {
+                    lo = pk.clone();
+                    found.push(pk);
+                }
+                Some(Found::Nothing) => hi = mid,
+                None => break,
             }
         }
-        Ok(None)
+        // Between the last key read and `hi`: each probe spreads the budget left over what is left above the
+        // key it found, or below the point that found nothing.
+        let mut above = last.clone();
+        let mut upper = hi.clone();
+        while let Some(next) = digits.between(above.as_str(), &upper, self.left()).into_iter().next() {
+            match self.next_at_or_above(&next).await? {
+                Some(Found::Key(pk)) => {
+                    above = pk.clone();
+                    found.push(pk);
+                }
+                Some(Found::Nothing) => upper = next,
+                None => break,
+            }
+        }
+        Ok((digits, hi, found))
     }
+
+    /// The probes side by side, in three rounds of up to [`PlanOptions::concurrency`] requests at once. First
+    /// the ends: a probe at the string above the keys read of each [`points::frames`] (the prefix the keys
+    /// share cut shorter and shorter, at most a third of the budget and 8 requests); the nearest that finds
+    /// nothing frames the key space (when even the farthest finds a partition, it is framed again with the
+    /// greatest found). Then twice points evenly spaced from the last key read to the end, with half the rest
+    /// of the budget and then all of it; the least point that finds nothing is the end from then on.
+    async fn side_by_side(&mut self, keys: &[KeyPosition]) -> Result<Probed, Error> {
+        let read = || keys.iter().map(|k| k.partition_key.as_str());
+        let (first, last) = (&keys[0].partition_key, &keys[keys.len() - 1].partition_key);
+        let most = self.left().div_ceil(3).min(8);
+        let frames = points::frames(first.as_str(), last.as_str(), read(), most);
+        let ends: Vec<String> = frames.iter().map(|(_, above)| above.clone()).collect();
+        let mut found: Vec<PartitionKey> = Vec::new();
+        let mut framed = None;
+        for ((digits, above), result) in frames.into_iter().zip(self.round(&ends, ends.len()).await?) {
+            match result {
+                Some(Found::Key(pk)) => found.push(pk),
+                Some(Found::Nothing) if framed.is_none() => framed = Some((digits, above)),
+                _ => {}
+            }
+        }
+        let (digits, mut hi) = match (framed, found.iter().max()) {
+            (Some(frame), _) => frame,
+            (None, Some(greatest)) => points::frame(
+                first.as_str(),
+                greatest.as_str(),
+                keys.iter().map(|k| k.partition_key.as_str()).chain([greatest.as_str()]),
+            ),
+            // The budget ran out: one place, the last key read.
+            (None, None) => points::frame(first.as_str(), last.as_str(), read()),
+        };
+        // Half of what is left finds the end to within one spacing; the rest spreads over what that leaves.
+        for last_round in [false, true] {
+            let share = if last_round { self.left() } else { self.left().div_ceil(2) };
+            let spread = digits.between(last.as_str(), &hi, share);
+            let mut nothing_from = None;
+            for (point, result) in spread.iter().zip(self.round(&spread, share).await?) {
+                match result {
+                    Some(Found::Key(pk)) => found.push(pk),
+                    Some(Found::Nothing) if nothing_from.is_none() => nothing_from = Some(point),
+                    _ => {}
+                }
+            }
+            if let Some(point) = nothing_from {
+                hi = point.clone();
+            }
+        }
+        Ok((digits, hi, found))
+    }
+
+    /// One round of probes at `points`, at most [`PlanOptions::concurrency`] at once, sharing `budget` requests
+    /// evenly (a probe that meets empty pages that continue may take its share); each result in the order of
+    /// `points`, `None` for a probe whose share ran out.
+    async fn round(&mut self, points: &[String], budget: usize) -> Result<Vec<Option<Found>>, Error> {
+        let share = budget / points.len().max(1);
+        let (table, filter, options) = (self.table, self.filter, self.options);
+        let probes = points.iter().map(|point| first_at_or_above(table, filter, options, point, share));
+        let answers: Vec<(Option<Found>, usize)> =
+            futures::stream::iter(probes).buffered(options.concurrency.max(1)).try_collect().await?;
+        self.requests += answers.iter().map(|(_, used)| used).sum::<usize>();
+        Ok(answers.into_iter().map(|(found, _)| found).collect())
+    }
+
+    /// The next probe of a plan made one request after another, with what the budget has left.
+    async fn next_at_or_above(&mut self, point: &str) -> Result<Option<Found>, Error> {
+        let (found, used) = first_at_or_above(self.table, self.filter, self.options, point, self.left()).await?;
+        self.requests += used;
+        Ok(found)
+    }
+}
+
+/// The first partition at or above `point` that the user's filter selects (`PartitionKey ge '<point>'`,
+/// `$top=1`), within `allowance` requests, and the requests sent; `None` when the allowance runs out first. A
+/// page may be empty and still continue (`docs/rules.md` §10): each page is a request.
+async fn first_at_or_above(
+    table: &TableClient,
+    filter: Option<&Filter>,
+    options: &PlanOptions<'_>,
+    point: &str,
+    allowance: usize,
+) -> Result<(Option<Found>, usize), Error> {
+    let query = keys_only(Filter::all(std::iter::once(PARTITION_KEY.ge(point)).chain(filter.cloned())), 1);
+    let mut pages = table.query::<Entity>(&query, Some(query_options(options)))?.into_pages();
+    let mut used = 0;
+    while used < allowance {
+        used += 1;
+        let Some(page) = pages.try_next().await? else { return Ok((Some(Found::Nothing), used)) };
+        if let Some(entity) = page.entities.into_iter().next() {
+            return Ok((Some(Found::Key(entity.partition_key().clone())), used));
+        }
+        if pages.continuation().is_none() {
+            return Ok((Some(Found::Nothing), used));
+        }
+    }
+    Ok((None, used))
 }
 
 #[cfg(test)]

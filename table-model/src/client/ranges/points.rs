@@ -147,6 +147,38 @@ pub(super) fn frame<'k>(least: &str, greatest: &str, keys: impl Iterator<Item = 
     (digits, above)
 }
 
+/// The frames of keys in order, from `least` to `greatest`, as [`frame`] gives them, for each prefix the two
+/// share cut shorter one character at a time, from the whole shared prefix down to none: their strings above
+/// the keys grow, from the nearest end the keys suggest to the farthest. At most `most` of them (at least one):
+/// the nearest ones, and the one without a prefix last (when `most` is more than one).
+pub(super) fn frames<'k>(
+    least: &str,
+    greatest: &str,
+    keys: impl Iterator<Item = &'k str> + Clone,
+    most: usize,
+) -> Vec<(Digits, String)> {
+    let shared = least.char_indices().zip(greatest.chars()).find(|((_, a), b)| a != b);
+    let shared = shared.map_or(least.len().min(greatest.len()), |((i, _), _)| i);
+    let mut cuts: Vec<usize> = least[..shared].char_indices().map(|(i, _)| i).chain([shared]).rev().collect();
+    let most = most.max(1);
+    if cuts.len() > most {
+        let widest = cuts[cuts.len() - 1];
+        cuts.truncate(most.max(2) - 1);
+        if most > 1 {
+            cuts.push(widest);
+        }
+    }
+    cuts.into_iter()
+        .map(|cut| {
+            let rests = keys.clone().map(move |k| k.get(cut..).unwrap_or_default());
+            let digits = Digits::seen(rests.clone());
+            let longest = rests.map(|r| r.chars().count()).max().unwrap_or(0);
+            let above = format!("{}{}", &greatest[..cut], digits.top(longest));
+            (digits, above)
+        })
+        .collect()
+}
+
 /// The number of code units `a` and `b` share at their start, never ending inside a surrogate pair.
 fn common_prefix(a: &[u16], b: &[u16]) -> usize {
     let mut len = a.iter().zip(b).take_while(|(x, y)| x == y).count();
@@ -242,6 +274,19 @@ mod tests {
         // A unit that is not a digit reads as the next digit, or the greatest: points still fall between.
         check_with(&digits, "a", "z", 5);
         check_with(&digits, "p0\u{1F600}", "q", 5);
+    }
+
+    #[test]
+    fn frames_widen_from_the_shared_prefix_to_none() {
+        let keys = ["p0000", "p0019"];
+        let ends: Vec<String> = frames("p0000", "p0019", keys.into_iter(), 8).into_iter().map(|(_, hi)| hi).collect();
+        assert_eq!(ends, ["p00999", "p09999", "p99999", "pppppp"]);
+        // At most 3: the two nearest and the widest.
+        let ends: Vec<String> = frames("p0000", "p0019", keys.into_iter(), 3).into_iter().map(|(_, hi)| hi).collect();
+        assert_eq!(ends, ["p00999", "p09999", "pppppp"]);
+        // The nearest is `frame`'s.
+        let nearest = |most| frames("ab", "ab", ["ab"].into_iter(), most)[0].1.clone();
+        assert_eq!((nearest(1), nearest(2)), (frame("ab", "ab", ["ab"].into_iter()).1.clone(), nearest(8)));
     }
 
     #[test]
