@@ -36,7 +36,7 @@ use datafusion::physical_plan::{
 use std::fmt;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
-use table_model::client::{DecideError, MatchReport, MatchWrite, RangeCursor, TableClient};
+use table_model::client::{DecideError, MatchReport, MatchWrite, PlanOptions, RangeCursor, TableClient};
 use table_model::filter::{Filter, KeyRange};
 use table_model::{Entity, Query, UpdateMode};
 use table_model_arrow::batch::{BatchBuilder, EntitySchema, Rows};
@@ -97,7 +97,11 @@ impl AzureDmlExec {
     /// Runs the statement: plans the ranges, then deletes or updates.
     async fn run(self) -> Result<u64> {
         let ranges = match NonZeroUsize::new(self.partitions).filter(|n| n.get() > 1) {
-            Some(n) => self.table.plan_ranges(n, self.filter.as_ref(), None).await.map_err(external)?,
+            Some(n) => self
+                .table
+                .plan_ranges(n, self.filter.as_ref(), Some(PlanOptions::side_by_side(n)))
+                .await
+                .map_err(external)?,
             None => vec![KeyRange::all()],
         };
         let cursors: Vec<RangeCursor> = ranges.into_iter().map(RangeCursor::new).collect();

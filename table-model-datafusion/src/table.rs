@@ -22,7 +22,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use futures::TryStreamExt as _;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
-use table_model::client::{BulkOperation, TableClient};
+use table_model::client::{BulkOperation, PlanOptions, TableClient};
 use table_model::filter::KeyRange;
 use table_model::limits::QUERY_MAX_TOP;
 use table_model::{Entity, Query, TableEntity, UpdateMode};
@@ -244,9 +244,11 @@ impl TableProvider for AzureTable {
             return Ok(Arc::new(exec));
         }
         let ranges = match (limit, NonZeroUsize::new(state.config().target_partitions())) {
-            (None, Some(n)) if n.get() > 1 && !pushed.point => {
-                self.table.plan_ranges(n, pushed.filter.as_ref(), None).await.map_err(external)?
-            }
+            (None, Some(n)) if n.get() > 1 && !pushed.point => self
+                .table
+                .plan_ranges(n, pushed.filter.as_ref(), Some(PlanOptions::side_by_side(n)))
+                .await
+                .map_err(external)?,
             _ => vec![KeyRange::all()],
         };
         let exec = AzureScanExec::new(self.table.clone(), query, ranges, schema, projected, limit)?;

@@ -15,7 +15,7 @@ use crate::error::{ErrorKind, TransferError};
 use crate::progress::{Control, Event, Operation};
 use crate::rate::{limit_for, partition_limit_for, Pace};
 use crate::rejects::RejectFile;
-use crate::scan::{self, RangeStart, Shard};
+use crate::scan::{self, RangeStart};
 use crate::write::{write_chunk, ChunkWriter, Line, WriteMode};
 use futures::StreamExt as _;
 use serde::{Deserialize, Serialize};
@@ -188,11 +188,14 @@ async fn run(
     }
     let resumed = saved.is_some();
     to.create_table_if_not_exists(None).await?;
+    let mut first = None;
     let mut state = match saved {
         Some(saved) => saved,
         None => {
-            let plan = scan::plan(from, &query, options.parallel, Shard::ALL).await?;
-            let ranges = plan.mine.into_iter().map(|range| RangeState { range, next: None, done: false }).collect();
+            let planned = scan::plan_reading(from, &query, options.parallel, None).await?;
+            first = planned.first;
+            let ranges =
+                planned.plan.mine.into_iter().map(|range| RangeState { range, next: None, done: false }).collect();
             let state = CopyCheckpoint {
                 format: CHECKPOINT_FORMAT.to_owned(),
                 command,
@@ -226,7 +229,8 @@ async fn run(
     let mut starts = Vec::new();
     for (index, range) in state.ranges.iter().enumerate().filter(|(_, r)| !r.done) {
         let from = range.next.as_deref().map(|token| scan::continuation(token, &checkpoint_path)).transpose()?;
-        starts.push(RangeStart { index, range: range.range.clone(), from });
+        let read = if index == 0 && from.is_none() { first.take() } else { None };
+        starts.push(RangeStart { index, range: range.range.clone(), from, read });
     }
     let source_name: Arc<str> = format!("table:{source}").into();
     control.report(Event::Started { operation: Operation::Copy, total_bytes: None });

@@ -5,7 +5,7 @@
 
 use crate::error::{ErrorKind, TransferError};
 use crate::progress::{Control, Event, Operation};
-use crate::scan::{self, RangeStart, Shard};
+use crate::scan;
 use futures::TryStreamExt as _;
 use std::num::NonZeroUsize;
 use table_model::client::TableClient;
@@ -39,16 +39,14 @@ pub async fn count(
     control: &Control,
 ) -> Result<u64, TransferError> {
     let query = scan::filtered(filter)?.select(["PartitionKey", "RowKey"]);
-    let plan = scan::plan(table, &query, parallel, Shard::ALL).await?;
-    let starts = plan.mine.into_iter().enumerate().map(|(index, range)| RangeStart { index, range, from: None });
+    let starts = scan::plan_reading(table, &query, parallel, Some(MetadataLevel::None)).await?.into_starts();
     control.report(Event::Started { operation: Operation::Count, total_bytes: None });
     let mut count = 0_u64;
-    let scan =
-        scan::scan_pages(table, &query, starts.collect(), parallel, Some(MetadataLevel::None)).try_for_each(|page| {
-            count += page.entities.len() as u64;
-            control.report(Event::Entities(count));
-            async { Ok(()) }
-        });
+    let scan = scan::scan_pages(table, &query, starts, parallel, Some(MetadataLevel::None)).try_for_each(|page| {
+        count += page.entities.len() as u64;
+        control.report(Event::Entities(count));
+        async { Ok(()) }
+    });
     let result = control.unless_cancelled(scan).await;
     control.report(Event::Finished);
     match result {

@@ -328,6 +328,8 @@ struct DirExport<'a> {
     /// Whether the files are numbered (several ranges, or a split size).
     numbered: bool,
     resumed: bool,
+    /// The first range's entities, read while planning (`scan::plan_reading`): written as its one page.
+    first: Option<Vec<table_model::Entity>>,
     /// Entities written by this run.
     entities: u64,
     /// Files this run created, to remove when it fails before writing any entity.
@@ -369,6 +371,7 @@ impl<'a> DirExport<'a> {
             .with("--split-size", options.split_size);
         let saved = checkpoint::read_for::<ExportCheckpoint>(&checkpoint_path, CHECKPOINT_FORMAT, &command)?;
         let resumed = saved.is_some();
+        let mut first = None;
         let state = match saved {
             Some(saved) => {
                 let done = saved.ranges.iter().filter(|r| r.done).count();
@@ -382,6 +385,12 @@ impl<'a> DirExport<'a> {
                 let shard = options.shard.unwrap_or(Shard::ALL);
                 let plan = match &options.plan {
                     Some(all) => scan::given(all.clone(), shard)?,
+                    // One worker plans while it reads its first range.
+                    None if shard.n == 1 => {
+                        let planned = scan::plan_reading(table, query, options.parallel, options.metadata).await?;
+                        first = planned.first;
+                        planned.plan
+                    }
                     None => scan::plan(table, query, options.parallel, shard).await?,
                 };
                 let ranges = plan
@@ -412,6 +421,7 @@ impl<'a> DirExport<'a> {
             state,
             numbered,
             resumed,
+            first,
             entities: 0,
             created: Vec::new(),
         };
@@ -438,7 +448,8 @@ impl<'a> DirExport<'a> {
         for (index, range) in self.state.ranges.iter().enumerate().filter(|(_, r)| !r.done) {
             let from =
                 range.next.as_deref().map(|token| scan::continuation(token, &self.checkpoint_path)).transpose()?;
-            starts.push(RangeStart { index, range: range.range.clone(), from });
+            let read = if index == 0 && from.is_none() { self.first.take() } else { None };
+            starts.push(RangeStart { index, range: range.range.clone(), from, read });
         }
         let (table, query) = (self.table, self.query);
         let mut pace = Pace::new(limit_for(self.options.max_rate, table.kind()));
@@ -645,12 +656,11 @@ async fn to_stream(
     control: &Control,
 ) -> Result<ExportSummary, TransferError> {
     let mut writer = format::create_writer(sink, &options.write_options())?;
-    let plan = match &options.plan {
-        Some(all) => scan::given(all.clone(), Shard::ALL)?,
-        None => scan::plan(table, query, options.parallel, Shard::ALL).await?,
+    let planned = match &options.plan {
+        Some(all) => scan::Planned { plan: scan::given(all.clone(), Shard::ALL)?, first: None },
+        None => scan::plan_reading(table, query, options.parallel, options.metadata).await?,
     };
-    let starts = plan.mine.into_iter().enumerate().map(|(index, range)| RangeStart { index, range, from: None });
-    let mut pages = scan::scan_pages(table, query, starts.collect(), options.parallel, options.metadata);
+    let mut pages = scan::scan_pages(table, query, planned.into_starts(), options.parallel, options.metadata);
     let mut pace = Pace::new(limit_for(options.max_rate, table.kind()));
     control.report(Event::Started { operation: Operation::Export, total_bytes: None });
     let mut count = 0_u64;

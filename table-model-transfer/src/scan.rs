@@ -10,11 +10,12 @@
 
 use crate::error::TransferError;
 pub use crate::shard::Shard;
+use futures::future::Either;
 use futures::{Stream, StreamExt as _, TryStreamExt as _};
 use std::num::NonZeroUsize;
-use table_model::client::{QueryOptions, TableClient};
+use table_model::client::{PlanOptions, QueryOptions, TableClient};
 use table_model::filter::Filter;
-use table_model::filter::{shard, KeyRange};
+use table_model::filter::{shard, KeyPosition, KeyRange};
 use table_model::response::Continuation;
 use table_model::{Entity, MetadataLevel, Query};
 
@@ -29,7 +30,8 @@ pub struct Plan {
 
 /// Plans a scan of `table` (the entities `query`'s filter selects) for `parallel` ranges per worker and
 /// `shard.n` workers: [`TableClient::plan_ranges`] for `parallel × n` ranges, of which this worker takes its
-/// [`shard`]. Without a shard and with `parallel` 1 nothing is sent: the plan is [`KeyRange::all`].
+/// [`shard`]. Without a shard and with `parallel` 1 nothing is sent: the plan is [`KeyRange::all`]. The probes go
+/// side by side ([`PlanOptions::side_by_side`]).
 ///
 /// Workers on different machines agree on the plan only if they read the same keys: the table must not change
 /// between the workers' starts (a backup's source, say). Each export's manifest records the whole plan, and
@@ -45,12 +47,91 @@ pub async fn plan(
 ) -> Result<Plan, TransferError> {
     let ranges = parallel.get().saturating_mul(shard_of.n);
     let all = match NonZeroUsize::new(ranges) {
-        Some(n) if n.get() > 1 => table.plan_ranges(n, query.filter_ref(), None).await?,
+        Some(n) if n.get() > 1 => table.plan_ranges(n, query.filter_ref(), Some(PlanOptions::side_by_side(n))).await?,
         _ => vec![KeyRange::all()],
     };
     let mine = shard(&all, shard_of.k - 1, shard_of.n)
         .map_err(|e| TransferError::failed(format!("cannot share the plan among the workers: {e}")))?;
     Ok(Plan { all, mine })
+}
+
+/// A plan of one worker's scan, made while its first range is read: the entities of that range, when they were
+/// read.
+#[derive(Debug)]
+pub struct Planned {
+    /// The plan.
+    pub plan: Plan,
+    /// The entities of the plan's first range, read whole while planning, in key order: that range needs no
+    /// request more ([`RangeStart::read`]). `None` when nothing was read (one range, `parallel` 1).
+    pub first: Option<Vec<Entity>>,
+}
+
+impl Planned {
+    /// A start for each of the worker's ranges, at its beginning; the first with its entities, when they were
+    /// read.
+    pub fn into_starts(self) -> Vec<RangeStart> {
+        let mut first = self.first;
+        let ranges = self.plan.mine.into_iter().enumerate();
+        ranges.map(|(index, range)| RangeStart { index, range, from: None, read: first.take() }).collect()
+    }
+}
+
+/// Plans a scan of `table` by `parallel` ranges as a scan of one range would start: its first page of `query`
+/// (with `metadata`, as the scan's pages). A table of one page is then read whole, and no plan is needed. Else
+/// the second page is read while [`TableClient::plan_ranges_after`] probes the key space after the first one's
+/// keys, side by side; a table of two pages is then read whole too. Else the first range ends at the last key
+/// read (which its successor reads again), and the plan's cuts after it cut the rest.
+///
+/// So a small table costs what a scan of one range costs (one or two round trips), and a large one starts its
+/// ranges one round trip after its second page, where [`plan`] spends the plan's round trips before any. It is
+/// for one worker (no shard): workers must share a plan made once.
+///
+/// # Errors
+/// A failed request; a filter too long to take a range's comparisons.
+pub async fn plan_reading(
+    table: &TableClient,
+    query: &Query,
+    parallel: NonZeroUsize,
+    metadata: Option<MetadataLevel>,
+) -> Result<Planned, TransferError> {
+    let whole = |first| Ok(Planned { plan: Plan { all: vec![KeyRange::all()], mine: vec![KeyRange::all()] }, first });
+    if parallel.get() == 1 {
+        return whole(None);
+    }
+    let options = QueryOptions { metadata, ..Default::default() };
+    let mut pages = table.query::<Entity>(query, Some(options))?.into_pages();
+    let mut entities = pages.try_next().await?.map(|page| page.entities).unwrap_or_default();
+    if pages.continuation().is_none() {
+        return whole(Some(entities));
+    }
+    let keys = entities.iter().map(|e| KeyPosition::new(e.partition_key().clone(), e.row_key().clone())).collect();
+    let mut planning = Box::pin(table.plan_ranges_after(
+        parallel,
+        query.filter_ref(),
+        keys,
+        Some(PlanOptions::side_by_side(parallel)),
+    ));
+    let (second, planned) = match futures::future::select(Box::pin(pages.try_next()), &mut planning).await {
+        Either::Left((second, _)) => (second, None),
+        Either::Right((planned, second)) => (second.await, Some(planned)),
+    };
+    entities.extend(second?.map(|page| page.entities).unwrap_or_default());
+    if pages.continuation().is_none() {
+        // The table is read: the plan's probes still under way are dropped.
+        return whole(Some(entities));
+    }
+    let planned = match planned {
+        Some(planned) => planned?,
+        None => planning.await?,
+    };
+    let Some(last) = entities.pop() else {
+        // Two empty pages that continue: nothing to start the first range with.
+        return Ok(Planned { plan: Plan { all: planned.clone(), mine: planned }, first: None });
+    };
+    let boundary = KeyPosition::new(last.partition_key().clone(), last.row_key().clone());
+    let after = planned.iter().filter_map(KeyRange::start).filter(|start| **start > boundary).cloned();
+    let all = KeyRange::all().split(std::iter::once(boundary.clone()).chain(after));
+    Ok(Planned { plan: Plan { all: all.clone(), mine: all }, first: Some(entities) })
 }
 
 /// A plan made before (a backup's first generation's, kept in its manifest): every range of `all`, of which this
@@ -84,6 +165,9 @@ pub struct RangeStart {
     pub range: KeyRange,
     /// Where to resume in it: a continuation kept from an earlier page of the same range and query.
     pub from: Option<Continuation>,
+    /// The range's entities, read already and whole ([`Planned::first`]): the range yields them as its one
+    /// page, and sends nothing.
+    pub read: Option<Vec<Entity>>,
 }
 
 /// One page of one range.
@@ -117,7 +201,8 @@ pub struct Page {
 /// let query = Query::new().select(["PartitionKey", "RowKey"]);
 /// let parallel = NonZeroUsize::new(4).unwrap();
 /// let plan = plan(&table, &query, parallel, Shard::ALL).await?;
-/// let starts = plan.mine.into_iter().enumerate().map(|(index, range)| RangeStart { index, range, from: None });
+/// let starts =
+///     plan.mine.into_iter().enumerate().map(|(index, range)| RangeStart { index, range, from: None, read: None });
 /// let mut count = 0;
 /// scan_pages(&table, &query, starts.collect(), parallel, Some(MetadataLevel::None))
 ///     .try_for_each(|page| {
@@ -157,6 +242,9 @@ fn range_pages<'a>(
         ranged = ranged.filter(filter);
     }
     let index = start.index;
+    if let Some(entities) = start.read {
+        return futures::stream::once(async move { Ok(Page { range: index, entities, next: None }) }).boxed();
+    }
     let options = QueryOptions { continuation: start.from, metadata, ..Default::default() };
     match table.query::<Entity>(&ranged, Some(options)) {
         Ok(pager) => pager

@@ -427,11 +427,9 @@ async fn check_table(
 ) -> Result<(), TransferError> {
     let source = format!("{TABLE_PREFIX}{}", table.table());
     let query = Query::new();
-    let plan = crate::scan::plan(table, &query, parallel, crate::shard::Shard::ALL).await?;
-    let starts =
-        plan.mine.into_iter().enumerate().map(|(index, range)| crate::scan::RangeStart { index, range, from: None });
+    let starts = crate::scan::plan_reading(table, &query, parallel, None).await?.into_starts();
     control.report(Event::Started { operation: Operation::Validate, total_bytes: None });
-    let mut pages = crate::scan::scan_pages(table, &query, starts.collect(), parallel, None);
+    let mut pages = crate::scan::scan_pages(table, &query, starts, parallel, None);
     let mut position = 0;
     let mut checked = Checked::default();
     loop {

@@ -1,9 +1,10 @@
 //! The engine's operations from Rust code against Azurite (`bash scripts/azurite.sh run cargo test`): an export
 //! and a copy cancelled half-way through their [`Control`] and resumed end as the same operations run once; a
 //! resumed import settles the chunk a stopped run had written in part with a few range reads, not a read per
-//! entity.
+//! entity; a scan by ranges plans while it reads its first range (`plan`); backups (`backup`).
 
 mod backup;
+mod plan;
 
 use async_trait::async_trait;
 use std::collections::BTreeSet;
@@ -26,11 +27,17 @@ use table_model_transfer::CancellationToken;
 #[derive(Debug, Default)]
 struct Recorder {
     sent: Mutex<Vec<(Method, String)>>,
+    /// Every try's query string (empty without one).
+    queries: Mutex<Vec<String>>,
 }
 
 impl Recorder {
     fn take(&self) -> Vec<(Method, String)> {
         std::mem::take(&mut *self.sent.lock().unwrap())
+    }
+
+    fn take_queries(&self) -> Vec<String> {
+        std::mem::take(&mut *self.queries.lock().unwrap())
     }
 }
 
@@ -38,6 +45,7 @@ impl Recorder {
 impl Policy for Recorder {
     async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
         self.sent.lock().unwrap().push((request.method(), request.url().path().to_owned()));
+        self.queries.lock().unwrap().push(request.url().query().unwrap_or_default().to_owned());
         next[0].send(ctx, request, &next[1..]).await
     }
 }

@@ -40,6 +40,23 @@ pub struct PlanOptions<'a> {
     pub method_options: ClientMethodOptions<'a>,
 }
 
+impl PlanOptions<'_> {
+    /// The options of a plan of `n` ranges for scans under the service's latency: its probes side by side, `n`
+    /// at once, with a budget of 32 requests or 4 per range, whichever is more (more probes cut more evenly,
+    /// and side by side they cost no more round trips).
+    ///
+    /// ```
+    /// use std::num::NonZeroUsize;
+    /// use table_model::client::PlanOptions;
+    /// let options = PlanOptions::side_by_side(NonZeroUsize::new(16).unwrap());
+    /// assert_eq!((options.concurrency, options.max_requests), (16, 64));
+    /// assert_eq!(PlanOptions::side_by_side(NonZeroUsize::new(2).unwrap()).max_requests, 32);
+    /// ```
+    pub fn side_by_side(n: NonZeroUsize) -> Self {
+        PlanOptions { concurrency: n.get(), max_requests: n.get().saturating_mul(4).max(32), ..Default::default() }
+    }
+}
+
 impl Default for PlanOptions<'_> {
     fn default() -> Self {
         PlanOptions { max_requests: 32, concurrency: 1, method_options: ClientMethodOptions::default() }
@@ -405,7 +422,11 @@ impl Probe<'_, '_> {
     async fn round(&mut self, points: &[String], budget: usize) -> Result<Vec<Option<Found>>, Error> {
         let share = budget / points.len().max(1);
         let (table, filter, options) = (self.table, self.filter, self.options);
-        let probes = points.iter().map(|point| first_at_or_above(table, filter, options, point, share));
+        // Owned points: a future borrowing the slice's items would not be `Send` for every lifetime.
+        let probes = points
+            .iter()
+            .cloned()
+            .map(move |point| async move { first_at_or_above(table, filter, options, &point, share).await });
         let answers: Vec<(Option<Found>, usize)> =
             futures::stream::iter(probes).buffered(options.concurrency.max(1)).try_collect().await?;
         self.requests += answers.iter().map(|(_, used)| used).sum::<usize>();
