@@ -233,8 +233,8 @@ async fn many_partitions_are_cut_over_the_whole_key_space() {
             let most = if budget == 32 { full.len() * 3 / 10 } else { full.len() / 2 };
             assert!(sizes.iter().all(|&s| s <= most), "{name}, budget {budget}: sizes {sizes:?}");
         }
-        // Side by side: one page of keys, then the probes in rounds. The estimate has fewer keys read and as
-        // many probes; the ranges are as even.
+        // Side by side: the probes in rounds after the first page of keys, while up to 3 more are read. The
+        // estimate has fewer keys read and as many probes; the ranges are as even.
         for (parts, budget) in [(4, 32), (16, 32), (16, 64)] {
             let before = recorder.sent().len();
             let options = PlanOptions { max_requests: budget, concurrency: 16, ..Default::default() };
@@ -242,12 +242,13 @@ async fn many_partitions_are_cut_over_the_whole_key_space() {
             let sent = &recorder.sent()[before..];
             assert!(sent.len() <= budget, "{name}: budget {budget}: {} requests", sent.len());
             let dense = sent.iter().filter(|s| s.url.query().is_some_and(|q| q.contains("$top=1000"))).count();
-            assert_eq!(dense, 1, "{name}: one page of keys");
+            assert!((1..=4).contains(&dense), "{name}: {dense} pages of keys");
             assert_tiles(&ranges);
             let (union, sizes) = scan_ranges(&table, &ranges, None).await;
             assert_eq!(union, full, "{name}, {parts} side by side: {ranges:?}");
-            // Measured: at most 27.5% for 4 ranges; for 16, at most 9.0% (budget 32) and 7.2% (64).
-            let most = if parts == 4 { full.len() * 3 / 10 } else { full.len() / 10 };
+            // Measured: at most 29.9% for 4 ranges (25% is even); for 16, at most 9.6% (budget 32) and 7.4% (64)
+            // (6.25% is even).
+            let most = if parts == 4 { full.len() * 32 / 100 } else { full.len() * 11 / 100 };
             assert!(sizes.iter().all(|&s| s <= most), "{name}, {parts} side by side, budget {budget}: sizes {sizes:?}");
         }
     }

@@ -3,6 +3,7 @@
 
 use super::error::Error;
 use super::options::QueryOptions;
+use super::pager::QueryPages;
 use super::table::TableClient;
 use crate::entity::Entity;
 use crate::filter::{Filter, KeyPosition, KeyRange, PARTITION_KEY};
@@ -10,6 +11,7 @@ use crate::key::PartitionKey;
 use crate::limits::QUERY_MAX_TOP;
 use crate::query::Query;
 use azure_core::http::ClientMethodOptions;
+use futures::future::Either;
 use futures::{StreamExt as _, TryStreamExt as _};
 use std::num::NonZeroUsize;
 
@@ -31,10 +33,10 @@ pub struct PlanOptions<'a> {
     /// leaves its last range open, covering what was not seen.
     pub max_requests: usize,
     /// How many probes may be in flight at once: 1 by default, one after another, each placed by what the
-    /// ones before found. More send the probes side by side, in at most two rounds (one round trip each, a
-    /// second only when the first finds the table going on above the end the keys read frame), and read one
-    /// page of keys rather than half the budget: what a scan under the service's latency wants, where a
-    /// plan of 32 requests one after another costs 32 round trips before any range starts.
+    /// ones before found. More send the probes side by side, in three rounds (one round trip each) after the
+    /// first page of keys, while up to 3 more pages of keys are read (a table read to its end by then is cut
+    /// exactly, and the probes under way dropped): what a scan under the service's latency wants, where a plan
+    /// of 32 requests one after another costs 32 round trips before any range starts.
     pub concurrency: usize,
     /// `azure_core`'s per-call options, used for every request.
     pub method_options: ClientMethodOptions<'a>,
@@ -97,7 +99,7 @@ impl TableClient {
     /// range, [`KeyRange::all`].
     ///
     /// ```no_run
-    /// use futures::{StreamExt as _, TryStreamExt as _};
+    /// use futures::TryStreamExt as _;
     /// use std::num::NonZeroUsize;
     /// use table_model::client::TableServiceClient;
     /// use table_model::{Entity, Query, TableName};
@@ -131,37 +133,45 @@ impl TableClient {
         options: Option<PlanOptions<'_>>,
     ) -> Result<Vec<KeyRange>, Error> {
         let options = options.unwrap_or_default();
-        // 1. Dense: the first pages of keys, one after another (one page when the probes go side by side).
-        let dense_budget =
-            if options.concurrency > 1 { options.max_requests.min(1) } else { options.max_requests.div_ceil(2) };
+        // 1. Dense: the first pages of keys, one after another: half the budget; side by side, the first page,
+        // then up to 3 more while the probes go.
+        let side_by_side = options.concurrency > 1;
+        let dense_budget = if side_by_side { options.max_requests.min(4) } else { options.max_requests.div_ceil(2) };
         let mut pages = self
             .query::<Entity>(&keys_only(filter.cloned(), QUERY_MAX_TOP), Some(query_options(&options)))?
             .into_pages();
-        let mut keys: Vec<KeyPosition> = Vec::new();
-        let mut requests = 0;
-        let mut read_to_end = false;
-        while requests < dense_budget {
-            requests += 1;
-            let Some(page) = pages.try_next().await? else {
-                read_to_end = true;
-                break;
-            };
-            keys.extend(page.entities.iter().map(|e| KeyPosition::new(e.partition_key().clone(), e.row_key().clone())));
-            if pages.continuation().is_none() {
-                read_to_end = true;
-                break;
-            }
-        }
+        let first_pages = if side_by_side { dense_budget.min(1) } else { dense_budget };
+        let (mut keys, requests, read_to_end) = read_keys(&mut pages, first_pages).await?;
         if read_to_end {
-            let total = keys.len();
-            let cuts: Vec<KeyPosition> = match total {
-                0 => Vec::new(),
-                _ => (1..n.get()).map(|i| keys[i * total / n.get()].clone()).collect(),
-            };
-            return self.checked(KeyRange::all().split(cuts), filter);
+            return self.exact(n, &keys, filter);
         }
-        let probe = Probe { table: self, filter, options: &options, requests };
-        self.probe_after(n, keys, probe).await
+        if !side_by_side || keys.is_empty() || requests == dense_budget {
+            let probe = Probe { table: self, filter, options: &options, requests };
+            return self.probe_after(n, keys, probe).await;
+        }
+        // 2. Side by side: the probes after the first page's keys (with what the dense read leaves of the budget)
+        // while the dense read goes on. A table read to its end meanwhile is cut exactly, the probes under way
+        // dropped.
+        let probe = Probe { table: self, filter, options: &options, requests: dense_budget };
+        let first = keys.clone();
+        let mut probing = Box::pin(async move { probe.run(&first).await });
+        let reading = Box::pin(read_keys(&mut pages, dense_budget - requests));
+        let (probed, (mut more, _, read_to_end)) = match futures::future::select(reading, &mut probing).await {
+            Either::Left((read, _)) => {
+                let read = read?;
+                if read.2 {
+                    (None, read)
+                } else {
+                    (Some(probing.await?), read)
+                }
+            }
+            Either::Right((probed, reading)) => (Some(probed?), reading.await?),
+        };
+        keys.append(&mut more);
+        match probed {
+            Some(probed) if !read_to_end => self.estimate(n, &keys, probed, filter),
+            _ => self.exact(n, &keys, filter),
+        }
     }
 
     /// Plans as [`plan_ranges`](TableClient::plan_ranges) does, after the first keys that `filter` selects,
@@ -175,7 +185,7 @@ impl TableClient {
     /// more, not one per page of keys.
     ///
     /// ```no_run
-    /// use futures::{StreamExt as _, TryStreamExt as _};
+    /// use futures::TryStreamExt as _;
     /// use std::num::NonZeroUsize;
     /// use table_model::client::{PlanOptions, TableServiceClient};
     /// use table_model::filter::KeyPosition;
@@ -221,26 +231,42 @@ impl TableClient {
         &self,
         n: NonZeroUsize,
         keys: Vec<KeyPosition>,
-        mut probe: Probe<'_, '_>,
+        probe: Probe<'_, '_>,
     ) -> Result<Vec<KeyRange>, Error> {
-        let filter = probe.filter;
-        let Some(last) = keys.last().map(|k| k.partition_key.clone()) else {
+        if keys.is_empty() {
             // Nothing read, the budget spent: one range.
-            return self.checked(vec![KeyRange::all()], filter);
+            return self.checked(vec![KeyRange::all()], probe.filter);
+        }
+        let filter = probe.filter;
+        let probed = probe.run(&keys).await?;
+        self.estimate(n, &keys, probed, filter)
+    }
+
+    /// A table read to its end, cut at exact quantiles of its keys.
+    fn exact(&self, n: NonZeroUsize, keys: &[KeyPosition], filter: Option<&Filter>) -> Result<Vec<KeyRange>, Error> {
+        let total = keys.len();
+        let cuts: Vec<KeyPosition> = match total {
+            0 => Vec::new(),
+            _ => (1..n.get()).map(|i| keys[i * total / n.get()].clone()).collect(),
         };
-        let first = keys[0].partition_key.as_str();
-        let (digits, hi, found) = if probe.options.concurrency > 1 {
-            probe.side_by_side(&keys).await?
-        } else {
-            probe.one_after_another(&keys).await?
-        };
-        let mut found: Vec<PartitionKey> = found.into_iter().filter(|pk| *pk > last).collect();
+        self.checked(KeyRange::all().split(cuts), filter)
+    }
+
+    /// The cuts at the quantiles of the estimate: the keys read (at least one) count one each; the rest of the
+    /// table is taken to hold as many entities per unit of reading as the keys read, spread evenly over the
+    /// readings from the last key read up to the end the probes found. A partition found weighs what the
+    /// estimate puts below it; those not above the last key read are not places.
+    fn estimate(
+        &self,
+        n: NonZeroUsize,
+        keys: &[KeyPosition],
+        (digits, hi, found): Probed,
+        filter: Option<&Filter>,
+    ) -> Result<Vec<KeyRange>, Error> {
+        let (first, last) = (keys[0].partition_key.as_str(), &keys[keys.len() - 1].partition_key);
+        let mut found: Vec<PartitionKey> = found.into_iter().filter(|pk| pk > last).collect();
         found.sort();
         found.dedup();
-
-        // The estimate: the keys read count one each; the rest of the table is taken to hold as many
-        // entities per unit of reading as the keys read, spread evenly over the readings from the last key
-        // read up to `hi`. A place found weighs what the estimate puts below it.
         let dense = keys.len() as f64;
         let sparse = match digits.fraction(first, last.as_str(), &hi) {
             Some(f) if f > 0.0 => dense * (1.0 - f) / f,
@@ -288,6 +314,20 @@ fn keys_only(filter: Option<Filter>, top: usize) -> Query {
     }
 }
 
+/// Reads up to `most` more pages of keys from `pages`: the keys, the requests sent, and whether the table was
+/// read to its end.
+async fn read_keys(pages: &mut QueryPages<Entity>, most: usize) -> Result<(Vec<KeyPosition>, usize, bool), Error> {
+    let mut keys = Vec::new();
+    for requests in 1..=most {
+        let Some(page) = pages.try_next().await? else { return Ok((keys, requests, true)) };
+        keys.extend(page.entities.iter().map(|e| KeyPosition::new(e.partition_key().clone(), e.row_key().clone())));
+        if pages.continuation().is_none() {
+            return Ok((keys, requests, true));
+        }
+    }
+    Ok((keys, most, false))
+}
+
 /// The options of each query of a plan.
 fn query_options<'a>(options: &PlanOptions<'a>) -> QueryOptions<'a> {
     QueryOptions { continuation: None, metadata: None, method_options: options.method_options.clone() }
@@ -313,6 +353,15 @@ struct Probe<'p, 'a> {
 type Probed = (points::Digits, String, Vec<PartitionKey>);
 
 impl Probe<'_, '_> {
+    /// The probes after `keys` (at least one), one after another or side by side as the options say.
+    async fn run(mut self, keys: &[KeyPosition]) -> Result<Probed, Error> {
+        if self.options.concurrency > 1 {
+            self.side_by_side(keys).await
+        } else {
+            self.one_after_another(keys).await
+        }
+    }
+
     /// The requests the budget has left.
     fn left(&self) -> usize {
         self.options.max_requests.saturating_sub(self.requests)
