@@ -1,10 +1,12 @@
 //! Reading a table by key ranges side by side: the plan ([`plan`]: the library's
-//! [`TableClient::plan_ranges`], then a worker's [`Shard`] of it) and the scan ([`scan_pages`]: each range its
-//! own query, following its own continuations, at most `parallel` of them at once). `export`, `count`, `copy`
-//! and `validate` are consumers of the pages; none of them looks inside a range.
+//! [`TableClient::plan_ranges`], then a worker's [`Shard`] of it; or, for one worker, [`plan_reading`], which plans
+//! while it reads the first range) and the scan ([`scan_pages`]: each range its own query, following its own
+//! continuations, at most `parallel` of them at once). `export`, `count`, `copy` and `validate` are consumers of
+//! the pages; none of them looks inside a range.
 //!
 //! Memory is bounded: each range holds at most one page (the service sends at most 1,000 entities in one,
-//! `docs/rules.md` §10) until the consumer takes it, so a scan holds at most `parallel` pages.
+//! `docs/rules.md` §10) until the consumer takes it, so a scan holds at most `parallel` pages, and
+//! [`plan_reading`] two more.
 //!
 //! Layer: service.
 
