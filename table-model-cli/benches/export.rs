@@ -10,13 +10,18 @@
 //! - `page/query_as`: the page fetched with a bare `reqwest` call and read with `response::query_as` (the client
 //!   benchmark's baseline);
 //! - `page/export-jsonl`, `page/export-csv`: what `tablectl export` does for one page: `TableClient::query` into
-//!   `Entity`s, each written by the format's writer (into `io::sink()`; csv through its spool file, finished).
+//!   `Entity`s, each written by the format's writer (into `io::sink()`; csv through its spool file, finished);
+//! - `digest/sha256`: the SHA-256 of the page's JSON lines (the file's bytes, which the writer hashes for the
+//!   manifest), alone.
 //!
 //! Modes (`cargo bench -p table-model-cli --bench export --no-run` prints the binary's path):
 //!
 //! - `EXPORT_BENCH_LOOP=<operation>:<count> valgrind --tool=callgrind <binary>`: runs one operation `count` times,
 //!   for instruction counts (the server is a child process, outside valgrind);
-//!   `scripts/bench-export.sh` gives the cost of one entity of each and the ratios;
+//!   `scripts/bench-export.sh` gives the cost of one entity of each and the ratios (with and without the
+//!   SHA-256 of the export's writer, which callgrind leaves out with `--toggle-collect`);
+//! - the same without valgrind prints the loop's user time (this process's, not the server's) in nanoseconds on
+//!   standard error, `user_ns=<n>`: the cost with the CPU's SHA extensions, which valgrind hides;
 //! - `EXPORT_BENCH_SERVE=<pages> <binary>`: only the server, answering `pages` pages per query then no
 //!   continuation (so `tablectl export` ends after `pages` × 1,000 entities); prints its port, and runs until its
 //!   standard input closes. `scripts/bench-export.sh` measures `tablectl export`'s peak memory with it.
@@ -71,6 +76,8 @@ struct Fixture {
     query: Query,
     /// The recorded response, for the in-process decodes.
     recorded: http::Response<Bytes>,
+    /// The page's JSON lines, as the export writes them.
+    lines: Vec<u8>,
     _server: ChildServer,
 }
 
@@ -87,6 +94,10 @@ impl Fixture {
         let table = TableName::from_static("Customers");
         let mut recorded = http::Response::new(page_body(server.port()));
         recorded.headers_mut().insert("content-type", "application/json;odata=minimalmetadata".parse().unwrap());
+        let mut lines = Vec::new();
+        for entity in response::query(&recorded, None).unwrap().entities {
+            format::jsonl::write_entity(&entity, &mut lines).unwrap();
+        }
         let fixture = Fixture {
             runtime,
             requests,
@@ -95,6 +106,7 @@ impl Fixture {
             table,
             query: Query::new(),
             recorded,
+            lines,
             _server: server,
         };
         fixture.check();
@@ -139,6 +151,7 @@ impl Fixture {
             "page/query_as" => drop(self.runtime.block_on(self.page_query_as())),
             "page/export-jsonl" => drop(self.runtime.block_on(self.export(FileFormat::Jsonl))),
             "page/export-csv" => drop(self.runtime.block_on(self.export(FileFormat::Csv))),
+            "digest/sha256" => drop(black_box(table_model_transfer::digest::sha256_hex(black_box(&self.lines)))),
             _ => panic!("unknown operation `{op}`"),
         }
     }
@@ -156,7 +169,19 @@ fn main() {
         .expect("EXPORT_BENCH_LOOP=<operation>:<count> (see the module docs; scripts/bench-export.sh)");
     let (op, count) = spec.rsplit_once(':').expect("EXPORT_BENCH_LOOP=<operation>:<count>");
     let fixture = Fixture::new();
+    let start = user_ns();
     for _ in 0..count.parse::<usize>().expect("a count") {
         fixture.run(op);
     }
+    eprintln!("user_ns={}", user_ns() - start);
+}
+
+/// This process's user time so far, in nanoseconds (`utime` of `/proc/self/stat`, in clock ticks of 10 ms: the
+/// script runs loops of seconds).
+fn user_ns() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+    // The fields after the command's `(name)`, which may hold spaces: utime is the 14th field, the 12th after it.
+    let after = &stat[stat.rfind(')').expect("(comm)") + 2..];
+    let ticks: u64 = after.split(' ').nth(11).and_then(|t| t.parse().ok()).expect("utime");
+    ticks * 10_000_000
 }
