@@ -15,7 +15,8 @@ use std::num::NonZeroUsize;
 use table_model::client::{QueryOptions, TableClient};
 use table_model::filter::Filter;
 use table_model::filter::{shard, KeyRange};
-use table_model::response::Continuation;
+use table_model::response::{Continuation, ReadEntity as _};
+use table_model::ResponseError;
 use table_model::{Entity, MetadataLevel, Query};
 
 /// The plan of a scan and this worker's share of it.
@@ -86,13 +87,14 @@ pub struct RangeStart {
     pub from: Option<Continuation>,
 }
 
-/// One page of one range.
+/// One page of one range: its entities decoded ([`scan_pages`]), or as a reader of the caller's made them
+/// ([`scan_pages_read`]).
 #[derive(Debug)]
-pub struct Page {
+pub struct Page<E = Vec<Entity>> {
     /// The range's index, as in its [`RangeStart`].
     pub range: usize,
     /// The entities, in the order the service sent them (possibly none: a page may be empty and continue).
-    pub entities: Vec<Entity>,
+    pub entities: E,
     /// Where the range goes on after this page; `None` when this was its last page.
     pub next: Option<Continuation>,
 }
@@ -140,28 +142,46 @@ pub fn scan_pages<'a>(
     parallel: NonZeroUsize,
     metadata: Option<MetadataLevel>,
 ) -> impl Stream<Item = Result<Page, TransferError>> + 'a {
+    scan_pages_read(table, query, ranges, parallel, metadata, |answer| Entity::read_page(answer).map(|p| p.entities))
+}
+
+/// As [`scan_pages`], each page read by `read` from the service's answer ([`TableClient::query_read`]) instead
+/// of decoded into entities: `export` in JSON lines copies the entities' JSON when it can
+/// ([`table_model::json::EncodedPage`]). An error of `read` is the page's, as a decoding error is
+/// [`scan_pages`]'s.
+///
+/// # Errors
+/// As [`scan_pages`].
+pub fn scan_pages_read<'a, E: Send + 'static>(
+    table: &'a TableClient,
+    query: &'a Query,
+    ranges: Vec<RangeStart>,
+    parallel: NonZeroUsize,
+    metadata: Option<MetadataLevel>,
+    read: fn(&http::Response<bytes::Bytes>) -> Result<E, ResponseError>,
+) -> impl Stream<Item = Result<Page<E>, TransferError>> + 'a {
     futures::stream::iter(ranges)
-        .map(move |start| range_pages(table, query, start, metadata))
+        .map(move |start| range_pages(table, query, start, metadata, read))
         .flatten_unordered(parallel.get())
 }
 
-/// The pages of one range, as [`scan_pages`] yields them.
-fn range_pages<'a>(
+/// The pages of one range, as [`scan_pages_read`] yields them.
+fn range_pages<'a, E: Send + 'static>(
     table: &'a TableClient,
     query: &Query,
     start: RangeStart,
     metadata: Option<MetadataLevel>,
-) -> futures::stream::BoxStream<'a, Result<Page, TransferError>> {
+    read: fn(&http::Response<bytes::Bytes>) -> Result<E, ResponseError>,
+) -> futures::stream::BoxStream<'a, Result<Page<E>, TransferError>> {
     let mut ranged = query.clone();
     if let Some(filter) = start.range.filter_with(query.filter_ref().cloned()) {
         ranged = ranged.filter(filter);
     }
     let index = start.index;
     let options = QueryOptions { continuation: start.from, metadata, ..Default::default() };
-    match table.query::<Entity>(&ranged, Some(options)) {
-        Ok(pager) => pager
-            .into_pages()
-            .map_ok(move |page| Page { range: index, entities: page.entities, next: page.continuation })
+    match table.query_read(&ranged, Some(options), read) {
+        Ok(pages) => pages
+            .map_ok(move |page| Page { range: index, entities: page.body, next: page.continuation })
             .map_err(TransferError::from)
             .boxed(),
         Err(e) => futures::stream::once(async move { Err(TransferError::from(e)) }).boxed(),
