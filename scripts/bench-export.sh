@@ -29,7 +29,7 @@ if [[ "$what" == all || "$what" == instructions ]]; then
         echo "$out" | grep -o 'Collected : [0-9]*' | grep -o '[0-9]*'
     }
     declare -A per
-    for op in decode/query_as decode/query page/query_as page/export-jsonl page/export-csv; do
+    for op in decode/query_as decode/query page/query_as page/export-jsonl page/export-jsonl-copy page/export-csv; do
         a=$(count "$op" 2)
         b=$(count "$op" 12)
         per[$op]=$(( (b - a) / 10 / 1000 ))
@@ -44,7 +44,10 @@ if [[ "$what" == all || "$what" == instructions ]]; then
     done
     echo "export jsonl / decode with query_as:                   $(ratio "${per[page/export-jsonl]}" "${per[decode/query_as]}")"
     echo "export jsonl without the digest / decode with query_as: $(ratio "${per[page/export-jsonl/no-digest]}" "${per[decode/query_as]}")"
+    echo "export jsonl copied / decode with query_as:            $(ratio "${per[page/export-jsonl-copy]}" "${per[decode/query_as]}")"
+    echo "export jsonl copied without the digest / query_as:     $(ratio "${per[page/export-jsonl-copy/no-digest]}" "${per[decode/query_as]}")"
     echo "export jsonl / fetch and decode (query_as):            $(ratio "${per[page/export-jsonl]}" "${per[page/query_as]}")"
+    echo "export jsonl copied / fetch and decode (query_as):     $(ratio "${per[page/export-jsonl-copy]}" "${per[page/query_as]}")"
     echo "export csv without the digest / decode with query_as:   $(ratio "${per[page/export-csv/no-digest]}" "${per[decode/query_as]}")"
     echo "export csv / export jsonl:                              $(ratio "${per[page/export-csv]}" "${per[page/export-jsonl]}")"
 fi
@@ -61,11 +64,13 @@ if [[ "$what" == all || "$what" == time ]]; then
         echo $(( best / $2 / 1000 ))
     }
     declare -A ns
-    for op in decode/query_as decode/query page/query_as page/export-jsonl page/export-csv digest/sha256; do
+    for op in decode/query_as decode/query page/query_as page/export-jsonl page/export-jsonl-copy page/export-csv digest/sha256; do
         ns[$op]=$(user "$op" 300)
         printf '%-18s %8d ns user time per entity\n' "$op" "${ns[$op]}"
     done
     echo "export jsonl / decode with query_as (user time): $(ratio "${ns[page/export-jsonl]}" "${ns[decode/query_as]}")"
+    echo "export jsonl copied / query_as (user time):      $(ratio "${ns[page/export-jsonl-copy]}" "${ns[decode/query_as]}")"
+    echo "export jsonl copied / fetch and decode (user):   $(ratio "${ns[page/export-jsonl-copy]}" "${ns[page/query_as]}")"
     echo "export csv / decode with query_as (user time):   $(ratio "${ns[page/export-csv]}" "${ns[decode/query_as]}")"
 fi
 

@@ -9,8 +9,11 @@
 //! - `decode/query`: the same with `response::query` into dynamic `Entity`s, as `tablectl` reads them;
 //! - `page/query_as`: the page fetched with a bare `reqwest` call and read with `response::query_as` (the client
 //!   benchmark's baseline);
-//! - `page/export-jsonl`, `page/export-csv`: what `tablectl export` does for one page: `TableClient::query` into
-//!   `Entity`s, each written by the format's writer (into `io::sink()`; csv through its spool file, finished);
+//! - `page/export-jsonl`, `page/export-csv`: what `tablectl export` did for one page before it copied the
+//!   JSON, and still does in csv: `TableClient::query` into `Entity`s, each written by the format's writer (into
+//!   `io::sink()`; csv through its spool file, finished);
+//! - `page/export-jsonl-copy`: what `tablectl export` does for one page in jsonl: `TableClient::query_read`
+//!   with the page read by `EncodedPage`, each entity's JSON written by the writer (`write_encoded`);
 //! - `digest/sha256`: the SHA-256 of the page's JSON lines (the file's bytes, which the writer hashes for the
 //!   manifest), alone.
 //!
@@ -29,6 +32,7 @@
 use futures::TryStreamExt as _;
 use std::hint::black_box;
 use table_model::client::{TableClient, TableServiceClient, TableServiceClientOptions};
+use table_model::json::EncodedPage;
 use table_model::response;
 use table_model::{AccountKey, Credential, Endpoint, Entity, Query, TableEntity, TableName, TableService};
 use table_model_test_utils::entity::{self, Customer, ACCOUNT, PAGE};
@@ -122,6 +126,7 @@ impl Fixture {
         self.runtime.block_on(async {
             assert_eq!(self.page_query_as().await, PAGE);
             assert_eq!(self.export(FileFormat::Jsonl).await, PAGE);
+            assert_eq!(self.export_copy().await, PAGE);
             assert_eq!(self.export(FileFormat::Csv).await, PAGE);
         });
     }
@@ -144,6 +149,25 @@ impl Fixture {
         black_box(writer.finish().unwrap()).entities as usize
     }
 
+    /// One page of `tablectl export` in jsonl: the page's JSON read with `EncodedPage`, each entity's line
+    /// copied from it.
+    async fn export_copy(&self) -> usize {
+        let options = WriteOptions { format: FileFormat::Jsonl, compression: Compression::None, ..Default::default() };
+        let mut writer = format::create_writer(Sink::stream("bench", std::io::sink()), &options).unwrap();
+        let read = |answer: &http::Response<Bytes>| {
+            let mut page = EncodedPage::new();
+            let read = page.read(answer.body());
+            assert!(read, "the page is in the service's forms");
+            Ok(page)
+        };
+        let mut pages = self.client.query_read(&self.query, None, read).unwrap();
+        let page = pages.try_next().await.unwrap().unwrap();
+        for entity in page.body.iter() {
+            writer.write_encoded(&entity).unwrap();
+        }
+        black_box(writer.finish().unwrap()).entities as usize
+    }
+
     fn run(&self, op: &str) {
         match op {
             "decode/query_as" => drop(black_box(response::query_as::<Customer, _>(&self.recorded).unwrap())),
@@ -151,6 +175,7 @@ impl Fixture {
             "page/query_as" => drop(self.runtime.block_on(self.page_query_as())),
             "page/export-jsonl" => drop(self.runtime.block_on(self.export(FileFormat::Jsonl))),
             "page/export-csv" => drop(self.runtime.block_on(self.export(FileFormat::Csv))),
+            "page/export-jsonl-copy" => drop(self.runtime.block_on(self.export_copy())),
             "digest/sha256" => drop(black_box(table_model_transfer::digest::sha256_hex(black_box(&self.lines)))),
             _ => panic!("unknown operation `{op}`"),
         }
