@@ -397,16 +397,16 @@ impl<'a> Cursor<'a> {
         // The bytes the escapes take beyond the one UTF-16 unit each stands for.
         let mut escape_extra = 0;
         loop {
-            let b = *bytes.get(i)?;
-            match b {
+            i += plain_run(&bytes[i..]);
+            match *bytes.get(i)? {
                 b'"' => break,
                 b'\\' => {
                     let len = escape_len(bytes.get(i + 1..)?)?;
                     escape_extra += len - 1;
                     i += len;
                 }
-                0..0x20 => return None,
-                _ => i += 1,
+                // A control character, which JSON refuses in a string.
+                _ => return None,
             }
         }
         self.at = i + 1;
@@ -416,7 +416,7 @@ impl<'a> Cursor<'a> {
             json: &self.text[start..=i],
             range: start + 1..i,
             escaped: escape_extra > 0,
-            utf16_len: table_model_rules::utf16_len(text.as_bytes()) - escape_extra,
+            utf16_len: utf16_len(text.as_bytes()) - escape_extra,
         })
     }
 
@@ -467,6 +467,39 @@ impl<'a> Cursor<'a> {
         let value: i64 = text.parse().ok()?;
         Some(Raw::Int(if value < 0 { JsonInt::Negative(value) } else { JsonInt::Positive(value as u64) }))
     }
+}
+
+/// How many bytes `bytes` starts with that a JSON string holds as they are: none is `"`, `\\` or a control
+/// character. Eight bytes at a time (the classic tests for a zero byte and a byte below a bound, on a `u64`), the
+/// last few one by one.
+fn plain_run(bytes: &[u8]) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // Whether a byte of `x` is below `n` (for `n` up to 128): its high bit is then set in the result.
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS;
+    let special =
+        |x: u64| below(x, 0x20) | below(x ^ (ONES * u64::from(b'"')), 1) | below(x ^ (ONES * u64::from(b'\\')), 1);
+    let mut i = 0;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let word = u64::from_ne_bytes(chunk.try_into().expect("eight bytes"));
+        if special(word) != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while bytes.get(i).is_some_and(|&b| b >= 0x20 && b != b'"' && b != b'\\') {
+        i += 1;
+    }
+    i
+}
+
+/// The UTF-16 length of UTF-8 text: a unit per character, two for those beyond the Basic Multilingual Plane;
+/// that is, a unit per byte but the continuation bytes, and one more per 4-byte lead. One pass the compiler
+/// vectorizes.
+fn utf16_len(utf8: &[u8]) -> usize {
+    let (continuations, four_byte_leads) =
+        utf8.iter().fold((0usize, 0usize), |(c, f), &b| (c + usize::from((b as i8) < -64), f + usize::from(b >= 0xF0)));
+    utf8.len() - continuations + four_byte_leads
 }
 
 /// The length of the escape `escape` starts with (after its `\`), counting the `\`, when it is one that
@@ -922,6 +955,26 @@ mod tests {
         assert!(!encoded.read(&long) && decode_query(&long, None).is_err());
         let at_limit = page(props(1, &"\\n".repeat(32_768)));
         assert!(encoded.read(&at_limit) && decode_query(&at_limit, None).is_ok());
+    }
+
+    #[test]
+    fn utf16_len_and_plain_run_match_their_definitions() {
+        for text in ["", "a", "é", "日本", "😀", "a\u{10ffff}b", "ab\"cdefghij", "abcdefgh\\", "abcdefghijklmnop\n"]
+        {
+            assert_eq!(utf16_len(text.as_bytes()), text.encode_utf16().count(), "{text:?}");
+            let plain = text.bytes().position(|b| b < 0x20 || b == b'"' || b == b'\\').unwrap_or(text.len());
+            assert_eq!(plain_run(text.as_bytes()), plain, "{text:?}");
+        }
+        for at in 0..20 {
+            for special in [b'"', b'\\', 0, 0x1f] {
+                let mut bytes = vec![b'x'; 20];
+                bytes[at] = special;
+                assert_eq!(plain_run(&bytes), at);
+            }
+            let mut bytes = vec![0x7f_u8; 20];
+            bytes[at] = 0x20;
+            assert_eq!(plain_run(&bytes), 20);
+        }
     }
 
     #[test]
