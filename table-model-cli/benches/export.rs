@@ -9,14 +9,22 @@
 //! - `decode/query`: the same with `response::query` into dynamic `Entity`s, as `tablectl` reads them;
 //! - `page/query_as`: the page fetched with a bare `reqwest` call and read with `response::query_as` (the client
 //!   benchmark's baseline);
-//! - `page/export-jsonl`, `page/export-csv`: what `tablectl export` does for one page: `TableClient::query` into
-//!   `Entity`s, each written by the format's writer (into `io::sink()`; csv through its spool file, finished).
+//! - `page/export-jsonl`, `page/export-csv`: what `tablectl export` did for one page before it copied the
+//!   JSON, and still does in csv: `TableClient::query` into `Entity`s, each written by the format's writer (into
+//!   `io::sink()`; csv through its spool file, finished);
+//! - `page/export-jsonl-copy`: what `tablectl export` does for one page in jsonl: `TableClient::query_read`
+//!   with the page read by `EncodedPage`, each entity's JSON written by the writer (`write_encoded`);
+//! - `digest/sha256`: the SHA-256 of the page's JSON lines (the file's bytes, which the writer hashes for the
+//!   manifest), alone.
 //!
 //! Modes (`cargo bench -p table-model-cli --bench export --no-run` prints the binary's path):
 //!
 //! - `EXPORT_BENCH_LOOP=<operation>:<count> valgrind --tool=callgrind <binary>`: runs one operation `count` times,
 //!   for instruction counts (the server is a child process, outside valgrind);
-//!   `scripts/bench-export.sh` gives the cost of one entity of each and the ratios;
+//!   `scripts/bench-export.sh` gives the cost of one entity of each and the ratios (with and without the
+//!   SHA-256 of the export's writer, which callgrind leaves out with `--toggle-collect`);
+//! - the same without valgrind prints the loop's user time (this process's, not the server's) in nanoseconds on
+//!   standard error, `user_ns=<n>`: the cost with the CPU's SHA extensions, which valgrind hides;
 //! - `EXPORT_BENCH_SERVE=<pages> <binary>`: only the server, answering `pages` pages per query then no
 //!   continuation (so `tablectl export` ends after `pages` × 1,000 entities); prints its port, and runs until its
 //!   standard input closes. `scripts/bench-export.sh` measures `tablectl export`'s peak memory with it.
@@ -24,6 +32,7 @@
 use futures::TryStreamExt as _;
 use std::hint::black_box;
 use table_model::client::{TableClient, TableServiceClient, TableServiceClientOptions};
+use table_model::json::EncodedPage;
 use table_model::response;
 use table_model::{AccountKey, Credential, Endpoint, Entity, Query, TableEntity, TableName, TableService};
 use table_model_test_utils::entity::{self, Customer, ACCOUNT, PAGE};
@@ -71,6 +80,8 @@ struct Fixture {
     query: Query,
     /// The recorded response, for the in-process decodes.
     recorded: http::Response<Bytes>,
+    /// The page's JSON lines, as the export writes them.
+    lines: Vec<u8>,
     _server: ChildServer,
 }
 
@@ -87,6 +98,10 @@ impl Fixture {
         let table = TableName::from_static("Customers");
         let mut recorded = http::Response::new(page_body(server.port()));
         recorded.headers_mut().insert("content-type", "application/json;odata=minimalmetadata".parse().unwrap());
+        let mut lines = Vec::new();
+        for entity in response::query(&recorded, None).unwrap().entities {
+            format::jsonl::write_entity(&entity, &mut lines).unwrap();
+        }
         let fixture = Fixture {
             runtime,
             requests,
@@ -95,6 +110,7 @@ impl Fixture {
             table,
             query: Query::new(),
             recorded,
+            lines,
             _server: server,
         };
         fixture.check();
@@ -110,6 +126,7 @@ impl Fixture {
         self.runtime.block_on(async {
             assert_eq!(self.page_query_as().await, PAGE);
             assert_eq!(self.export(FileFormat::Jsonl).await, PAGE);
+            assert_eq!(self.export_copy().await, PAGE);
             assert_eq!(self.export(FileFormat::Csv).await, PAGE);
         });
     }
@@ -132,6 +149,25 @@ impl Fixture {
         black_box(writer.finish().unwrap()).entities as usize
     }
 
+    /// One page of `tablectl export` in jsonl: the page's JSON read with `EncodedPage`, each entity's line
+    /// copied from it.
+    async fn export_copy(&self) -> usize {
+        let options = WriteOptions { format: FileFormat::Jsonl, compression: Compression::None, ..Default::default() };
+        let mut writer = format::create_writer(Sink::stream("bench", std::io::sink()), &options).unwrap();
+        let read = |answer: &http::Response<Bytes>| {
+            let mut page = EncodedPage::new();
+            let read = page.read(answer.body());
+            assert!(read, "the page is in the service's forms");
+            Ok(page)
+        };
+        let mut pages = self.client.query_read(&self.query, None, read).unwrap();
+        let page = pages.try_next().await.unwrap().unwrap();
+        for entity in page.body.iter() {
+            writer.write_encoded(&entity).unwrap();
+        }
+        black_box(writer.finish().unwrap()).entities as usize
+    }
+
     fn run(&self, op: &str) {
         match op {
             "decode/query_as" => drop(black_box(response::query_as::<Customer, _>(&self.recorded).unwrap())),
@@ -139,6 +175,8 @@ impl Fixture {
             "page/query_as" => drop(self.runtime.block_on(self.page_query_as())),
             "page/export-jsonl" => drop(self.runtime.block_on(self.export(FileFormat::Jsonl))),
             "page/export-csv" => drop(self.runtime.block_on(self.export(FileFormat::Csv))),
+            "page/export-jsonl-copy" => drop(self.runtime.block_on(self.export_copy())),
+            "digest/sha256" => drop(black_box(table_model_transfer::digest::sha256_hex(black_box(&self.lines)))),
             _ => panic!("unknown operation `{op}`"),
         }
     }
@@ -156,7 +194,19 @@ fn main() {
         .expect("EXPORT_BENCH_LOOP=<operation>:<count> (see the module docs; scripts/bench-export.sh)");
     let (op, count) = spec.rsplit_once(':').expect("EXPORT_BENCH_LOOP=<operation>:<count>");
     let fixture = Fixture::new();
+    let start = user_ns();
     for _ in 0..count.parse::<usize>().expect("a count") {
         fixture.run(op);
     }
+    eprintln!("user_ns={}", user_ns() - start);
+}
+
+/// This process's user time so far, in nanoseconds (`utime` of `/proc/self/stat`, in clock ticks of 10 ms: the
+/// script runs loops of seconds).
+fn user_ns() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+    // The fields after the command's `(name)`, which may hold spaces: utime is the 14th field, the 12th after it.
+    let after = &stat[stat.rfind(')').expect("(comm)") + 2..];
+    let ticks: u64 = after.split(' ').nth(11).and_then(|t| t.parse().ok()).expect("utime");
+    ticks * 10_000_000
 }

@@ -30,7 +30,9 @@ use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use table_model::client::TableClient;
 use table_model::filter::KeyRange;
-use table_model::{Query, TableName};
+use table_model::json::EncodedPage;
+use table_model::response::{self, ReadEntity as _};
+use table_model::{Entity, Query, ResponseError, TableName};
 
 /// Where an export goes.
 pub enum ExportTarget<'a> {
@@ -448,13 +450,13 @@ impl<'a> DirExport<'a> {
         for (index, range) in self.state.ranges.iter().enumerate().filter(|(_, r)| !r.done) {
             let from =
                 range.next.as_deref().map(|token| scan::continuation(token, &self.checkpoint_path)).transpose()?;
-            let read = if index == 0 && from.is_none() { self.first.take() } else { None };
+            let read = if index == 0 && from.is_none() { self.first.take().map(Entities::Decoded) } else { None };
             starts.push(RangeStart { index, range: range.range.clone(), from, read });
         }
         let (table, query) = (self.table, self.query);
         let mut pace = Pace::new(limit_for(self.options.max_rate, table.kind()));
         control.report(Event::Started { operation: Operation::Export, total_bytes: None });
-        let mut pages = scan::scan_pages(table, query, starts, self.options.parallel, self.options.metadata);
+        let mut pages = pages(table, query, starts, self.options);
         loop {
             let Some(page) = control.unless_cancelled(pages.try_next()).await else {
                 return Err(cancelled(self.entities, true));
@@ -469,7 +471,7 @@ impl<'a> DirExport<'a> {
 
     /// Writes a page into its range's file (opening one when needed, ending it at the range's end or past the
     /// split size) and moves the range's checkpoint past it.
-    fn write_page(&mut self, page: Page) -> Result<(), TransferError> {
+    fn write_page(&mut self, page: Page<Entities>) -> Result<(), TransferError> {
         let Page { range: index, entities, next } = page;
         let has_files = !self.state.ranges[index].files.is_empty() || self.live[index].is_some();
         if self.live[index].is_none() && (!entities.is_empty() || (next.is_none() && !has_files)) {
@@ -482,9 +484,7 @@ impl<'a> DirExport<'a> {
             range.next = next_token;
             return Ok(());
         };
-        for entity in &entities {
-            file.writer.write(entity)?;
-        }
+        entities.write(&mut *file.writer)?;
         self.entities += entities.len() as u64;
         let split =
             self.options.split_size.is_some_and(|size| file.base.length.unwrap_or(0) + file.writer.bytes() >= size);
@@ -498,10 +498,10 @@ impl<'a> DirExport<'a> {
         let open = range.open.as_mut().expect("a live file is in the checkpoint");
         open.entities += entities.len() as u64;
         if open.first.is_none() {
-            open.first = entities.first().map(Keys::of);
+            open.first = entities.keys(0);
         }
-        if let Some(last) = entities.last() {
-            open.last = Some(Keys::of(last));
+        if let Some(last) = entities.len().checked_sub(1).and_then(|i| entities.keys(i)) {
+            open.last = Some(last);
         }
         match file.writer.checkpoint()? {
             Some(length) => {
@@ -586,6 +586,85 @@ impl<'a> DirExport<'a> {
     }
 }
 
+/// The pages of the ranges, each read for the export's writer: in JSON lines, the JSON of the page's entities
+/// when [`EncodedPage`] takes the page (the lines are the same byte for byte, and the page is neither decoded nor
+/// encoded again), else decoded entities.
+fn pages<'a>(
+    table: &'a TableClient,
+    query: &'a Query,
+    starts: Vec<RangeStart<Entities>>,
+    options: &ExportOptions,
+) -> impl futures::Stream<Item = Result<Page<Entities>, TransferError>> + 'a {
+    let read: fn(&http::Response<bytes::Bytes>) -> Result<Entities, ResponseError> = match options.format {
+        FileFormat::Jsonl => read_encoded,
+        _ => read_decoded,
+    };
+    scan::scan_pages_read(table, query, starts, options.parallel, options.metadata, read)
+}
+
+/// A page's entities, as the export writes them.
+#[derive(Debug)]
+enum Entities {
+    /// Decoded.
+    Decoded(Vec<Entity>),
+    /// As the wire format's JSON, for a writer of JSON lines.
+    Encoded(EncodedPage),
+}
+
+impl From<Vec<Entity>> for Entities {
+    fn from(entities: Vec<Entity>) -> Self {
+        Entities::Decoded(entities)
+    }
+}
+
+impl Entities {
+    fn len(&self) -> usize {
+        match self {
+            Entities::Decoded(entities) => entities.len(),
+            Entities::Encoded(page) => page.len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The keys of entity `index`.
+    fn keys(&self, index: usize) -> Option<Keys> {
+        match self {
+            Entities::Decoded(entities) => entities.get(index).map(Keys::of),
+            Entities::Encoded(page) => page
+                .get(index)
+                .map(|e| Keys { partition_key: e.partition_key.to_owned(), row_key: e.row_key.to_owned() }),
+        }
+    }
+
+    /// Writes every entity, in order.
+    fn write(&self, writer: &mut dyn EntityWriter) -> Result<(), TransferError> {
+        match self {
+            Entities::Decoded(entities) => entities.iter().try_for_each(|entity| writer.write(entity)),
+            Entities::Encoded(page) => page.iter().try_for_each(|entity| writer.write_encoded(&entity)),
+        }
+    }
+}
+
+/// Reads a page for a writer of JSON lines: its entities' JSON when [`EncodedPage`] takes the page, else the
+/// entities decoded, exactly as [`read_decoded`] (a page that breaks a rule is refused there, with the decoder's
+/// error).
+fn read_encoded(answer: &http::Response<bytes::Bytes>) -> Result<Entities, ResponseError> {
+    let page = response::raw_query(answer)?;
+    let mut encoded = EncodedPage::new();
+    if encoded.read(&page.body) {
+        return Ok(Entities::Encoded(encoded));
+    }
+    read_decoded(answer)
+}
+
+/// Reads a page into entities, as [`TableClient::query`] does.
+fn read_decoded(answer: &http::Response<bytes::Bytes>) -> Result<Entities, ResponseError> {
+    Entity::read_page(answer).map(|page| Entities::Decoded(page.entities))
+}
+
 /// The error of a cancelled export.
 fn cancelled(entities: u64, resumable: bool) -> TransferError {
     let then = if resumable { "run the same command again to resume" } else { "nothing was kept" };
@@ -660,7 +739,7 @@ async fn to_stream(
         Some(all) => scan::Planned { plan: scan::given(all.clone(), Shard::ALL)?, first: None },
         None => scan::plan_reading(table, query, options.parallel, options.metadata).await?,
     };
-    let mut pages = scan::scan_pages(table, query, planned.into_starts(), options.parallel, options.metadata);
+    let mut pages = pages(table, query, planned.into_starts(), options);
     let mut pace = Pace::new(limit_for(options.max_rate, table.kind()));
     control.report(Event::Started { operation: Operation::Export, total_bytes: None });
     let mut count = 0_u64;
@@ -670,9 +749,7 @@ async fn to_stream(
         };
         let Some(page) = page? else { break };
         pace.take(page.entities.len() as u64).await;
-        for entity in &page.entities {
-            writer.write(entity)?;
-        }
+        page.entities.write(&mut *writer)?;
         count += page.entities.len() as u64;
         control.report(Event::Entities(count));
         control.report(Event::Bytes(writer.bytes()));

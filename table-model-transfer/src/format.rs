@@ -19,6 +19,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use table_model::json::EncodedEntity;
 use table_model::Entity;
 
 /// A file format.
@@ -233,6 +234,17 @@ pub trait EntityWriter {
     /// [`TransferError`] when the entity cannot be written (it is over a limit of the format) or the file cannot.
     fn write(&mut self, entity: &Entity) -> Result<(), TransferError>;
 
+    /// Writes one entity given as the wire format's JSON ([`EncodedPage`](table_model::json::EncodedPage)), for
+    /// the writer of `jsonl`, whose lines are that JSON: the file is what [`write`](Self::write) writes for the
+    /// decoded entity, byte for byte. The other formats take decoded entities only.
+    ///
+    /// # Errors
+    /// As [`write`](Self::write); a writer of another format ([`ErrorKind::Failed`](crate::error::ErrorKind)).
+    fn write_encoded(&mut self, entity: &EncodedEntity<'_>) -> Result<(), TransferError> {
+        let _ = entity;
+        Err(TransferError::failed("this format's writer takes decoded entities only"))
+    }
+
     /// Bytes written into the file so far (after compression), for `--split-size` and progress.
     fn bytes(&self) -> u64;
 
@@ -280,11 +292,20 @@ pub struct WrittenKeys {
 impl WrittenKeys {
     /// Counts one more entity.
     pub fn wrote(&mut self, entity: &Entity) {
-        let keys = Keys { partition_key: entity.partition_key().to_string(), row_key: entity.row_key().to_string() };
+        self.wrote_keys(entity.partition_key().as_str(), entity.row_key().as_str());
+    }
+
+    /// Counts one more entity, given its keys.
+    pub fn wrote_keys(&mut self, partition_key: &str, row_key: &str) {
         if self.first.is_none() {
-            self.first = Some(keys.clone());
+            self.first = Some(Keys { partition_key: partition_key.to_owned(), row_key: row_key.to_owned() });
         }
-        self.last = Some(keys);
+        // The last keys' strings are reused: no allocation per entity.
+        let last = self.last.get_or_insert_with(|| Keys { partition_key: String::new(), row_key: String::new() });
+        last.partition_key.clear();
+        last.partition_key.push_str(partition_key);
+        last.row_key.clear();
+        last.row_key.push_str(row_key);
         self.entities += 1;
     }
 

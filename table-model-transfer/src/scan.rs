@@ -18,7 +18,8 @@ use std::num::NonZeroUsize;
 use table_model::client::{PlanOptions, QueryOptions, TableClient};
 use table_model::filter::Filter;
 use table_model::filter::{shard, KeyPosition, KeyRange};
-use table_model::response::Continuation;
+use table_model::response::{Continuation, ReadEntity as _};
+use table_model::ResponseError;
 use table_model::{Entity, MetadataLevel, Query};
 
 /// The plan of a scan and this worker's share of it.
@@ -70,9 +71,9 @@ pub struct Planned {
 
 impl Planned {
     /// A start for each of the worker's ranges, at its beginning; the first with its entities, when they were
-    /// read.
-    pub fn into_starts(self) -> Vec<RangeStart> {
-        let mut first = self.first;
+    /// read (as a page of [`scan_pages`], or of [`scan_pages_read`] whose pages take decoded entities).
+    pub fn into_starts<E: From<Vec<Entity>>>(self) -> Vec<RangeStart<E>> {
+        let mut first = self.first.map(E::from);
         let ranges = self.plan.mine.into_iter().enumerate();
         ranges.map(|(index, range)| RangeStart { index, range, from: None, read: first.take() }).collect()
     }
@@ -160,7 +161,7 @@ pub fn given(all: Vec<KeyRange>, shard_of: Shard) -> Result<Plan, TransferError>
 /// Where a range's scan starts: its index (in the caller's numbering, handed back with each [`Page`]), the
 /// range, and the continuation to resume from (`None`: the range's start).
 #[derive(Clone, Debug)]
-pub struct RangeStart {
+pub struct RangeStart<E = Vec<Entity>> {
     /// The caller's index of the range.
     pub index: usize,
     /// The range.
@@ -169,16 +170,17 @@ pub struct RangeStart {
     pub from: Option<Continuation>,
     /// The range's entities, read already and whole ([`Planned::first`]): the range yields them as its one
     /// page, and sends nothing.
-    pub read: Option<Vec<Entity>>,
+    pub read: Option<E>,
 }
 
-/// One page of one range.
+/// One page of one range: its entities decoded ([`scan_pages`]), or as a reader of the caller's made them
+/// ([`scan_pages_read`]).
 #[derive(Debug)]
-pub struct Page {
+pub struct Page<E = Vec<Entity>> {
     /// The range's index, as in its [`RangeStart`].
     pub range: usize,
     /// The entities, in the order the service sent them (possibly none: a page may be empty and continue).
-    pub entities: Vec<Entity>,
+    pub entities: E,
     /// Where the range goes on after this page; `None` when this was its last page.
     pub next: Option<Continuation>,
 }
@@ -227,18 +229,37 @@ pub fn scan_pages<'a>(
     parallel: NonZeroUsize,
     metadata: Option<MetadataLevel>,
 ) -> impl Stream<Item = Result<Page, TransferError>> + 'a {
+    scan_pages_read(table, query, ranges, parallel, metadata, |answer| Entity::read_page(answer).map(|p| p.entities))
+}
+
+/// As [`scan_pages`], each page read by `read` from the service's answer ([`TableClient::query_read`]) instead
+/// of decoded into entities: `export` in JSON lines copies the entities' JSON when it can
+/// ([`table_model::json::EncodedPage`]). An error of `read` is the page's, as a decoding error is
+/// [`scan_pages`]'s.
+///
+/// # Errors
+/// As [`scan_pages`].
+pub fn scan_pages_read<'a, E: Send + 'static>(
+    table: &'a TableClient,
+    query: &'a Query,
+    ranges: Vec<RangeStart<E>>,
+    parallel: NonZeroUsize,
+    metadata: Option<MetadataLevel>,
+    read: fn(&http::Response<bytes::Bytes>) -> Result<E, ResponseError>,
+) -> impl Stream<Item = Result<Page<E>, TransferError>> + 'a {
     futures::stream::iter(ranges)
-        .map(move |start| range_pages(table, query, start, metadata))
+        .map(move |start| range_pages(table, query, start, metadata, read))
         .flatten_unordered(parallel.get())
 }
 
-/// The pages of one range, as [`scan_pages`] yields them.
-fn range_pages<'a>(
+/// The pages of one range, as [`scan_pages_read`] yields them.
+fn range_pages<'a, E: Send + 'static>(
     table: &'a TableClient,
     query: &Query,
-    start: RangeStart,
+    start: RangeStart<E>,
     metadata: Option<MetadataLevel>,
-) -> futures::stream::BoxStream<'a, Result<Page, TransferError>> {
+    read: fn(&http::Response<bytes::Bytes>) -> Result<E, ResponseError>,
+) -> futures::stream::BoxStream<'a, Result<Page<E>, TransferError>> {
     let mut ranged = query.clone();
     if let Some(filter) = start.range.filter_with(query.filter_ref().cloned()) {
         ranged = ranged.filter(filter);
@@ -248,10 +269,9 @@ fn range_pages<'a>(
         return futures::stream::once(async move { Ok(Page { range: index, entities, next: None }) }).boxed();
     }
     let options = QueryOptions { continuation: start.from, metadata, ..Default::default() };
-    match table.query::<Entity>(&ranged, Some(options)) {
-        Ok(pager) => pager
-            .into_pages()
-            .map_ok(move |page| Page { range: index, entities: page.entities, next: page.continuation })
+    match table.query_read(&ranged, Some(options), read) {
+        Ok(pages) => pages
+            .map_ok(move |page| Page { range: index, entities: page.body, next: page.continuation })
             .map_err(TransferError::from)
             .boxed(),
         Err(e) => futures::stream::once(async move { Err(TransferError::from(e)) }).boxed(),

@@ -71,12 +71,14 @@
 //! [`BodyWriter`] and [`EntityVisitor`] are the streaming cores of [`encode_entity`] and [`decode_entity`]:
 //! they encode from and decode into any type without building an [`Entity`](crate::Entity), which is what
 //! `#[derive(TableEntity)]` generates code for. They are public, documented and checked like the rest of the
-//! crate.
+//! crate. [`EncodedPage`] reads a query page straight into the bodies [`encode_entity`] writes for its
+//! entities, for a reader that writes them in this format again (an export in JSON lines).
 //!
 //! Layer: wire.
 
 mod decode;
 mod encode;
+mod encoded;
 pub(crate) mod error;
 
 pub use decode::{decode_entity, decode_entity_with, decode_query, decode_query_with, EntityVisitor, SystemProperties};
@@ -86,6 +88,7 @@ pub(crate) use encode::ascii_json;
 pub(crate) use encode::ascii_json_len;
 pub use encode::{encode_entity, AsPropertyName, BodyWriter, EntityBody};
 pub(crate) use encode::{key_ranges, properties_json};
+pub use encoded::{EncodedEntity, EncodedPage};
 
 use crate::edm::EdmType;
 use std::collections::hash_map::RandomState;

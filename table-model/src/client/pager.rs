@@ -213,16 +213,18 @@ impl<T> fmt::Debug for QueryPages<T> {
 }
 
 /// The pages of a query as the service sent them, not decoded: a [`Stream`] of `Result<RawPage<Bytes>, Error>`,
-/// each with the continuation of the next, made by [`TableClient::query_raw`](super::TableClient::query_raw).
-/// Pages may be empty (the service ends a page after 5 seconds or at a partition boundary).
-pub struct RawPages {
-    pages: PageLoop<RawPage<Bytes>, Continuation>,
+/// each with the continuation of the next, made by [`TableClient::query_raw`](super::TableClient::query_raw);
+/// or with each body read by a function of the caller's (`RawPages<B>`, made by
+/// [`TableClient::query_read`](super::TableClient::query_read)). Pages may be empty (the service ends a page
+/// after 5 seconds or at a partition boundary).
+pub struct RawPages<B = Bytes> {
+    pages: PageLoop<RawPage<B>, Continuation>,
 }
 
-impl Unpin for RawPages {}
+impl<B> Unpin for RawPages<B> {}
 
-impl RawPages {
-    pub(crate) fn new(fetch: Fetch<RawPage<Bytes>, Continuation>, start: Option<Continuation>) -> Self {
+impl<B> RawPages<B> {
+    pub(crate) fn new(fetch: Fetch<RawPage<B>, Continuation>, start: Option<Continuation>) -> Self {
         RawPages { pages: PageLoop::new(fetch, |page| page.continuation.clone(), start) }
     }
 
@@ -237,15 +239,15 @@ impl RawPages {
     }
 }
 
-impl Stream for RawPages {
-    type Item = Result<RawPage<Bytes>, Error>;
+impl<B> Stream for RawPages<B> {
+    type Item = Result<RawPage<B>, Error>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         self.get_mut().pages.poll_page(cx)
     }
 }
 
-impl fmt::Debug for RawPages {
+impl<B> fmt::Debug for RawPages<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RawPages").field("continuation", &self.continuation()).finish_non_exhaustive()
     }

@@ -489,13 +489,49 @@ impl TableClient {
         Ok(RawPages::new(fetch, start))
     }
 
+    /// The pages a query selects, each read by `read` from the service's answer (its status, headers and body)
+    /// as [`query`](Self::query) reads them into entities, with the continuation of the next: for a reader with
+    /// a form of its own (`tablectl export` copies the JSON of a page into its lines when it can, and reads it
+    /// with [`response::query`] when not). An error `read` returns is the page's error, naming the table (and
+    /// the location) as `query`'s do. The pages are requested, retried and followed exactly as `query`'s.
+    ///
+    /// ```no_run
+    /// use futures::TryStreamExt as _;
+    /// use table_model::client::TableServiceClient;
+    /// use table_model::{response, Query, TableName};
+    /// # async fn run(service: TableServiceClient) -> Result<(), Box<dyn std::error::Error>> {
+    /// let orders = service.table_client(TableName::new("orders")?);
+    /// let count = |answer: &http::Response<azure_core::Bytes>| response::query(answer, None).map(|p| p.entities.len());
+    /// let mut pages = orders.query_read(&Query::new(), None, count)?;
+    /// while let Some(page) = pages.try_next().await? {
+    ///     println!("{} entities", page.body);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`query`](Self::query).
+    pub fn query_read<B: Send + 'static>(
+        &self,
+        query: &Query,
+        options: Option<QueryOptions<'_>>,
+        read: fn(&http::Response<Bytes>) -> Result<B, ResponseError>,
+    ) -> Result<RawPages<B>, Error> {
+        let read = move |answer: &http::Response<Bytes>| {
+            Ok(response::RawPage { body: read(answer)?, continuation: Continuation::from_headers(answer.headers()) })
+        };
+        let (fetch, start) = self.page_fetch(query, options, read)?;
+        Ok(RawPages::new(fetch, start))
+    }
+
     /// The fetch of one page of a query, from a continuation, each page read by `read`, and where the first page
     /// starts; the query is checked first.
     fn page_fetch<P: 'static>(
         &self,
         query: &Query,
         options: Option<QueryOptions<'_>>,
-        read: fn(&http::Response<Bytes>) -> Result<P, ResponseError>,
+        read: impl Fn(&http::Response<Bytes>) -> Result<P, ResponseError> + Copy + Send + Sync + 'static,
     ) -> Result<(Fetch<P, Continuation>, Option<Continuation>), Error> {
         let options = options.unwrap_or_default();
         let checked = self.core.requests.query(&self.table, query, options.continuation.as_ref());

@@ -3,7 +3,7 @@
 //! [`decode_query`] are that core with the visitor that builds an [`Entity`].
 
 mod seed;
-mod value;
+pub(super) mod value;
 
 use super::error::{DecodeError, DecodeErrorKind};
 use super::TypeHints;

@@ -85,7 +85,12 @@ impl BodyWriter {
 
     /// As [`new`](BodyWriter::new), with room for a body of `capacity` bytes before the buffer grows.
     pub fn with_capacity(capacity: usize, partition_key: &str, row_key: &str) -> Self {
-        let mut w = BodyWriter::start(capacity, partition_key, row_key);
+        BodyWriter::checked(Vec::with_capacity(capacity), partition_key, row_key)
+    }
+
+    /// A body in `buf` (empty), its keys checked.
+    fn checked(buf: Vec<u8>, partition_key: &str, row_key: &str) -> Self {
+        let mut w = BodyWriter::start(buf, partition_key, row_key);
         let checked = key::check(KeyKind::Partition, partition_key)
             .map_err(|e| KeyError::new(e, partition_key))
             .and_then(|()| key::check(KeyKind::Row, row_key).map_err(|e| KeyError::new(e, row_key)));
@@ -95,14 +100,37 @@ impl BodyWriter {
         w
     }
 
-    /// A body for keys that are valid by their types.
-    fn with_keys(capacity: usize, partition_key: &PartitionKey, row_key: &RowKey) -> Self {
-        BodyWriter::start(capacity, partition_key, row_key)
+    /// As [`new`](BodyWriter::new), writing into `buf` (cleared first): a reader of many entities reuses one
+    /// buffer ([`EntityBody::into_bytes`] gives it back).
+    pub(crate) fn with_buffer(mut buf: Vec<u8>, partition_key: &str, row_key: &str) -> Self {
+        buf.clear();
+        BodyWriter::checked(buf, partition_key, row_key)
     }
 
-    fn start(capacity: usize, partition_key: &str, row_key: &str) -> Self {
+    /// Writes an `Edm.String` property given as the JSON string `json` (with its quotes) that
+    /// [`property_str`](BodyWriter::property_str) writes for a value of `utf16_len` UTF-16 code units: the caller
+    /// has checked that `json` is that text, escaped exactly as `serde_json` escapes (see `json::encoded`).
+    pub(crate) fn property_str_json(&mut self, name: &str, json: &[u8], utf16_len: usize) -> &mut Self {
+        if self.error.is_none() {
+            if utf16_len > crate::limits::STRING_MAX_UTF16 {
+                let e =
+                    crate::edm::error::ValueError::new(crate::edm::error::ValueErrorKind::StringTooLong { utf16_len });
+                self.fail(EncodeError::from(e.in_property(name)));
+            } else if self.begin(&name, string_stored_size(utf16_len), EdmType::String) {
+                self.buf.extend_from_slice(json);
+            }
+        }
+        self
+    }
+
+    /// A body for keys that are valid by their types.
+    fn with_keys(capacity: usize, partition_key: &PartitionKey, row_key: &RowKey) -> Self {
+        BodyWriter::start(Vec::with_capacity(capacity), partition_key, row_key)
+    }
+
+    fn start(buf: Vec<u8>, partition_key: &str, row_key: &str) -> Self {
         let mut w = BodyWriter {
-            buf: Vec::with_capacity(capacity),
+            buf,
             size: keys_size(partition_key, row_key),
             count: 0,
             seen: NameFilter::default(),

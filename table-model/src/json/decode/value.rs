@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 /// A member value as JSON gave it, before typing. Strings borrow from the input unless they had escapes.
 #[derive(Debug)]
-pub(super) enum Raw<'de> {
+pub(in crate::json) enum Raw<'de> {
     Null,
     Bool(bool),
     /// An integer literal that fits 64 bits (serde_json hands larger ones over as floats).
@@ -27,7 +27,7 @@ pub(super) enum Raw<'de> {
 
 /// A JSON integer as serde_json reads it: negative ones as `i64`, the others as `u64`.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum JsonInt {
+pub(in crate::json) enum JsonInt {
     Negative(i64),
     Positive(u64),
 }
@@ -91,7 +91,7 @@ where
 }
 
 /// `Timestamp`, annotated or not, read as an `Edm.DateTime`; `None` for `null`.
-pub(super) fn timestamp(raw: Raw<'_>) -> Result<Option<DateTime>, DecodeError> {
+pub(in crate::json) fn timestamp(raw: Raw<'_>) -> Result<Option<DateTime>, DecodeError> {
     let parsed = match &raw {
         Raw::Null => return Ok(None),
         Raw::Str(s) => parse_datetime(s),
@@ -137,7 +137,7 @@ fn invalid(expected: EdmType, raw: &Raw<'_>) -> DecodeError {
 
 /// Types a non-null property value by its annotation, else the hint, else its JSON form (module docs).
 #[inline(always)]
-pub(super) fn typed_value(
+pub(in crate::json) fn typed_value(
     raw: Raw<'_>,
     annotation: Option<EdmType>,
     hint: Option<EdmType>,
