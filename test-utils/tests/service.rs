@@ -114,6 +114,10 @@ async fn pages_hold_at_most_top_and_1000_and_continue_where_they_stopped() {
     // A partition of 834 within a range: its own pages, the last one's continuation at the next partition.
     let (first, _) = seed.keys(0);
     assert_eq!(pages(Query::new().filter(PARTITION_KEY.eq(first.as_str())).top(500)).await, [500, 334]);
+    // A range that ends before a partition ends where it does: no page past it.
+    let (second, _) = seed.keys(834);
+    let range = PARTITION_KEY.ge(first.as_str()).and(PARTITION_KEY.lt(second.as_str()));
+    assert_eq!(pages(Query::new().filter(range)).await, [834]);
     // Resuming from a page's continuation gives the rest.
     let mut pager = table.query::<Entity>(&Query::new().top(600), None).unwrap().into_pages();
     let page = pager.try_next().await.unwrap().unwrap();

@@ -132,24 +132,43 @@ impl Filter {
         }
     }
 
-    /// The greatest PartitionKey the filter can select (a bound, not exact).
-    pub(crate) fn highest(&self) -> Option<&str> {
+    /// The greatest PartitionKey the filter can select (a bound, not exact), and whether the bound itself can
+    /// be (`le`, `eq`) or not (`lt`): a query stops there rather than answering a continuation to a partition
+    /// past the range.
+    pub(crate) fn highest(&self) -> Option<(&str, bool)> {
         match self {
-            Filter::Compare { property, op: Op::Eq | Op::Lt | Op::Le, literal: Value::String(value) }
+            Filter::Compare { property, op: op @ (Op::Eq | Op::Lt | Op::Le), literal: Value::String(value) }
                 if property == "PartitionKey" =>
             {
-                Some(value)
+                Some((value, *op != Op::Lt))
             }
             Filter::And(a, b) => match (a.highest(), b.highest()) {
-                (Some(a), Some(b)) => Some(if utf16_cmp(a, b).is_le() { a } else { b }),
+                (Some(a), Some(b)) => Some(match utf16_cmp(a.0, b.0) {
+                    Ordering::Less => a,
+                    Ordering::Greater => b,
+                    Ordering::Equal => (a.0, a.1 && b.1),
+                }),
                 (a, b) => a.or(b),
             },
             Filter::Or(a, b) => {
                 let (a, b) = (a.highest()?, b.highest()?);
-                Some(if utf16_cmp(a, b).is_ge() { a } else { b })
+                Some(match utf16_cmp(a.0, b.0) {
+                    Ordering::Less => b,
+                    Ordering::Greater => a,
+                    Ordering::Equal => (a.0, a.1 || b.1),
+                })
             }
             _ => None,
         }
+    }
+
+    /// Whether `partition` is within [`highest`](Self::highest)'s bound.
+    pub(crate) fn below_highest(&self, partition: &str) -> bool {
+        self.highest().is_none_or(|(bound, inclusive)| match utf16_cmp(partition, bound) {
+            Ordering::Less => true,
+            Ordering::Equal => inclusive,
+            Ordering::Greater => false,
+        })
     }
 }
 
@@ -307,7 +326,10 @@ mod tests {
         assert!(f.matches(&keys("c\u{ffff}", "y")));
         assert!(!f.matches(&keys("c", "x")));
         assert!(!f.matches(&keys("d", "a")));
-        assert_eq!((f.lowest(), f.highest()), (Some("b"), Some("d")));
+        assert_eq!((f.lowest(), f.highest()), (Some("b"), Some(("d", false))));
+        assert!(f.below_highest("c\u{ffff}") && !f.below_highest("d"));
+        let f = Filter::parse("PartitionKey le 'd' and PartitionKey lt 'd' or PartitionKey eq 'c'").unwrap();
+        assert_eq!(f.highest(), Some(("d", false)));
         let f = Filter::parse("(PartitionKey eq 'a' or PartitionKey eq 'c') or RowKey eq 'x'").unwrap();
         assert_eq!((f.lowest(), f.highest()), (None, None));
         let f = Filter::parse("PartitionKey eq 'O''Brien'").unwrap();
@@ -426,9 +448,7 @@ mod tests {
                 if let Some(low) = filter.lowest() {
                     prop_assert!(utf16_cmp(&pk, low).is_ge());
                 }
-                if let Some(high) = filter.highest() {
-                    prop_assert!(utf16_cmp(&pk, high).is_le());
-                }
+                prop_assert!(filter.below_highest(&pk));
             }
         }
     }

@@ -3,7 +3,7 @@
 //!
 //! Layer: harness.
 
-use super::filter::{self, Filter, Record, Value};
+use super::filter::{Filter, Record, Value};
 use super::store::{Key, Row, Stored, Table};
 use super::time;
 use super::{
@@ -120,11 +120,10 @@ impl Service {
             (Some(a), Some(b)) => a.max(b),
             (a, b) => a.or(b).unwrap_or(Key { partition: String::new(), row: String::new() }),
         };
-        let highest = filter.as_ref().and_then(Filter::highest);
         let mut range = table
             .entities
             .range(start..)
-            .take_while(|(k, _)| highest.is_none_or(|h| filter::utf16_cmp(&k.partition, h).is_le()))
+            .take_while(|(k, _)| filter.as_ref().is_none_or(|f| f.below_highest(&k.partition)))
             .peekable();
         let mut body = Vec::with_capacity(1024);
         body.push(b'{');
