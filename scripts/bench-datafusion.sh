@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# What the DataFusion provider (table-model-datafusion) costs, against a loopback server answering recorded pages
-# of a keyed table (`table-model-datafusion/benches/scan.rs`):
+# What the DataFusion provider (table-model-datafusion) costs, against the workspace's in-memory Table service on
+# loopback (test-utils/src/service.rs, answering at once: no latency, no throttle) holding a table of the
+# benchmarks' entity (`table-model-datafusion/benches/scan.rs`; the server is a child process, outside callgrind):
 #   1. instructions (callgrind, client process only) per entity of the provider's scan into record batches, of
 #      the client's query into a derived struct, and of decoding the same page in process with
 #      `response::query_as` (the baseline), straight into a `BatchBuilder` or through `Entity`s into one; each

@@ -10,6 +10,8 @@
 //! - `loopback` (features `loopback`, `tls` for HTTPS, `bare` for the baseline client): a loopback HTTP(S) server
 //!   that answers with a handler and records what it saw, the benchmarks' server in a child process, and their
 //!   baseline client of it.
+//! - `service` (feature `service`): an in-memory Table service on loopback with the service's latency and
+//!   per-partition throttle, the benchmarks' server; the binary `table-server` serves it.
 //! - `entity` (feature `entity`): the benchmarks' entity of every EDM type and its recorded JSON.
 
 #![warn(missing_docs)]
@@ -23,3 +25,5 @@ pub mod faults;
 pub mod loopback;
 #[cfg(feature = "proxy")]
 pub mod proxy;
+#[cfg(feature = "service")]
+pub mod service;

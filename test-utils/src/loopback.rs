@@ -73,8 +73,32 @@ impl Request {
 /// A server's answer to one request.
 pub type Response = http::Response<Bytes>;
 
-/// How a server answers: a function of the request.
-type Handler = Arc<dyn Fn(&Request) -> Response + Send + Sync>;
+/// How a server answers: a function of the request, its response and how long to wait before sending it.
+type Handler = Arc<dyn Fn(&Request) -> (Response, Duration) + Send + Sync>;
+
+/// What a handler returns: a [`Response`], sent at once, or a response and how long to wait before sending it
+/// (`(Response, Duration)`): the time a service takes to answer, spent without holding up other connections.
+pub trait Answer {
+    /// The response and its delay.
+    fn into_answer(self) -> (Response, Duration);
+}
+
+impl Answer for Response {
+    fn into_answer(self) -> (Response, Duration) {
+        (self, Duration::ZERO)
+    }
+}
+
+impl Answer for (Response, Duration) {
+    fn into_answer(self) -> (Response, Duration) {
+        self
+    }
+}
+
+/// A handler returning any [`Answer`], as the servers keep it.
+fn handler<A: Answer>(handler: impl Fn(&Request) -> A + Send + Sync + 'static) -> Handler {
+    Arc::new(move |request| handler(request).into_answer())
+}
 
 /// A response with the headers every Table service response carries (`x-ms-version`, `x-ms-request-id`), then
 /// `headers`, and the body.
@@ -127,8 +151,8 @@ impl Server {
     ///
     /// # Panics
     /// When no loopback port can be bound.
-    pub async fn http(handler: impl Fn(&Request) -> Response + Send + Sync + 'static) -> Server {
-        Server::start(Acceptor::Plain, Arc::new(handler)).await
+    pub async fn http<A: Answer>(handler: impl Fn(&Request) -> A + Send + Sync + 'static) -> Server {
+        Server::start(Acceptor::Plain, self::handler(handler)).await
     }
 
     /// An HTTPS server answering with `handler`, with a self-signed certificate for `127.0.0.1` and `localhost`
@@ -137,9 +161,9 @@ impl Server {
     /// # Panics
     /// When no certificate can be made or no loopback port bound.
     #[cfg(feature = "tls")]
-    pub async fn https(handler: impl Fn(&Request) -> Response + Send + Sync + 'static) -> Server {
+    pub async fn https<A: Answer>(handler: impl Fn(&Request) -> A + Send + Sync + 'static) -> Server {
         let (certificate, acceptor) = Certificate::self_signed();
-        let mut server = Server::start(Acceptor::Tls(acceptor), Arc::new(handler)).await;
+        let mut server = Server::start(Acceptor::Tls(acceptor), self::handler(handler)).await;
         server.certificate = Some(certificate);
         server
     }
@@ -238,7 +262,8 @@ async fn accept(stream: TcpStream, acceptor: Acceptor, handler: Handler, seen: O
     }
 }
 
-/// Serves one connection: each request read whole, answered by `handler`, and recorded in `seen` if given.
+/// Serves one connection: each request read whole, answered by `handler` after the delay it asks for, and
+/// recorded in `seen` if given.
 async fn serve_connection<S>(io: S, handler: Handler, seen: Option<Arc<Mutex<Vec<Request>>>>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -249,9 +274,12 @@ where
             let (parts, body) = request.into_parts();
             let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
             let request = Request { method: parts.method, target: parts.uri.to_string(), headers: parts.headers, body };
-            let response = handler(&request);
+            let (response, delay) = handler(&request);
             if let Some(seen) = seen {
                 seen.lock().expect("not poisoned").push(request);
+            }
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
             }
             Ok::<_, Infallible>(response.map(Full::new))
         }
@@ -324,34 +352,44 @@ pub fn pem(label: &str, der: &[u8]) -> String {
 ///
 /// # Panics
 /// When no runtime can be built or no loopback port bound.
-pub fn serve_child<H>(make: impl FnOnce(u16) -> H) -> !
+pub fn serve_child<H, A>(make: impl FnOnce(u16) -> H) -> !
 where
-    H: Fn(&Request) -> Response + Send + Sync + 'static,
+    H: Fn(&Request) -> A + Send + Sync + 'static,
+    A: Answer,
 {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
     runtime.block_on(async {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
         let port = listener.local_addr().expect("bound").port();
-        let handler: Handler = Arc::new(make(port));
+        let handler = make(port);
         println!("{port}");
         std::io::stdout().flush().expect("stdout");
-        let accept = async {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else { return };
-                tokio::spawn(accept(stream, Acceptor::Plain, handler.clone(), None));
-            }
-        };
         let parent_gone = tokio::task::spawn_blocking(|| {
             let mut buf = [0u8; 64];
             while std::io::stdin().read(&mut buf).is_ok_and(|n| n > 0) {}
         });
         tokio::select! {
-            () = accept => {}
+            () = serve(listener, handler) => {}
             _ = parent_gone => {}
             () = tokio::time::sleep(CHILD_LIMIT) => {}
         }
     });
     std::process::exit(0)
+}
+
+/// Serves every connection `listener` accepts with `handler`, plain HTTP, with no limits and recording nothing,
+/// until the future is dropped (or an accept fails: out of file descriptors). Each connection is a task of the
+/// runtime, so a handler's delay holds up only its own connection. What [`serve_child`] runs, and a test's
+/// long-lived server (the in-memory Table service) when spawned on the test's runtime.
+pub async fn serve<A: Answer>(listener: TcpListener, handler: impl Fn(&Request) -> A + Send + Sync + 'static) {
+    let handler = self::handler(handler);
+    let mut tasks = JoinSet::new();
+    loop {
+        let Ok((stream, _)) = listener.accept().await else { return };
+        tasks.spawn(accept(stream, Acceptor::Plain, handler.clone(), None));
+        // Reap finished connections so the set stays small; dropping the set (this future) aborts the rest.
+        while tasks.try_join_next().is_some() {}
+    }
 }
 
 /// A benchmark's server: this binary started again with a variable that makes it call [`serve_child`]. Killed
