@@ -30,6 +30,17 @@ use std::ops::Range;
 /// server metadata: what [`read`](EncodedPage::read) made of the last page it took. Its buffers are kept from
 /// page to page.
 ///
+/// It takes only pages in the forms the service writes, and checks every entity as the decoder does: each
+/// member is recognised (keys, `Timestamp`, `odata.etag`, a type annotation just before its property, a
+/// property), each value is typed by the decoder's own function and written by the encoder's own
+/// [`BodyWriter`](super::BodyWriter), which checks the keys, the names, the repeats, the limits and the 252
+/// properties again. Only a string is not decoded and encoded again: its JSON is copied when it already is the
+/// text the encoder writes (`serde_json`'s escapes: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, and `\u00xx` in
+/// lowercase for the other control characters; nothing else escaped). Anything else (whitespace, another escape
+/// such as `\/` or `\u00e9`, a `null`, a nested value, an annotation after its value, `odata.*` members other than
+/// `odata.etag`, a key with an escape, any broken rule) is left to [`decode_query`](super::decode_query), which
+/// reads the page, or refuses it with its error, as always.
+///
 /// ```
 /// use table_model::json::{decode_query, encode_entity, EncodedPage};
 /// let page = br#"{"odata.metadata":"https://a.table.core.windows.net/$metadata#T","value":[
@@ -95,7 +106,7 @@ impl EncodedPage {
     /// one. `true` when every entity was read: then [`decode_query`](super::decode_query) (without hints) reads
     /// the same entities from the page, and each entity's [`body`](EncodedEntity::body) is what
     /// [`encode_entity`](super::encode_entity) writes for it. `false` when the page is not all in the forms
-    /// this reader takes ([module docs](self)): decode it.
+    /// this reader takes (see [`EncodedPage`]): decode it.
     pub fn read(&mut self, page: &[u8]) -> bool {
         self.text.clear();
         self.entities.clear();
