@@ -12,7 +12,7 @@
 #      benchmark), where sha2 uses the SHA extensions, and of the SHA-256 of the page's lines alone;
 #   3. peak memory (max RSS, `/usr/bin/time -v`) and entities/s of the release `tablectl export` of 20,000 and
 #      200,000 entities in jsonl and csv, from the same server.
-# Usage: scripts/bench-export.sh [instructions|time|memory]   (all by default; needs valgrind and GNU time;
+# Usage: [TABLECTL=<path>] scripts/bench-export.sh [instructions|time|memory]   (all by default; needs valgrind and GNU time;
 # builds the benchmark and tablectl in release mode, without the `sql` feature, which export does not use)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -77,8 +77,12 @@ if [[ "$what" == all || "$what" == time ]]; then
 fi
 
 if [[ "$what" == all || "$what" == memory ]]; then
-    cargo build --release -p table-model-cli --no-default-features --bin tablectl 2>/dev/null
-    tablectl="${CARGO_TARGET_DIR:-target}/release/tablectl"
+    # TABLECTL=<path> measures another build (an earlier commit's, for a before and after).
+    tablectl="${TABLECTL:-}"
+    if [[ -z "$tablectl" ]]; then
+        cargo build --release -p table-model-cli --no-default-features --bin tablectl 2>/dev/null
+        tablectl="${CARGO_TARGET_DIR:-target}/release/tablectl"
+    fi
     dir=$(mktemp -d)
     for pages in 20 200; do
         # The server runs until its standard input closes: a fifo held open by this script.
@@ -90,12 +94,13 @@ if [[ "$what" == all || "$what" == memory ]]; then
         port=$(head -1 "$dir/port")
         export AZURE_STORAGE_CONNECTION_STRING="DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;TableEndpoint=http://127.0.0.1:$port/devstoreaccount1;"
         for format in jsonl csv; do
-            out=$(/usr/bin/time -f 'rss=%M wall=%e' "$tablectl" export Customers -o "$dir/out.$format" \
+            out=$(/usr/bin/time -f 'rss=%M wall=%e user=%U' "$tablectl" export Customers -o "$dir/out.$format" \
                 --format "$format" --force 2>&1)
             rss=$(echo "$out" | grep -o 'rss=[0-9]*' | cut -d= -f2)
             wall=$(echo "$out" | grep -o 'wall=[0-9.]*' | cut -d= -f2)
-            printf '%-6s %7d entities: max RSS %7d KiB, file %10d bytes, %s s, %s entities/s\n' "$format" \
-                $((pages * 1000)) "$rss" "$(stat -c %s "$dir/out.$format")" "$wall" \
+            user=$(echo "$out" | grep -o 'user=[0-9.]*' | cut -d= -f2)
+            printf '%-6s %7d entities: max RSS %7d KiB, file %10d bytes, %s s (user %s s), %s entities/s\n' \
+                "$format" $((pages * 1000)) "$rss" "$(stat -c %s "$dir/out.$format")" "$wall" "$user" \
                 "$(awk -v n=$((pages * 1000)) -v t="$wall" 'BEGIN { printf "%.0f", n / t }')"
         done
         exec 3>&-

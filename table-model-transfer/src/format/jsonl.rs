@@ -355,6 +355,38 @@ mod tests {
         assert!(back.get::<f64>("P0").unwrap().is_sign_negative(), "-0.0 keeps its sign");
     }
 
+    /// A page copied into lines ([`write_encoded`]) gives the lines of its decoded entities ([`write_entity`]),
+    /// byte for byte, through the writer too (same file, same hash, same first and last keys).
+    #[test]
+    fn copied_lines_are_the_decoded_entities_lines() {
+        use crate::format::EntityWriter as _;
+        use table_model::json::EncodedPage;
+        let entities = [
+            r#"{"odata.etag":"W/\"datetime'2024-05-06T07%3A08%3A10.7654321Z'\"","Timestamp":"2024-05-06T07:08:10.7654321Z","PartitionKey":"ünï","RowKey":"日本 1","S":"é 世界 🎉 \"q\" \\ \n\u001f","I":-2147483648,"L@odata.type":"Edm.Int64","L":"-9223372036854775808","D@odata.type":"Edm.Double","D":-0.0,"N@odata.type":"Edm.Double","N":"NaN","E@odata.type":"Edm.Double","E":5e-324,"B":false,"G@odata.type":"Edm.Guid","G":"C9DA6455-213D-42C9-9A79-3E9149A57833","T@odata.type":"Edm.DateTime","T":"1601-01-01T00:00:00Z","X@odata.type":"Edm.Binary","X":"AAECAw=="}"#,
+            r#"{"PartitionKey":"p","RowKey":"2","Timestamp@odata.type":"Edm.DateTime","Timestamp":"9999-12-31T23:59:59.9999999Z","S@odata.type":"Edm.String","S":""}"#,
+            r#"{"odata.etag":"W/\"2\"","PartitionKey":"p","RowKey":"3"}"#,
+        ];
+        let page = format!("{{\"odata.metadata\":\"m\",\"value\":[{}]}}", entities.join(","));
+        let mut encoded = EncodedPage::new();
+        assert!(encoded.read(page.as_bytes()), "the page is in the forms EncodedPage takes");
+        let decoded = table_model::decode_query(page.as_bytes(), None).unwrap();
+        let (mut fast, mut slow) = (Vec::new(), Vec::new());
+        let mut fast_writer = JsonlWriter::new(Sink::stream("fast", &mut fast));
+        let mut slow_writer = JsonlWriter::new(Sink::stream("slow", &mut slow));
+        for (copied, entity) in encoded.iter().zip(&decoded) {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            write_encoded(&copied, &mut a);
+            write_entity(entity, &mut b).unwrap();
+            assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
+            fast_writer.write_encoded(&copied).unwrap();
+            slow_writer.write(entity).unwrap();
+        }
+        let (fast_file, slow_file) = (Box::new(fast_writer).finish().unwrap(), Box::new(slow_writer).finish().unwrap());
+        assert_eq!(fast_file, slow_file);
+        assert_eq!(fast, slow);
+        assert_eq!(fast_file.entities, 3);
+    }
+
     #[test]
     fn crlf_is_a_line_end() {
         let entity = read_entity(b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}\r\n").unwrap();

@@ -30,6 +30,17 @@ use std::ops::Range;
 /// server metadata: what [`read`](EncodedPage::read) made of the last page it took. Its buffers are kept from
 /// page to page.
 ///
+/// It takes only pages in the forms the service writes, and checks every entity as the decoder does: each
+/// member is recognised (keys, `Timestamp`, `odata.etag`, a type annotation just before its property, a
+/// property), each value is typed by the decoder's own function and written by the encoder's own
+/// [`BodyWriter`](super::BodyWriter), which checks the keys, the names, the repeats, the limits and the 252
+/// properties again. Only a string is not decoded and encoded again: its JSON is copied when it already is the
+/// text the encoder writes (`serde_json`'s escapes: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, and `\u00xx` in
+/// lowercase for the other control characters; nothing else escaped). Anything else (whitespace, another escape
+/// such as `\/` or `\u00e9`, a `null`, a nested value, an annotation after its value, `odata.*` members other than
+/// `odata.etag`, a key with an escape, any broken rule) is left to [`decode_query`](super::decode_query), which
+/// reads the page, or refuses it with its error, as always.
+///
 /// ```
 /// use table_model::json::{decode_query, encode_entity, EncodedPage};
 /// let page = br#"{"odata.metadata":"https://a.table.core.windows.net/$metadata#T","value":[
@@ -95,7 +106,7 @@ impl EncodedPage {
     /// one. `true` when every entity was read: then [`decode_query`](super::decode_query) (without hints) reads
     /// the same entities from the page, and each entity's [`body`](EncodedEntity::body) is what
     /// [`encode_entity`](super::encode_entity) writes for it. `false` when the page is not all in the forms
-    /// this reader takes ([module docs](self)): decode it.
+    /// this reader takes (see [`EncodedPage`]): decode it.
     pub fn read(&mut self, page: &[u8]) -> bool {
         self.text.clear();
         self.entities.clear();
@@ -396,8 +407,11 @@ impl<'a> Cursor<'a> {
         let mut i = start + 1;
         // The bytes the escapes take beyond the one UTF-16 unit each stands for.
         let mut escape_extra = 0;
+        let mut ascii = true;
         loop {
-            i += plain_run(&bytes[i..]);
+            let (run, high) = plain_run(&bytes[i..]);
+            i += run;
+            ascii &= !high;
             match *bytes.get(i)? {
                 b'"' => break,
                 b'\\' => {
@@ -416,7 +430,8 @@ impl<'a> Cursor<'a> {
             json: &self.text[start..=i],
             range: start + 1..i,
             escaped: escape_extra > 0,
-            utf16_len: utf16_len(text.as_bytes()) - escape_extra,
+            // ASCII text has a UTF-16 unit per byte.
+            utf16_len: if ascii { text.len() } else { table_model_rules::utf16_len(text.as_bytes()) } - escape_extra,
         })
     }
 
@@ -469,37 +484,35 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// How many bytes `bytes` starts with that a JSON string holds as they are: none is `"`, `\\` or a control
-/// character. Eight bytes at a time (the classic tests for a zero byte and a byte below a bound, on a `u64`), the
-/// last few one by one.
-fn plain_run(bytes: &[u8]) -> usize {
+/// How many bytes `bytes` starts with that a JSON string holds as they are (none is `"`, `\\` or a control
+/// character), and whether any of them is not ASCII. Eight bytes at a time (the classic tests for a zero byte
+/// and a byte below a bound, on a `u64`), the last few one by one.
+fn plain_run(bytes: &[u8]) -> (usize, bool) {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    // Whether a byte of `x` is below `n` (for `n` up to 128): its high bit is then set in the result.
-    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS;
-    let special =
-        |x: u64| below(x, 0x20) | below(x ^ (ONES * u64::from(b'"')), 1) | below(x ^ (ONES * u64::from(b'\\')), 1);
+    const QUOTES: u64 = ONES * b'"' as u64;
+    const BACKSLASHES: u64 = ONES * b'\\' as u64;
+    // The high bit of each byte of `x` below `n` (for `n` up to 128) is set in the result (and possibly, after
+    // such a byte, others: the loop then goes on one byte at a time).
+    let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x & HIGHS;
+    let mut seen = 0u64;
     let mut i = 0;
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let word = u64::from_ne_bytes(chunk.try_into().expect("eight bytes"));
-        if special(word) != 0 {
+    for chunk in bytes.chunks_exact(8) {
+        let word = u64::from_ne_bytes([chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7]]);
+        if below(word, 0x20) | below(word ^ QUOTES, 1) | below(word ^ BACKSLASHES, 1) != 0 {
             break;
         }
+        seen |= word;
         i += 8;
     }
-    while bytes.get(i).is_some_and(|&b| b >= 0x20 && b != b'"' && b != b'\\') {
+    while let Some(&b) = bytes.get(i) {
+        if b < 0x20 || b == b'"' || b == b'\\' {
+            break;
+        }
+        seen |= u64::from(b);
         i += 1;
     }
-    i
-}
-
-/// The UTF-16 length of UTF-8 text: a unit per character, two for those beyond the Basic Multilingual Plane;
-/// that is, a unit per byte but the continuation bytes, and one more per 4-byte lead. One pass the compiler
-/// vectorizes.
-fn utf16_len(utf8: &[u8]) -> usize {
-    let (continuations, four_byte_leads) =
-        utf8.iter().fold((0usize, 0usize), |(c, f), &b| (c + usize::from((b as i8) < -64), f + usize::from(b >= 0xF0)));
-    utf8.len() - continuations + four_byte_leads
+    (i, seen & HIGHS != 0)
 }
 
 /// The length of the escape `escape` starts with (after its `\`), counting the `\`, when it is one that
@@ -958,22 +971,23 @@ mod tests {
     }
 
     #[test]
-    fn utf16_len_and_plain_run_match_their_definitions() {
+    fn plain_run_matches_its_definition() {
+        let definition = |bytes: &[u8]| {
+            let run = bytes.iter().position(|&b| b < 0x20 || b == b'"' || b == b'\\').unwrap_or(bytes.len());
+            (run, !bytes[..run].is_ascii())
+        };
         for text in ["", "a", "é", "日本", "😀", "a\u{10ffff}b", "ab\"cdefghij", "abcdefgh\\", "abcdefghijklmnop\n"]
         {
-            assert_eq!(utf16_len(text.as_bytes()), text.encode_utf16().count(), "{text:?}");
-            let plain = text.bytes().position(|b| b < 0x20 || b == b'"' || b == b'\\').unwrap_or(text.len());
-            assert_eq!(plain_run(text.as_bytes()), plain, "{text:?}");
+            assert_eq!(plain_run(text.as_bytes()), definition(text.as_bytes()), "{text:?}");
         }
         for at in 0..20 {
-            for special in [b'"', b'\\', 0, 0x1f] {
+            for special in [b'"', b'\\', 0, 0x1f, 0x20, 0x7f, 0x80, 0xff] {
                 let mut bytes = vec![b'x'; 20];
                 bytes[at] = special;
-                assert_eq!(plain_run(&bytes), at);
+                assert_eq!(plain_run(&bytes), definition(&bytes), "{special} at {at}");
+                bytes[19 - at] = b'"';
+                assert_eq!(plain_run(&bytes), definition(&bytes), "{special} at {at}, a quote at {}", 19 - at);
             }
-            let mut bytes = vec![0x7f_u8; 20];
-            bytes[at] = 0x20;
-            assert_eq!(plain_run(&bytes), 20);
         }
     }
 
