@@ -11,8 +11,10 @@
 #      of one partition of fifty with and without filter pushdown, with the entities each made the server send,
 #      for 20,000 and 200,000 entities;
 #   3. peak memory (max RSS, `/usr/bin/time -v`, the client process alone) of the aggregate with 1 and 4
-#      partitions, for 20,000 and 200,000 entities.
-# Usage: scripts/bench-datafusion.sh [instructions|time|memory] [ROUNDS]   (all by default; ROUNDS of the time
+#      partitions, for 20,000 and 200,000 entities;
+#   4. `latency` (not in `all`): wall time of the aggregate with target_partitions 1, 4 and 16 against the same
+#      server answering each page after 30 ms, as the service does, for 200,000 entities in 400 partitions.
+# Usage: scripts/bench-datafusion.sh [instructions|time|memory|latency] [ROUNDS]   (all by default; ROUNDS of the time
 # runs, 5 by default; needs valgrind and GNU time; builds the benchmark in release mode)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,6 +48,12 @@ if [[ "$what" == all || "$what" == time ]]; then
     for entities in 20000 200000; do
         DF_BENCH_SQL="$entities:50:$rounds" "$bin"
     done
+    echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+
+if [[ "$what" == latency ]]; then
+    echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+    DF_BENCH_SQL="200000:400:$rounds:30" "$bin"
     echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 

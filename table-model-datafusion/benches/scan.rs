@@ -22,13 +22,15 @@
 //!   - `page/query_as`: the page fetched by `TableClient::query::<Customer>`;
 //!   - `scan/batches`: the provider's scan of the table (`AzureTable::scan`, every column, one partition)
 //!     executed and its record batches collected (`AzureScanExec`).
-//! - `DF_BENCH_SQL=<entities>:<partitions>:<rounds> <binary>`: wall time of the SQL queries of
+//! - `DF_BENCH_SQL=<entities>:<partitions>:<rounds>[:<latency>] <binary>`: wall time of the SQL queries of
 //!   `scripts/bench-datafusion.sh time` against a server of that table, interleaved, the minimum of `rounds`;
-//!   prints the entities each query made the server send.
+//!   prints the entities each query made the server send. With a latency (milliseconds a page, as the service
+//!   answers: `scripts/bench-datafusion.sh latency`), the aggregate with 1, 4 and 16 partitions only.
 //! - `DF_BENCH_QUERY=<case> DF_BENCH_PORT=<port> <binary>`: runs one case once against a server already running
 //!   (for `/usr/bin/time -v`: the peak memory of the client alone).
-//! - `DF_BENCH_SERVE=<entities>:<partitions> <binary>`: only the server; prints its port, and runs until its
-//!   standard input closes (what `table-server --seed Customers:<entities>:<partitions>` serves too).
+//! - `DF_BENCH_SERVE=<entities>:<partitions>[:<latency>] <binary>`: only the server; prints its port, and runs
+//!   until its standard input closes (what `table-server --seed Customers:<entities>:<partitions>
+//!   --latency-query <latency>` serves too).
 
 use datafusion::catalog::TableProvider as _;
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -47,8 +49,8 @@ use table_model_test_utils::service::{self, Options, Seed, Service};
 // The server (a child process)
 
 /// The server in a child process: this binary with `DF_BENCH_SERVE`.
-fn start_server(entities: usize, partitions: usize) -> ChildServer {
-    let spec = format!("{entities}:{partitions}");
+fn start_server(entities: usize, partitions: usize, latency: usize) -> ChildServer {
+    let spec = format!("{entities}:{partitions}:{latency}");
     ChildServer::start("DF_BENCH_SERVE", &spec, &["DF_BENCH_LOOP", "DF_BENCH_SQL", "DF_BENCH_QUERY"])
 }
 
@@ -98,7 +100,7 @@ struct Fixture {
 
 impl Fixture {
     fn new() -> Fixture {
-        let server = start_server(PAGE, 1);
+        let server = start_server(PAGE, 1, 0);
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let client = table_client(server.port());
         let provider = AzureTable::for_entity::<Customer>(client.clone()).unwrap();
@@ -179,11 +181,12 @@ struct Case {
 const AGGREGATE: &str = r#"SELECT "PartitionKey", count(*), sum("Visits") FROM customers GROUP BY 1"#;
 const SELECTIVE: &str = r#"SELECT count(*), sum("Visits") FROM customers WHERE "PartitionKey" = 'tenant-07'"#;
 
-const CASES: [Case; 4] = [
+const CASES: [Case; 5] = [
     Case { name: "aggregate/1", sql: AGGREGATE, partitions: 1, pushdown: true },
     Case { name: "aggregate/4", sql: AGGREGATE, partitions: 4, pushdown: true },
     Case { name: "selective/pushdown", sql: SELECTIVE, partitions: 1, pushdown: true },
     Case { name: "selective/no-pushdown", sql: SELECTIVE, partitions: 1, pushdown: false },
+    Case { name: "aggregate/16", sql: AGGREGATE, partitions: 16, pushdown: true },
 ];
 
 fn case(name: &str) -> &'static Case {
@@ -200,13 +203,17 @@ async fn run_case(port: u16, case: &Case) -> usize {
 }
 
 /// Wall time of each case, interleaved, the minimum of `rounds`; the entities each run made the server send.
-fn compare(entities: usize, partitions: usize, rounds: usize) {
-    let server = start_server(entities, partitions);
+/// Under a latency, the aggregates only (the order of the cases turning each round).
+fn compare(entities: usize, partitions: usize, rounds: usize, latency: usize) {
+    let server = start_server(entities, partitions, latency);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().unwrap();
     let mut best = [Duration::MAX; CASES.len()];
     let mut sent_by = [0u64; CASES.len()];
+    let cases: Vec<usize> = if latency > 0 { vec![0, 1, 4] } else { vec![0, 1, 2, 3] };
     for round in 0..rounds {
-        for (i, case) in CASES.iter().enumerate() {
+        for k in 0..cases.len() {
+            let i = cases[(k + round) % cases.len()];
+            let case = &CASES[i];
             let before = sent(&runtime, server.port());
             let started = Instant::now();
             let rows = runtime.block_on(run_case(server.port(), case));
@@ -219,13 +226,20 @@ fn compare(entities: usize, partitions: usize, rounds: usize) {
             }
         }
     }
-    println!("{entities} entities in {partitions} partitions, minimum of {rounds} interleaved rounds:");
-    for (i, case) in CASES.iter().enumerate() {
+    println!(
+        "{entities} entities in {partitions} partitions, {latency} ms a page, minimum of {rounds} interleaved rounds:"
+    );
+    for &i in &cases {
+        let case = &CASES[i];
         println!("  {:<22} {:>9.1} ms  {:>8} entities sent", case.name, best[i].as_secs_f64() * 1e3, sent_by[i]);
     }
     let ratio = |a: usize, b: usize| best[a].as_secs_f64() / best[b].as_secs_f64();
     println!("  aggregate speed-up, 4 partitions against 1: {:.2}x", ratio(0, 1));
-    println!("  selective, without pushdown against with: {:.2}x", ratio(3, 2));
+    if latency > 0 {
+        println!("  aggregate speed-up, 16 partitions against 1: {:.2}x (goal under 30 ms a page: 8x)", ratio(0, 4));
+    } else {
+        println!("  selective, without pushdown against with: {:.2}x", ratio(3, 2));
+    }
 }
 
 fn numbers(spec: &str) -> Vec<usize> {
@@ -236,12 +250,13 @@ fn main() {
     if let Ok(spec) = std::env::var("DF_BENCH_SERVE") {
         let n = numbers(&spec);
         let seed = Seed { table: TABLE.to_owned(), entities: n[0], partitions: n[1] };
-        let service = Service::new(Options { seed: vec![seed], ..Options::default() });
+        let latency_query = Duration::from_millis(n.get(2).copied().unwrap_or(0) as u64);
+        let service = Service::new(Options { seed: vec![seed], latency_query, ..Options::default() });
         loopback::serve_child(move |_port| move |request: &Request| service.answer(request));
     }
     if let Ok(spec) = std::env::var("DF_BENCH_SQL") {
         let n = numbers(&spec);
-        return compare(n[0], n[1], n[2]);
+        return compare(n[0], n[1], n[2], n.get(3).copied().unwrap_or(0));
     }
     if let Ok(name) = std::env::var("DF_BENCH_QUERY") {
         let port = std::env::var("DF_BENCH_PORT").expect("DF_BENCH_PORT").parse().expect("a port");

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 use table_model::client::TableClient;
 use table_model::filter::KeyRange;
 use table_model::json::EncodedPage;
@@ -330,6 +331,10 @@ struct DirExport<'a> {
     /// Whether the files are numbered (several ranges, or a split size).
     numbered: bool,
     resumed: bool,
+    /// Per range, the continuation after the pages written since the last save, if any.
+    unsaved: Vec<Option<Option<String>>>,
+    /// When the checkpoint was last saved.
+    saved: Instant,
     /// The first range's entities, read while planning (`scan::plan_reading`): written as its one page.
     first: Option<Vec<table_model::Entity>>,
     /// Entities written by this run.
@@ -420,6 +425,8 @@ impl<'a> DirExport<'a> {
             options,
             checkpoint_path,
             live: state.ranges.iter().map(|_| None).collect(),
+            unsaved: state.ranges.iter().map(|_| None).collect(),
+            saved: Instant::now(),
             state,
             numbered,
             resumed,
@@ -444,7 +451,8 @@ impl<'a> DirExport<'a> {
         Ok(export)
     }
 
-    /// Scans the ranges not done, writing and checkpointing each page.
+    /// Scans the ranges not done, writing each page, and checkpointing at most every [`SAVE_EVERY`] (and when
+    /// it stops).
     async fn run(&mut self, control: &Control) -> Result<(), TransferError> {
         let mut starts = Vec::new();
         for (index, range) in self.state.ranges.iter().enumerate().filter(|(_, r)| !r.done) {
@@ -459,13 +467,24 @@ impl<'a> DirExport<'a> {
         let mut pages = pages(table, query, starts, self.options);
         loop {
             let Some(page) = control.unless_cancelled(pages.try_next()).await else {
+                self.save()?;
                 return Err(cancelled(self.entities, true));
             };
-            let Some(page) = page? else { return Ok(()) };
+            let page = match page {
+                Ok(Some(page)) => page,
+                Ok(None) => return self.save(),
+                Err(e) => {
+                    // What was written before the failure is kept for the next run; the failure is the error.
+                    let _ = self.save();
+                    return Err(e);
+                }
+            };
             pace.take(page.entities.len() as u64).await;
             self.write_page(page)?;
             control.report(Event::Entities(self.entities));
-            self.save()?;
+            if self.saved.elapsed() >= SAVE_EVERY {
+                self.save()?;
+            }
         }
     }
 
@@ -493,6 +512,7 @@ impl<'a> DirExport<'a> {
             range.files.push(finish(self.dir, file)?);
             range.open = None;
             range.next = next_token;
+            self.unsaved[index] = None;
             return Ok(());
         }
         let open = range.open.as_mut().expect("a live file is in the checkpoint");
@@ -503,16 +523,30 @@ impl<'a> DirExport<'a> {
         if let Some(last) = entities.len().checked_sub(1).and_then(|i| entities.keys(i)) {
             open.last = Some(last);
         }
-        match file.writer.checkpoint()? {
-            Some(length) => {
-                open.length = Some(file.base.length.unwrap_or(0) + length);
-                range.next = next_token;
-            }
-            // The format cannot be continued: a resumed run writes the file again from its start, where the
-            // range's `next` stays.
-            None => open.length = None,
-        }
+        // The file's checkpoint, and the range's `next` with it, moves at the next `save`.
+        self.unsaved[index] = Some(next_token);
         Ok(())
+    }
+
+    /// Checkpoints the files written since the last save (each synced, and its range's `next` moved past what
+    /// it holds), then writes the export's checkpoint: what is saved is always what the files hold.
+    fn save(&mut self) -> Result<(), TransferError> {
+        for index in 0..self.unsaved.len() {
+            let (Some(next), Some(file)) = (self.unsaved[index].take(), self.live[index].as_mut()) else { continue };
+            let range = &mut self.state.ranges[index];
+            let open = range.open.as_mut().expect("a live file is in the checkpoint");
+            match file.writer.checkpoint()? {
+                Some(length) => {
+                    open.length = Some(file.base.length.unwrap_or(0) + length);
+                    range.next = next;
+                }
+                // The format cannot be continued: a resumed run writes the file again from its start, where the
+                // range's `next` stays.
+                None => open.length = None,
+            }
+        }
+        self.saved = Instant::now();
+        checkpoint::write_atomic(&self.checkpoint_path, &self.state)
     }
 
     /// Opens the next numbered file for range `index`, its name kept in the checkpoint before the file is made
@@ -535,10 +569,6 @@ impl<'a> DirExport<'a> {
         self.live[index] = Some(open_file(self.dir, open, &options.write_options())?);
         self.created.push(path);
         Ok(())
-    }
-
-    fn save(&self) -> Result<(), TransferError> {
-        checkpoint::write_atomic(&self.checkpoint_path, &self.state)
     }
 
     /// Removes what this run made (it wrote no entity): its files, the checkpoint, and the directory when the
@@ -664,6 +694,12 @@ fn read_encoded(answer: &http::Response<bytes::Bytes>) -> Result<Entities, Respo
 fn read_decoded(answer: &http::Response<bytes::Bytes>) -> Result<Entities, ResponseError> {
     Entity::read_page(answer).map(|page| Entities::Decoded(page.entities))
 }
+
+/// How often an export into a directory saves its checkpoint, at most (each save syncs the files written since
+/// the last one and the checkpoint: two `fsync`s a page were most of the time of an export by 16 ranges under the
+/// service's latency). An export stopped between two saves resumes from the last: at most this much is read
+/// again. A cancelled or failed export saves before it returns.
+const SAVE_EVERY: Duration = Duration::from_secs(1);
 
 /// The error of a cancelled export.
 fn cancelled(entities: u64, resumable: bool) -> TransferError {
