@@ -304,13 +304,19 @@ fn request_property(error: &RequestError) -> Option<String> {
 
 /// Writes the entities with one bulk write, then again those only rolled back with a transaction another
 /// entity failed, until none is; the failed ones are returned, in input order.
+///
+/// The chunk is in memory already: the bulk writer may hold all of it in transactions not yet answered, so that
+/// a chunk of many partitions in key order (an export's file) keeps every transaction in flight, where its
+/// default bound of entities held kept three or four partitions of 500, one transaction each.
 async fn write_all(writer: &ChunkWriter<'_>, lines: Vec<Line>, settled: u64) -> (u64, Vec<BulkFailure<Line>>) {
+    let max_buffered = lines.len();
     let options = |written: u64| {
         let control = writer.control.clone();
         let done = writer.done + settled + written;
         BulkOptions {
             progress: Some(Arc::new(move |p| control.report(Event::Entities(done + p.written)))),
             partition_rate: writer.partition_rate,
+            max_buffered,
             ..Default::default()
         }
     };
