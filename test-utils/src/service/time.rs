@@ -4,6 +4,7 @@
 //!
 //! Layer: base.
 
+use chrono::{Datelike as _, NaiveDate};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Ticks in a second.
@@ -17,33 +18,16 @@ pub(crate) fn now() -> i64 {
     UNIX_DAYS * 86_400 * PER_SECOND + since.as_secs() as i64 * PER_SECOND + i64::from(since.subsec_nanos() / 100)
 }
 
-/// Days since 0001-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`, shifted).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let yoe = year - era * 400;
-    let doy = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468 + UNIX_DAYS
-}
-
-/// The date of a day since 0001-01-01: `(year, month, day)`.
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days - UNIX_DAYS + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
+/// The date of a day since 0001-01-01 (chrono's proleptic Gregorian calendar counts that day as 1).
+fn date(days: i64) -> NaiveDate {
+    i32::try_from(days + 1).ok().and_then(NaiveDate::from_num_days_from_ce_opt).unwrap_or(NaiveDate::MAX)
 }
 
 /// `2024-05-06T07:08:10.7654321Z`: how the service writes a `Timestamp`.
 pub(crate) fn format(ticks: i64) -> String {
     let (days, rest) = (ticks.div_euclid(86_400 * PER_SECOND), ticks.rem_euclid(86_400 * PER_SECOND));
-    let (year, month, day) = civil_from_days(days);
+    let date = date(days);
+    let (year, month, day) = (date.year(), date.month(), date.day());
     let seconds = rest / PER_SECOND;
     let fraction = rest % PER_SECOND;
     let (hour, minute, second) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
@@ -79,11 +63,9 @@ pub(crate) fn parse(text: &str) -> Option<i64> {
         return None;
     }
     let ticks_fraction: i64 = if fraction.is_empty() { 0 } else { format!("{fraction:0<7}").parse().ok()? };
-    let days = days_from_civil(year, month, day);
     // A day past the month's end (Feb 30) is refused: it would read as another date.
-    if civil_from_days(days) != (year, month, day) {
-        return None;
-    }
+    let date = NaiveDate::from_ymd_opt(i32::try_from(year).ok()?, month as u32, day as u32)?;
+    let days = i64::from(date.num_days_from_ce()) - 1;
     Some((days * 86_400 + hour * 3600 + minute * 60 + second) * PER_SECOND + ticks_fraction)
 }
 
@@ -94,15 +76,10 @@ pub(crate) fn etag(ticks: i64) -> String {
 
 /// `Mon, 06 May 2024 07:08:10 GMT`: the `Date` header (RFC 1123) of a time in ticks.
 pub(crate) fn http_date(ticks: i64) -> String {
-    const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     let days = ticks.div_euclid(86_400 * PER_SECOND);
     let seconds = ticks.rem_euclid(86_400 * PER_SECOND) / PER_SECOND;
-    let (year, month, day) = civil_from_days(days);
-    // 0001-01-01 was a Monday.
-    let weekday = DAYS[days.rem_euclid(7) as usize];
     let (hour, minute, second) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
-    format!("{weekday}, {day:02} {} {year:04} {hour:02}:{minute:02}:{second:02} GMT", MONTHS[month as usize - 1])
+    format!("{} {hour:02}:{minute:02}:{second:02} GMT", date(days).format("%a, %d %b %Y"))
 }
 
 #[cfg(test)]
