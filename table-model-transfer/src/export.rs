@@ -2,8 +2,8 @@
 //! side ([`crate::scan`]), into a writer, a file or a directory ([`ExportTarget`]).
 //!
 //! Into a directory, each key range goes into files of its own (`TABLE.jsonl` when there is one range and no
-//! `split_size`, else `TABLE.00001.jsonl`, ...), and `checkpoint.json` says after each page how far each range
-//! got: the continuation after the last entities synced to disk and each file's length then. Run again (after a
+//! `split_size`, else `TABLE.00001.jsonl`, ...), and `checkpoint.json` says, at most once a second, how far each
+//! range got: the continuation after the last entities synced to disk and each file's length then. Run again (after a
 //! kill, a failure or a cancellation), the same export goes on from there (files cut back to their checkpointed
 //! length); the [`Manifest`] is written last, once every entity is, and the checkpoint removed. A directory
 //! without a manifest holds an export that did not finish.
