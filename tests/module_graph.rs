@@ -148,8 +148,9 @@ fn workspace_crate(name: &str, modules: usize, uses: usize) -> Crate {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(name).join("src");
     let mut files = BTreeMap::new();
     read_dir(&src, &src, &mut files);
-    // A binary's root is not a module of the library.
+    // A binary's root (`main.rs`, `bin/*.rs`) is not a module of the library.
     files.remove("main.rs");
+    files.retain(|path, _| !path.starts_with("bin/"));
     let krate = Crate::read(&files, &package_name(name).replace('-', "_")).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(krate.modules.len() > modules, "{name}: only {} modules found", krate.modules.len());
     assert!(krate.edges.len() > uses, "{name}: only {} uses found", krate.edges.len());
