@@ -135,16 +135,16 @@ async fn a_small_budget_bounds_the_requests_and_still_tiles() {
             assert_eq!(union, full, "budget {budget}, n = {parts}: {ranges:?}");
         }
     }
-    // With 4 requests: 2 pages of keys (the hot partition), a probe above them that finds p00, and one at a
-    // point between `hot` and what is above the keys read that finds p10. The keys read span no reading, so
-    // the rest is taken to hold as many again: the cuts are at the middle of the hot partition, its last key
-    // and p10, and the last range is open.
+    // With 4 requests: 2 pages of keys (the hot partition), a probe above them that finds p00, and one at the
+    // middle of p00 and the end of the key space that framed (`zzzz`: the digits and letters of `hot` and
+    // `p00`) that finds nothing. The keys read span no reading, so the rest is taken to hold as many again:
+    // the cuts are at the middle of the hot partition, its last key and p00, and the last range is open.
     let options = PlanOptions { max_requests: 4, ..Default::default() };
     let ranges = table.plan_ranges(n(4), None, Some(options)).await.unwrap();
     let shown: Vec<String> = ranges.iter().map(ToString::to_string).collect();
     assert_eq!(
         shown,
-        ["[.., 'hot'/'01000')", "['hot'/'01000', 'hot'/'01999')", "['hot'/'01999', 'p10'/'')", "['p10'/'', ..)"]
+        ["[.., 'hot'/'01000')", "['hot'/'01000', 'hot'/'01999')", "['hot'/'01999', 'p00'/'')", "['p00'/'', ..)"]
     );
 }
 

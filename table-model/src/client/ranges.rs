@@ -255,7 +255,10 @@ impl TableClient {
     /// The cuts at the quantiles of the estimate: the keys read (at least one) count one each; the rest of the
     /// table is taken to hold as many entities per unit of reading as the keys read, spread evenly over the
     /// readings from the last key read up to the end the probes found. A partition found weighs what the
-    /// estimate puts below it; those not above the last key read are not places.
+    /// estimate puts below it; those not above the last key read are not places. Among the keys read a cut is
+    /// at the key nearest its quantile; past them, at the point between the two partitions found around it
+    /// where the estimate puts the quantile (the nearest place when no point lies between, or when the
+    /// quantile is past every partition found).
     fn estimate(
         &self,
         n: NonZeroUsize,
@@ -282,12 +285,29 @@ impl TableClient {
             }))
             .collect();
         let total = dense + sparse;
+        // Past the keys read, a cut falls between two partitions known to hold keys (the last key read, then
+        // each found), at the point of the reading where the estimate puts its quantile. Not past the greatest
+        // found: the end is not always known to be near (a budget spent before a probe found nothing), and
+        // ranges up to it could hold nothing.
+        let between: Vec<(&str, f64)> = std::iter::once((last.as_str(), dense))
+            .chain(places[keys.len() - 1..].iter().map(|(p, w)| (p.partition_key.as_str(), *w)))
+            .collect();
         let cuts = (1..n.get()).filter_map(|i| {
             let target = total * i as f64 / n.get() as f64;
-            places
-                .iter()
-                .min_by(|a, b| (a.1 - target).abs().total_cmp(&(b.1 - target).abs()))
-                .map(|(position, _)| position.clone())
+            let k = between.partition_point(|(_, w)| *w <= target);
+            let interpolated = (target > dense && k > 0 && k < between.len())
+                .then(|| {
+                    let ((lo, w0), (hi, w1)) = (between[k - 1], between[k]);
+                    digits.at(lo, hi, (target - w0) / (w1 - w0))
+                })
+                .flatten()
+                .and_then(|point| PartitionKey::new(point).ok());
+            interpolated.map(KeyPosition::partition).or_else(|| {
+                places
+                    .iter()
+                    .min_by(|a, b| (a.1 - target).abs().total_cmp(&(b.1 - target).abs()))
+                    .map(|(position, _)| position.clone())
+            })
         });
         self.checked(KeyRange::all().split(cuts.collect::<Vec<_>>()), filter)
     }
@@ -415,16 +435,17 @@ impl Probe<'_, '_> {
         Ok((digits, hi, found))
     }
 
-    /// The probes side by side, in three rounds of up to [`PlanOptions::concurrency`] requests at once. First
-    /// the ends: a probe at the string above the keys read of each [`points::frames`] (the prefix the keys
-    /// share cut shorter and shorter, at most a third of the budget and 8 requests); the nearest that finds
-    /// nothing frames the key space (when even the farthest finds a partition, it is framed again with the
-    /// greatest found). Then twice points evenly spaced from the last key read to the end, with half the rest
-    /// of the budget and then all of it; the least point that finds nothing is the end from then on.
+    /// The probes side by side, in three rounds of up to [`PlanOptions::concurrency`] requests at once (one
+    /// round trip each). First the ends: a probe at the string above the keys read of each [`points::frames`]
+    /// (the prefix the keys share cut shorter and shorter, at most a third of the budget and 8 requests); the
+    /// nearest that finds nothing frames the key space (when even the farthest finds a partition, it is framed
+    /// again with the greatest found). Then twice points evenly spaced from the last key read to the end, with
+    /// half the rest of the budget and then all of it; the least point that finds nothing is the end from then
+    /// on.
     async fn side_by_side(&mut self, keys: &[KeyPosition]) -> Result<Probed, Error> {
         let read = || keys.iter().map(|k| k.partition_key.as_str());
         let (first, last) = (&keys[0].partition_key, &keys[keys.len() - 1].partition_key);
-        let most = self.left().div_ceil(3).min(8);
+        let most = self.left().div_ceil(3).min(8).min(self.options.concurrency);
         let frames = points::frames(first.as_str(), last.as_str(), read(), most);
         let ends: Vec<String> = frames.iter().map(|(_, above)| above.clone()).collect();
         let mut found: Vec<PartitionKey> = Vec::new();
@@ -446,9 +467,11 @@ impl Probe<'_, '_> {
             // The budget ran out: one place, the last key read.
             (None, None) => points::frame(first.as_str(), last.as_str(), read()),
         };
-        // Half of what is left finds the end to within one spacing; the rest spreads over what that leaves.
+        // Half of what is left finds the end to within one spacing; the rest spreads over what that leaves. A
+        // round is one round trip: no more probes than go at once.
         for last_round in [false, true] {
             let share = if last_round { self.left() } else { self.left().div_ceil(2) };
+            let share = share.min(self.options.concurrency);
             let spread = digits.between(last.as_str(), &hi, share);
             let mut nothing_from = None;
             for (point, result) in spread.iter().zip(self.round(&spread, share).await?) {
@@ -541,23 +564,24 @@ mod tests {
             page(&[("a", "1")], Some("a")),
             page(&[], Some("b")),
             page(&[("b", "1")], Some("b")),
-            // 4: the probe at `bb`, above every key made of the characters read (`a` and `b`), finds `c`: the
-            // digits are now `a`, `b` and `c`, and the end is taken to be below `cc`. No budget is left for
-            // a bisection.
+            // 4: the probe at `ff`, above every key made of the digits the keys read suggest (`a` and `b` are
+            // hex digits: `a` to `f`), finds `c`; the frame taken again with it has the same end. No budget is
+            // left for a bisection.
             page(&[("c", "1")], Some("c")),
-            // 5 and 6: the probe at a point between `b` and `cc` crosses a partition boundary before it finds
+            // 5 and 6: the probe at a point between `c` and `ff` crosses a partition boundary before it finds
             // `ca`; the budget is spent.
             page(&[], Some("ca")),
             page(&[("ca", "1")], Some("ca")),
         ]);
         let options = PlanOptions { max_requests: 6, ..Default::default() };
         let plan = table.plan_ranges(NonZeroUsize::new(5).unwrap(), None, Some(options)).await.unwrap();
-        // The estimate, in readings of base 4 (`a` is 1, `b` 2, `c` 3): the 2 keys read span 1 of the 2.75
-        // from `a` to `cc`, so the 1.75 after them are taken to hold 3.5 entities; `c` stands 1 of the 1.75
-        // above `b`, `ca` 1.25. The places weigh 1 (`b`/`1`), 4 (`c`) and 4.5 (`ca`) of 5.5, and the cuts at
-        // 1.1, 2.2, 3.3 and 4.4 snap to the nearest (`b`/`1` twice).
+        // The estimate: the 2 keys read span a sixth of the readings from `a` to `ff` (keys of one length:
+        // `a` reads 0, `f` 5, a missing unit as `a`), so the rest is taken to hold about 10 entities spread
+        // evenly up to `ff`; `c` and `ca` (which reads as `c`) weigh 4 of the 11.7. The first cut (at 2.3)
+        // falls between `b` and `c`, at the point where the estimate puts it; the others are past the
+        // greatest partition found, whose end is not known: they snap to `c`, and make one cut.
         let shown: Vec<String> = plan.iter().map(ToString::to_string).collect();
-        assert_eq!(shown, ["[.., 'b'/'1')", "['b'/'1', 'c'/'')", "['c'/'', 'ca'/'')", "['ca'/'', ..)"]);
+        assert_eq!(shown, ["[.., 'bafffff'/'')", "['bafffff'/'', 'c'/'')", "['c'/'', ..)"]);
 
         let queries: Vec<String> =
             transport.urls.lock().unwrap().iter().map(|u| u.query().unwrap().to_owned()).collect();
@@ -565,7 +589,7 @@ mod tests {
         for q in &queries[..3] {
             assert!(q.contains("$select=PartitionKey%2CRowKey") && q.contains("$top=1000"), "{q}");
         }
-        assert!(queries[3].contains("$filter=PartitionKey%20ge%20%27bb%27") && queries[3].contains("$top=1&"));
+        assert!(queries[3].contains("$filter=PartitionKey%20ge%20%27ff%27") && queries[3].contains("$top=1&"));
         let point = "$filter=PartitionKey%20ge%20%27";
         assert!(queries[4].contains(point) && queries[4].contains("$top=1&"), "{}", queries[4]);
         assert_eq!(

@@ -3,7 +3,9 @@
 //!
 //! A string is read as a number from the UTF-16 code units after a common prefix, each a digit: `0` for "no
 //! more units", then `1 + i` for the `i`-th of the units points are made of ([`Digits`]). Points are built
-//! back from such numbers.
+//! back from such numbers. Keys that all have the same length (counters padded with zeros, hex, GUIDs) have
+//! no "no more units" digit: the `i`-th unit is `i`, and a missing unit reads as the least; otherwise
+//! `x099` and `x100` would read 13 steps apart where `x098` and `x099` read one.
 //! Both directions keep the service's order (by UTF-16 code unit, `docs/rules.md` §2.3), though not strictly:
 //! a longer string can read as a shorter one, and a unit a point may not hold reads as the next one it may.
 
@@ -21,6 +23,8 @@ const DIGITS: usize = 7;
 pub(super) struct Digits {
     /// The BMP's units are made once and borrowed; the units of a plan's keys are its own.
     units: Cow<'static, [u16]>,
+    /// Whether the keys seen all had the same length: no digit then stands for "no more units".
+    fixed: bool,
 }
 
 impl Digits {
@@ -30,25 +34,36 @@ impl Digits {
     pub(super) fn bmp() -> Self {
         static UNITS: OnceLock<Vec<u16>> = OnceLock::new();
         let units = UNITS.get_or_init(|| (0..=0xFFFF_u16).filter(|&u| Self::takes(u)).collect());
-        Digits { units: Cow::Borrowed(units) }
+        Digits { units: Cow::Borrowed(units), fixed: false }
     }
 
-    /// The characters of `keys` that [`Digits::bmp`] holds, when there are at least two: keys built from
-    /// few characters (digits, hex, a prefix) get points made of them, spread over what the keys use rather
-    /// than over the whole BMP. Otherwise [`Digits::bmp`].
+    /// The characters of `keys` that [`Digits::bmp`] holds, when there are at least two, with the rest of
+    /// each ASCII class they draw on ([`complete`]): keys built from few characters (digits, hex, a prefix)
+    /// get points made of them, spread over what the keys use rather than over the whole BMP. Otherwise
+    /// [`Digits::bmp`]. Keys all of the same length are read as of a fixed width (the module's doc).
     pub(super) fn seen<'k>(keys: impl IntoIterator<Item = &'k str>) -> Self {
         // Which units occur, one bit each (8 KiB, whatever the keys): each distinct unit is then checked once.
         let mut present = [0_u64; 0x10000 / 64];
-        for u in keys.into_iter().flat_map(str::encode_utf16) {
-            present[usize::from(u) / 64] |= 1 << (u % 64);
+        // The keys' one length in units, while they have one (`Some(None)` before any key).
+        let mut length: Option<Option<usize>> = Some(None);
+        for key in keys {
+            let mut units = 0;
+            for u in key.encode_utf16() {
+                present[usize::from(u) / 64] |= 1 << (u % 64);
+                units += 1;
+            }
+            length = length.filter(|l| l.is_none_or(|l| l == units)).map(|_| Some(units));
         }
-        let units: Vec<u16> = (0..=0xFFFF_u16)
-            .filter(|&u| present[usize::from(u) / 64] & (1 << (u % 64)) != 0 && Self::takes(u))
-            .collect();
-        if units.len() < 2 {
+        let seen = |present: &[u64; 0x10000 / 64]| -> Vec<u16> {
+            (0..=0xFFFF_u16)
+                .filter(|&u| present[usize::from(u) / 64] & (1 << (u % 64)) != 0 && Self::takes(u))
+                .collect()
+        };
+        if seen(&present).len() < 2 {
             return Self::bmp();
         }
-        Digits { units: Cow::Owned(units) }
+        complete(&mut present);
+        Digits { units: Cow::Owned(seen(&present)), fixed: length.flatten().is_some_and(|l| l > 0) }
     }
 
     /// Whether a point may hold the code unit `u`.
@@ -65,24 +80,31 @@ impl Digits {
         String::from_utf16_lossy(&vec![top; len + 1])
     }
 
-    /// The base of a reading: one digit per unit, and `0` for "no more units".
+    /// The digit of the first unit: `0` for "no more units" unless the width is fixed.
+    fn first(&self) -> usize {
+        usize::from(!self.fixed)
+    }
+
+    /// The base of a reading: one digit per unit, and one for "no more units" unless the width is fixed.
     fn base(&self) -> u128 {
-        self.units.len() as u128 + 1
+        (self.units.len() + self.first()) as u128
     }
 
     /// `s` read as a number from its code units after the first `skip`; non-decreasing in the service's
     /// order among strings that share those `skip` units. A unit that is not a digit reads as the next digit
-    /// above it, or as the greatest.
+    /// above it, or as the greatest; a missing unit as `0`.
     fn reading(&self, s: &[u16], skip: usize) -> u128 {
+        let greatest = self.units.len() - 1 + self.first();
         (0..DIGITS).fold(0, |value, i| {
             let digit = s
                 .get(skip + i)
-                .map_or(0, |u| (self.units.partition_point(|a| a < u) + 1).min(self.units.len()) as u128);
+                .map_or(0, |u| (self.units.partition_point(|a| a < u) + self.first()).min(greatest) as u128);
             value * self.base() + digit
         })
     }
 
-    /// The point of the reading `value` after `prefix`: one unit per digit, up to the first `0`.
+    /// The point of the reading `value` after `prefix`: one unit per digit, up to the first `0` (every digit
+    /// when the width is fixed).
     fn point(&self, prefix: &[u16], value: u128) -> String {
         let mut digits = [0_u128; DIGITS];
         let mut rest = value;
@@ -90,7 +112,7 @@ impl Digits {
             *d = rest % self.base();
             rest /= self.base();
         }
-        let tail = digits.iter().take_while(|&&d| d != 0).map(|&d| self.units[d as usize - 1]);
+        let tail = digits.iter().take_while(|&&d| self.fixed || d != 0).map(|&d| self.units[d as usize - self.first()]);
         // The prefix ends on a whole character and the digits are BMP characters: this is valid UTF-16.
         String::from_utf16_lossy(&prefix.iter().copied().chain(tail).collect::<Vec<_>>())
     }
@@ -121,6 +143,21 @@ impl Digits {
         points
     }
 
+    /// The point at the fraction `f` (from 0 to 1) of the readings from `lo` to `hi` after their common
+    /// prefix, when it lies strictly between the two in the service's order.
+    pub(super) fn at(&self, lo: &str, hi: &str, f: f64) -> Option<String> {
+        if service_order(lo, hi) != Ordering::Less || !(0.0..=1.0).contains(&f) {
+            return None;
+        }
+        let (lo16, hi16): (Vec<u16>, Vec<u16>) = (lo.encode_utf16().collect(), hi.encode_utf16().collect());
+        let skip = common_prefix(&lo16, &hi16);
+        let (a, b) = (self.reading(&lo16, skip), self.reading(&hi16, skip));
+        // A reading holds at most 112 bits: the fraction of the span in f64 is close enough for a cut.
+        let value = a + (b.saturating_sub(a) as f64 * f) as u128;
+        let point = self.point(&hi16[..skip], value);
+        (service_order(lo, &point) == Ordering::Less && service_order(&point, hi) == Ordering::Less).then_some(point)
+    }
+
     /// Where `s` stands between `lo` and `hi`, as a fraction of the span of their readings after their
     /// common prefix: 0 at `lo` (or below), 1 at `hi` (or above); `None` when the two read the same.
     pub(super) fn fraction(&self, lo: &str, s: &str, hi: &str) -> Option<f64> {
@@ -130,6 +167,27 @@ impl Digits {
         let (a, b) = (self.reading(&lo16, skip), self.reading(&hi16, skip));
         let x = self.reading(&s16, skip).clamp(a.min(b), b.max(a));
         (b > a).then(|| (x - a) as f64 / (b - a) as f64)
+    }
+}
+
+/// Adds to the units `present` holds (one bit each) the rest of each ASCII class they draw on: a key made of
+/// some decimal digits is taken to be made of any, and so with letters (`docs/rules.md` §10.1). The first
+/// pages of a table tell a plan which characters its keys begin with (`tenant-000` to `tenant-003`), not
+/// which the rest of the table holds (`tenant-399`); points made of the digits seen only would never land
+/// where the others sort, and the estimate would squeeze the keys that hold them into a gap. Letters seen
+/// only from `a` to `f` (or `A` to `F`) complete to hexadecimal digits, any other to the whole alphabet.
+fn complete(present: &mut [u64; 0x10000 / 64]) {
+    let has = |present: &[u64; 0x10000 / 64], u: u8| present[usize::from(u) / 64] & (1 << (u % 64)) != 0;
+    let any = |present: &[u64; 0x10000 / 64], lo: u8, hi: u8| (lo..=hi).any(|u| has(present, u));
+    let digits = any(present, b'0', b'9').then_some((b'0', b'9'));
+    let letters = [b'a', b'A'].map(|a| {
+        let (f, z) = (a + 5, a + 25);
+        any(present, a, z).then(|| (a, if any(present, f + 1, z) { z } else { f }))
+    });
+    for (lo, hi) in [digits].into_iter().chain(letters).flatten() {
+        for u in lo..=hi {
+            present[usize::from(u) / 64] |= 1 << (u % 64);
+        }
     }
 }
 
@@ -259,16 +317,23 @@ mod tests {
     #[test]
     fn digits_seen_in_keys_make_the_points() {
         let digits = Digits::seen(["p0000", "p0417", "p0079"]);
-        assert_eq!(digits.top(5), "pppppp");
-        // Between the last key read and the top of what the digits make: points of `p` and `0` to `9` only.
+        // `p` is a letter past `f`: the whole lowercase alphabet.
+        assert_eq!(digits.top(5), "zzzzzz");
+        // Between the last key read and the top of what the digits make: points of `a` to `z` and `0` to `9`.
         let points = check_with(&digits, "p0079", &digits.top(5), 10);
         assert_eq!(points.len(), 10);
-        assert!(points.iter().all(|p| p.chars().all(|c| c == 'p' || c.is_ascii_digit())), "{points:?}");
+        assert!(points.iter().all(|p| p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())), "{points:?}");
         // Hex keys: evenly over the 16 digits, with no point in the gap between '9' and 'a'.
         let hex = Digits::seen(["0123456789", "abcdef"]);
         let points = check_with(&hex, "0", "g", 15);
         let firsts: String = points.iter().map(|p| p.chars().next().unwrap()).collect();
         assert_eq!(firsts, "0123456789abcde");
+        // Some digits seen are any digit; letters up to `f` are hex digits, past it the whole alphabet.
+        let units = |d: &Digits| String::from_utf16(&d.units).unwrap();
+        assert_eq!(units(&Digits::seen(["tenant-000", "tenant-003"])), "-0123456789abcdefghijklmnopqrstuvwxyz");
+        assert_eq!(units(&Digits::seen(["0", "3"])), "0123456789");
+        assert_eq!(units(&Digits::seen(["0a", "3e"])), "0123456789abcdef");
+        assert_eq!(units(&Digits::seen(["B", "g"])), "ABCDEFabcdefghijklmnopqrstuvwxyz");
         // Too few characters to count in: the whole BMP.
         assert_eq!(Digits::seen(["aaa", ""]), Digits::bmp());
         // A unit that is not a digit reads as the next digit, or the greatest: points still fall between.
@@ -277,13 +342,36 @@ mod tests {
     }
 
     #[test]
+    fn keys_of_one_length_read_evenly_across_a_carry() {
+        // The digits of the keys after the prefix they share (`x`), as a plan takes them.
+        let fixed = Digits::seen(["000", "003"]);
+        assert!(fixed.fixed);
+        // `x100` is half way from `x000` to `x200`, as `x099` is one step below it.
+        assert_eq!(fixed.fraction("x000", "x100", "x200"), Some(0.5));
+        let step = |a, b| fixed.fraction("x000", b, "x200").unwrap() - fixed.fraction("x000", a, "x200").unwrap();
+        assert!((step("x098", "x099") - step("x099", "x100")).abs() < 1e-9);
+        // Keys of different lengths keep the "no more units" digit, and `x1` sorts below `x10`.
+        let varied = Digits::seen(["x1", "x10"]);
+        assert!(!varied.fixed);
+        assert!(varied.fraction("x0", "x1", "x9").unwrap() < varied.fraction("x0", "x10", "x9").unwrap());
+        // A point at a fraction lies strictly between its ends.
+        let middle = fixed.at("x000", "x400", 0.5).unwrap();
+        assert!(middle.starts_with("x2") && middle.as_str() > "x199" && middle.as_str() < "x201", "{middle}");
+        // Between neighbours of the same length, a longer point.
+        assert_eq!(fixed.at("x000", "x001", 0.5).as_deref(), Some("x000500000"));
+        assert_eq!(fixed.at("x000", "x000", 0.5), None);
+        assert_eq!(fixed.at("x001", "x000", 0.5), None);
+        assert_eq!(fixed.at("x000", "x400", 1.5), None);
+    }
+
+    #[test]
     fn frames_widen_from_the_shared_prefix_to_none() {
         let keys = ["p0000", "p0019"];
         let ends: Vec<String> = frames("p0000", "p0019", keys.into_iter(), 8).into_iter().map(|(_, hi)| hi).collect();
-        assert_eq!(ends, ["p00999", "p09999", "p99999", "pppppp"]);
+        assert_eq!(ends, ["p00999", "p09999", "p99999", "zzzzzz"]);
         // At most 3: the two nearest and the widest.
         let ends: Vec<String> = frames("p0000", "p0019", keys.into_iter(), 3).into_iter().map(|(_, hi)| hi).collect();
-        assert_eq!(ends, ["p00999", "p09999", "pppppp"]);
+        assert_eq!(ends, ["p00999", "p09999", "zzzzzz"]);
         // The nearest is `frame`'s.
         let nearest = |most| frames("ab", "ab", ["ab"].into_iter(), most)[0].1.clone();
         assert_eq!((nearest(1), nearest(2)), (frame("ab", "ab", ["ab"].into_iter()).1.clone(), nearest(8)));
