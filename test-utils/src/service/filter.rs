@@ -1,48 +1,39 @@
-//! The `$filter` the in-memory service evaluates: comparisons of a property with a string literal
-//! (`RowKey ge 'a'`) or a `datetime'...'` literal (`Timestamp ge datetime'2024-05-06T07:08:10Z'`), joined by
-//! `and`, `or` and `not` with parentheses. What the SDK, tablectl and the DataFusion provider send for key ranges,
-//! probes, pushed key and string filters and incremental exports. Anything else (numbers, booleans, GUIDs,
-//! arithmetic) is refused with the position of what could not be read, so that a query is answered right or
-//! not at all.
+//! The `$filter` the in-memory service evaluates: comparisons ([`ComparisonOperator`]) of a property with a
+//! string literal (`RowKey ge 'a'`) or a `datetime'...'` literal in any form [`DateTime::parse`] reads
+//! (`Timestamp ge datetime'2024-05-06T07:08:10Z'`, `docs/rules.md` §7.1), joined by `and`, `or` and `not` with
+//! parentheses. What the SDK, tablectl and the DataFusion provider send for key ranges, probes, pushed key and
+//! string filters and incremental exports. Anything else (numbers, booleans, GUIDs, arithmetic) is refused with
+//! the position of what could not be read, so that a query is answered right or not at all.
 //!
 //! Strings compare by UTF-16 code unit, as the service compares keys (`docs/rules.md` §2.3); a comparison with a
 //! property the entity does not have, or of another type than the literal's, is false (and `not` of it true).
 //!
 //! Layer: base.
 
-use super::time;
 use std::borrow::Cow;
 use std::cmp::Ordering;
+use table_model::filter::ComparisonOperator;
+use table_model::DateTime;
 
-/// A comparison operator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
-    Eq,
-    Ne,
-    Gt,
-    Ge,
-    Lt,
-    Le,
-}
+/// Every comparison operator, to read one by its name ([`ComparisonOperator::as_str`]).
+const OPERATORS: [ComparisonOperator; 6] = [
+    ComparisonOperator::Eq,
+    ComparisonOperator::Ne,
+    ComparisonOperator::Gt,
+    ComparisonOperator::Ge,
+    ComparisonOperator::Lt,
+    ComparisonOperator::Le,
+];
 
-impl Op {
-    const ALL: [(&'static str, Op); 6] =
-        [("eq", Op::Eq), ("ne", Op::Ne), ("gt", Op::Gt), ("ge", Op::Ge), ("lt", Op::Lt), ("le", Op::Le)];
-
-    fn holds(self, order: Ordering) -> bool {
-        match self {
-            Op::Eq => order.is_eq(),
-            Op::Ne => order.is_ne(),
-            Op::Gt => order.is_gt(),
-            Op::Ge => order.is_ge(),
-            Op::Lt => order.is_lt(),
-            Op::Le => order.is_le(),
-        }
-    }
-
-    #[cfg(test)]
-    fn as_str(self) -> &'static str {
-        Op::ALL.iter().find(|(_, op)| *op == self).map(|(s, _)| *s).unwrap_or("eq")
+/// Whether `op` holds between two values in the `order` they compare in.
+fn holds(op: ComparisonOperator, order: Ordering) -> bool {
+    match op {
+        ComparisonOperator::Eq => order.is_eq(),
+        ComparisonOperator::Ne => order.is_ne(),
+        ComparisonOperator::Gt => order.is_gt(),
+        ComparisonOperator::Ge => order.is_ge(),
+        ComparisonOperator::Lt => order.is_lt(),
+        ComparisonOperator::Le => order.is_le(),
     }
 }
 
@@ -51,8 +42,8 @@ impl Op {
 pub(crate) enum Value<'a> {
     /// An `Edm.String`.
     String(Cow<'a, str>),
-    /// An `Edm.DateTime`, in ticks.
-    DateTime(i64),
+    /// An `Edm.DateTime`.
+    DateTime(DateTime),
     /// Any other type: never equal to a literal the filter can hold.
     Other,
 }
@@ -66,7 +57,7 @@ pub(crate) trait Record {
 /// A parsed `$filter`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Filter {
-    Compare { property: String, op: Op, literal: Value<'static> },
+    Compare { property: String, op: ComparisonOperator, literal: Value<'static> },
     And(Box<Filter>, Box<Filter>),
     Or(Box<Filter>, Box<Filter>),
     Not(Box<Filter>),
@@ -103,7 +94,7 @@ impl Filter {
                     (Some(Value::DateTime(value)), Value::DateTime(literal)) => value.cmp(literal),
                     _ => return false,
                 };
-                op.holds(order)
+                holds(*op, order)
             }
             Filter::And(a, b) => a.matches(record) && b.matches(record),
             Filter::Or(a, b) => a.matches(record) || b.matches(record),
@@ -115,11 +106,11 @@ impl Filter {
     /// filter does rather than at the table's first entity.
     pub(crate) fn lowest(&self) -> Option<&str> {
         match self {
-            Filter::Compare { property, op: Op::Eq | Op::Gt | Op::Ge, literal: Value::String(value) }
-                if property == "PartitionKey" =>
-            {
-                Some(value)
-            }
+            Filter::Compare {
+                property,
+                op: ComparisonOperator::Eq | ComparisonOperator::Gt | ComparisonOperator::Ge,
+                literal: Value::String(value),
+            } if property == "PartitionKey" => Some(value),
             Filter::And(a, b) => match (a.lowest(), b.lowest()) {
                 (Some(a), Some(b)) => Some(if utf16_cmp(a, b).is_ge() { a } else { b }),
                 (a, b) => a.or(b),
@@ -137,11 +128,11 @@ impl Filter {
     /// past the range.
     pub(crate) fn highest(&self) -> Option<(&str, bool)> {
         match self {
-            Filter::Compare { property, op: op @ (Op::Eq | Op::Lt | Op::Le), literal: Value::String(value) }
-                if property == "PartitionKey" =>
-            {
-                Some((value, *op != Op::Lt))
-            }
+            Filter::Compare {
+                property,
+                op: op @ (ComparisonOperator::Eq | ComparisonOperator::Lt | ComparisonOperator::Le),
+                literal: Value::String(value),
+            } if property == "PartitionKey" => Some((value, *op != ComparisonOperator::Lt)),
             Filter::And(a, b) => match (a.highest(), b.highest()) {
                 (Some(a), Some(b)) => Some(match utf16_cmp(a.0, b.0) {
                     Ordering::Less => a,
@@ -258,7 +249,7 @@ impl<'a> Tokens<'a> {
             Some(name) if is_property(name) => {
                 let op = self.next()?;
                 let op_at = self.last;
-                let Some(&(_, op)) = Op::ALL.iter().find(|(s, _)| Some(*s) == op) else {
+                let Some(op) = OPERATORS.into_iter().find(|o| Some(o.as_str()) == op) else {
                     return Err(format!(
                         "expected a comparison after `{name}` at {op_at}, found {}; {GRAMMAR}",
                         shown(op)
@@ -270,9 +261,7 @@ impl<'a> Tokens<'a> {
                     Some(l) if l.starts_with('\'') => Value::String(unquote(l).into()),
                     Some(l) if l.starts_with("datetime'") => {
                         let text = unquote(&l["datetime".len()..]);
-                        Value::DateTime(time::parse(&text).ok_or_else(|| {
-                            format!("`{l}` at {literal_at} is not a UTC time the loopback service reads")
-                        })?)
+                        Value::DateTime(DateTime::parse(&text).map_err(|e| format!("`{l}` at {literal_at}: {e}"))?)
                     }
                     other => {
                         return Err(format!("unsupported literal {} at {literal_at}; {GRAMMAR}", shown(other)));
@@ -347,7 +336,7 @@ mod tests {
 
     #[test]
     fn timestamps_and_other_properties() {
-        let at = time::parse("2024-05-06T07:08:10.5Z").unwrap();
+        let at = DateTime::parse("2024-05-06T07:08:10.5Z").unwrap();
         let entity = HashMap::from([
             ("Timestamp", Value::DateTime(at)),
             ("Name", Value::String("Ada".into())),
@@ -371,7 +360,14 @@ mod tests {
             ("PartitionKey eq 'a", "unclosed string at 16"),
             ("PartitionKey eq 'a' xor", "unexpected `xor` at 20"),
             ("substringof('a', Name)", "expected a comparison after `substringof` at 11"),
-            ("Timestamp ge datetime'yesterday'", "`datetime'yesterday'` at 13 is not a UTC time"),
+            (
+                "Timestamp ge datetime'yesterday'",
+                "`datetime'yesterday'` at 13: invalid Edm.DateTime: expected ISO 8601",
+            ),
+            (
+                "Timestamp ge datetime'1600-12-31T23:59:59Z'",
+                "`datetime'1600-12-31T23:59:59Z'` at 13: invalid Edm.DateTime: must be",
+            ),
             ("(RowKey eq 'a'", "expected `)` at 14, found the end"),
             ("", "unexpected the end at 0"),
         ] {
@@ -381,7 +377,8 @@ mod tests {
     }
 
     // A property test: random filters over a few keys, written as text, read back and evaluated, against the
-    // same filter evaluated directly on the keys (comparisons in UTF-16 by `encode_utf16`).
+    // same filter evaluated directly on the keys by a model of its own (comparisons of the keys' UTF-16 code
+    // units by `encode_utf16`, each operator spelled out).
 
     fn key() -> impl Strategy<Value = String> {
         proptest::collection::vec(prop::sample::select(vec!['a', 'b', '\'', ' ', 'é', '\u{ff5e}', '\u{1f600}']), 0..4)
@@ -390,7 +387,7 @@ mod tests {
 
     #[derive(Clone, Debug)]
     enum Model {
-        Compare(bool, Op, String),
+        Compare(bool, ComparisonOperator, String),
         And(Box<Model>, Box<Model>),
         Or(Box<Model>, Box<Model>),
         Not(Box<Model>),
@@ -412,8 +409,16 @@ mod tests {
         fn holds(&self, pk: &str, rk: &str) -> bool {
             match self {
                 Model::Compare(row, op, v) => {
-                    let key = if *row { rk } else { pk };
-                    op.holds(key.encode_utf16().collect::<Vec<_>>().cmp(&v.encode_utf16().collect::<Vec<_>>()))
+                    let key: Vec<u16> = if *row { rk } else { pk }.encode_utf16().collect();
+                    let v: Vec<u16> = v.encode_utf16().collect();
+                    match op {
+                        ComparisonOperator::Eq => key == v,
+                        ComparisonOperator::Ne => key != v,
+                        ComparisonOperator::Gt => key > v,
+                        ComparisonOperator::Ge => key >= v,
+                        ComparisonOperator::Lt => key < v,
+                        ComparisonOperator::Le => key <= v,
+                    }
                 }
                 Model::And(a, b) => a.holds(pk, rk) && b.holds(pk, rk),
                 Model::Or(a, b) => a.holds(pk, rk) || b.holds(pk, rk),
@@ -423,7 +428,7 @@ mod tests {
     }
 
     fn model() -> impl Strategy<Value = Model> {
-        let op = prop::sample::select(Op::ALL.iter().map(|(_, op)| *op).collect::<Vec<_>>());
+        let op = prop::sample::select(OPERATORS.to_vec());
         let leaf = (any::<bool>(), op, key()).prop_map(|(row, op, v)| Model::Compare(row, op, v));
         leaf.prop_recursive(4, 16, 2, |inner| {
             prop_oneof![

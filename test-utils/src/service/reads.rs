@@ -164,7 +164,7 @@ impl Service {
         let table = state.tables.get(&table.to_ascii_lowercase()).ok_or_else(table_not_found)?;
         let entity = table.entities.get(key).ok_or_else(not_found)?;
         let body = element(&table.name, key, entity, metadata, host);
-        let etag = time::etag(entity.ticks);
+        let etag = time::etag(entity.timestamp);
         drop(state);
         self.counters.add(PAGES, 1);
         self.counters.add(SENT, 1);
