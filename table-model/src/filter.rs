@@ -6,6 +6,7 @@
 //! literals that have a filter form. Nothing in a value can leave its literal: strings are quoted with every
 //! `'` doubled, and every other literal is made of characters that cannot end it. [`Filter::parse`] reads
 //! `$filter` text into the same tree, checking the same rules, and names the position of a mistake.
+//! [`Filter::expr`] lends the tree to walk, to evaluate a filter in memory or translate it.
 //!
 //! Typed comparisons use the property handles of `#[derive(TableEntity)]` and take values of the property's
 //! type only:
@@ -167,12 +168,36 @@ pub struct Filter {
 #[derive(Clone, Debug, PartialEq)]
 struct Name(Result<Cow<'static, str>, FilterError>);
 
+/// A node of the tree; the operands of `and`, `or` and `not` are filters, so that [`Filter::expr`] can lend
+/// them.
 #[derive(Clone, Debug, PartialEq)]
 enum Node {
     Compare { property: Name, op: ComparisonOperator, value: Result<EdmValue, ValueError> },
-    And(Vec<Node>),
-    Or(Vec<Node>),
-    Not(Box<Node>),
+    And(Vec<Filter>),
+    Or(Vec<Filter>),
+    Not(Box<Filter>),
+}
+
+/// The top node of a [`Filter`], borrowed from it by [`Filter::expr`]: a comparison, or `and`, `or` or `not`
+/// of other filters, each walked with its own [`Filter::expr`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum FilterExpr<'a> {
+    /// `property op value`.
+    Compare {
+        /// The property's name.
+        property: &'a str,
+        /// The comparison.
+        op: ComparisonOperator,
+        /// The literal, of its exact EDM type.
+        value: &'a EdmValue,
+    },
+    /// Every filter holds: two or more, none of them an `and` (chains are flattened).
+    And(&'a [Filter]),
+    /// Any of the filters holds: two or more, none of them an `or`.
+    Or(&'a [Filter]),
+    /// The filter does not hold; it is not a `not` (a double negation cancels out).
+    Not(&'a Filter),
 }
 
 impl Filter {
@@ -235,16 +260,71 @@ impl Filter {
         parse::parse(text)
     }
 
+    /// The filter's top node, to walk its tree: to evaluate the filter on entities in memory, or to translate
+    /// it. The tree is the one [`Filter::render`] writes, chains of one operator flattened into one node.
+    ///
+    /// ```
+    /// use table_model::filter::{ComparisonOperator, Filter, FilterExpr};
+    /// use table_model::{EdmValue, FilterError};
+    ///
+    /// /// The properties a filter compares, in order.
+    /// fn properties<'a>(filter: &'a Filter, out: &mut Vec<&'a str>) -> Result<(), FilterError> {
+    ///     match filter.expr()? {
+    ///         FilterExpr::Compare { property, .. } => out.push(property),
+    ///         FilterExpr::And(filters) | FilterExpr::Or(filters) => {
+    ///             for f in filters {
+    ///                 properties(f, out)?;
+    ///             }
+    ///         }
+    ///         FilterExpr::Not(f) => properties(f, out)?,
+    ///         _ => {}
+    ///     }
+    ///     Ok(())
+    /// }
+    ///
+    /// let f = Filter::parse("PartitionKey eq 'eu' and (Price gt 100.0 or not (Customer eq 'O''Brien'))")?;
+    /// let mut compared = Vec::new();
+    /// properties(&f, &mut compared)?;
+    /// assert_eq!(compared, ["PartitionKey", "Price", "Customer"]);
+    ///
+    /// let price = Filter::parse("Price gt 100.0")?;
+    /// assert_eq!(
+    ///     price.expr()?,
+    ///     FilterExpr::Compare { property: "Price", op: ComparisonOperator::Gt, value: &EdmValue::Double(100.0) }
+    /// );
+    /// assert!(Filter::property("A or B").eq(1).expr().is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// For a comparison built with an invalid property name or a value that broke its EDM limit, the
+    /// [`FilterError`] [`Filter::render`] reports for it; never for a filter of [`Filter::parse`]. The
+    /// operands of `and`, `or` and `not` are checked when their own `expr` is called.
+    pub fn expr(&self) -> Result<FilterExpr<'_>, FilterError> {
+        Ok(match &self.node {
+            Node::Compare { property, op, value } => {
+                let name = property.0.as_ref().map_err(Clone::clone)?;
+                let value = value
+                    .as_ref()
+                    .map_err(|e| FilterError::new(FilterErrorKind::InvalidValue(e.clone().in_property(&**name))))?;
+                FilterExpr::Compare { property: name, op: *op, value }
+            }
+            Node::And(filters) => FilterExpr::And(filters),
+            Node::Or(filters) => FilterExpr::Or(filters),
+            Node::Not(filter) => FilterExpr::Not(filter),
+        })
+    }
+
     /// Both filters: `self and other`.
     #[must_use]
     pub fn and(self, other: Filter) -> Filter {
-        Filter { node: join(self.node, other.node, true) }
+        Filter { node: join(self, other, true) }
     }
 
     /// Either filter: `self or other`.
     #[must_use]
     pub fn or(self, other: Filter) -> Filter {
-        Filter { node: join(self.node, other.node, false) }
+        Filter { node: join(self, other, false) }
     }
 
     /// All the filters joined by `and`; `None` when there are none.
@@ -291,7 +371,7 @@ impl Filter {
             return Err(FilterError::new(FilterErrorKind::TooManyComparisons { count }));
         }
         let mut out = String::new();
-        self.node.write(&mut out)?;
+        self.write(&mut out)?;
         Ok(out)
     }
 
@@ -317,14 +397,14 @@ fn check_name(name: &str) -> Result<(), PropertyNameError> {
     table_model_rules::property_name::check(name).map_err(|error| PropertyNameError::new(error, name))
 }
 
-/// Joins two nodes, flattening chains of the same operator so that `a and b and c` needs no parentheses.
-fn join(left: Node, right: Node, and: bool) -> Node {
+/// Joins two filters, flattening chains of the same operator so that `a and b and c` needs no parentheses.
+fn join(left: Filter, right: Filter, and: bool) -> Node {
     let mut items = Vec::new();
-    for node in [left, right] {
-        match node {
+    for filter in [left, right] {
+        match filter.node {
             Node::And(children) if and => items.extend(children),
             Node::Or(children) if !and => items.extend(children),
-            other => items.push(other),
+            node => items.push(Filter { node }),
         }
     }
     if and {
@@ -338,35 +418,34 @@ impl Node {
     fn comparisons(&self) -> usize {
         match self {
             Node::Compare { .. } => 1,
-            Node::And(children) | Node::Or(children) => children.iter().map(Node::comparisons).sum(),
+            Node::And(children) | Node::Or(children) => children.iter().map(Filter::comparisons).sum(),
             Node::Not(child) => child.comparisons(),
         }
     }
+}
 
+impl Filter {
+    /// Appends the filter's text to `out`, each comparison checked by [`Filter::expr`].
     fn write(&self, out: &mut String) -> Result<(), FilterError> {
-        match self {
-            Node::Compare { property, op, value } => {
-                let name = property.0.as_ref().map_err(Clone::clone)?;
-                let value = value
-                    .as_ref()
-                    .map_err(|e| FilterError::new(FilterErrorKind::InvalidValue(e.clone().in_property(&**name))))?;
-                out.push_str(name);
+        match self.expr()? {
+            FilterExpr::Compare { property, op, value } => {
+                out.push_str(property);
                 out.push(' ');
                 out.push_str(op.as_str());
                 out.push(' ');
                 write_literal(out, value).map_err(|value| {
-                    FilterError::new(FilterErrorKind::NonFiniteDouble { property: name.to_string(), value })
+                    FilterError::new(FilterErrorKind::NonFiniteDouble { property: property.to_owned(), value })
                 })
             }
-            Node::And(children) | Node::Or(children) => {
-                let and = matches!(self, Node::And(_));
+            FilterExpr::And(children) | FilterExpr::Or(children) => {
+                let and = matches!(self.node, Node::And(_));
                 for (i, child) in children.iter().enumerate() {
                     if i > 0 {
                         out.push_str(if and { " and " } else { " or " });
                     }
                     // `not` binds tighter than both; a comparison needs nothing; a nested chain (necessarily of
                     // the other operator, since chains are flattened) is parenthesised.
-                    if matches!(child, Node::And(_) | Node::Or(_)) {
+                    if matches!(child.node, Node::And(_) | Node::Or(_)) {
                         out.push('(');
                         child.write(out)?;
                         out.push(')');
@@ -376,7 +455,7 @@ impl Node {
                 }
                 Ok(())
             }
-            Node::Not(child) => {
+            FilterExpr::Not(child) => {
                 out.push_str("not (");
                 child.write(out)?;
                 out.push(')');
@@ -392,8 +471,8 @@ impl Not for Filter {
     /// `not (self)`; a double negation cancels out.
     fn not(self) -> Filter {
         match self.node {
-            Node::Not(inner) => Filter { node: *inner },
-            node => Filter { node: Node::Not(Box::new(node)) },
+            Node::Not(inner) => *inner,
+            node => Filter { node: Node::Not(Box::new(Filter { node })) },
         }
     }
 }

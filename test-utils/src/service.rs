@@ -68,7 +68,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use store::{Key, Stored, Table};
-use table_model::TableEntity as _;
+use table_model::{DateTime, TableEntity as _};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use writes::Write;
@@ -243,14 +243,17 @@ struct State {
     tables: HashMap<String, Table>,
     /// By lowercase table name and PartitionKey.
     buckets: HashMap<(String, String), Bucket>,
-    /// The last write's time, in ticks: each write gets a later one, so that ETags differ.
-    last_write: i64,
+    /// The last write's time: each write gets a later one, so that ETags differ.
+    last_write: Option<DateTime>,
 }
 
 impl State {
-    fn tick(&mut self) -> i64 {
-        self.last_write = time::now().max(self.last_write + 1);
-        self.last_write
+    /// The time of a write: now, or a tick past the last write's time when the clock has not moved on.
+    fn tick(&mut self) -> DateTime {
+        let after_last = self.last_write.and_then(|last| DateTime::from_ticks(last.ticks() + 1).ok());
+        let at = after_last.map_or_else(time::now, |after| after.max(time::now()));
+        self.last_write = Some(at);
+        at
     }
 }
 
@@ -396,11 +399,11 @@ impl Service {
     /// A service with `options`, its seeded tables made.
     pub fn new(options: Options) -> Service {
         let mut state = State::default();
-        let ticks = state.tick();
+        let at = state.tick();
         for seed in &options.seed {
             let json = Customer::sample("p", "r").to_json().expect("the sample entity is valid");
             let (properties, _, _) = store::read_body(json.as_bytes()).expect("the encoder writes a JSON object");
-            let entity = Stored::new(&properties, ticks);
+            let entity = Stored::new(&properties, at);
             let entities: BTreeMap<Key, Stored> = (0..seed.entities)
                 .map(|i| {
                     let (partition, row) = seed.keys(i);
@@ -525,7 +528,7 @@ impl Service {
             "{}\nRequestId:{}\nTime:{}",
             failure.message,
             self.request_ids.load(Ordering::Relaxed),
-            time::format(time::now())
+            time::now()
         );
         let message = serde_json::to_string(&message).expect("JSON");
         format!(r#"{{"odata.error":{{"code":"{}","message":{{"lang":"en-US","value":{message}}}}}}}"#, failure.code)

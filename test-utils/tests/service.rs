@@ -176,7 +176,11 @@ async fn a_filter_it_cannot_evaluate_is_400_with_the_service_error() {
     let err = table.query::<Item>(&query, None).unwrap().try_collect::<Vec<_>>().await.unwrap_err();
     let service = err.service().unwrap();
     assert_eq!((service.status(), service.code()), (400, Some("InvalidInput")));
-    assert!(service.message().contains("unsupported literal `1`"), "{}", service.message());
+    assert!(
+        service.message().contains("unsupported literal of type Edm.Int32 in the comparison `N gt`"),
+        "{}",
+        service.message()
+    );
 }
 
 #[tokio::test]

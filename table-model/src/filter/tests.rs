@@ -413,6 +413,25 @@ fn expr() -> impl Strategy<Value = Expr> {
     })
 }
 
+/// The structure a walk of [`Filter::expr`] finds.
+fn walked(filter: &Filter) -> Result<Expr, FilterError> {
+    let all = |filters: &[Filter]| filters.iter().map(walked).collect::<Result<Vec<_>, _>>();
+    Ok(match filter.expr()? {
+        FilterExpr::Compare { property, op, value } => Expr::Cmp(property.to_owned(), op, value.clone()),
+        FilterExpr::And(filters) => Expr::And(all(filters)?),
+        FilterExpr::Or(filters) => Expr::Or(all(filters)?),
+        FilterExpr::Not(filter) => Expr::Not(Box::new(walked(filter)?)),
+    })
+}
+
+#[test]
+fn a_walk_reports_an_invalid_comparison_as_render_does() {
+    let f = Filter::property("N").eq(1) & !Filter::property("A or B").eq(2);
+    let FilterExpr::And([_, not]) = f.expr().unwrap() else { panic!("an `and` of two") };
+    let FilterExpr::Not(bad) = not.expr().unwrap() else { panic!("a `not`") };
+    assert_eq!(bad.expr().unwrap_err(), f.render().unwrap_err());
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -445,6 +464,13 @@ proptest! {
             prop_assert_eq!(&parsed, &filter, "{}", text);
             prop_assert_eq!(parsed.render().unwrap(), text);
         }
+    }
+
+    /// A walk of [`Filter::expr`] finds the structure that was built, as the builder keeps it (chains
+    /// flattened, double negations cancelled), whether or not it renders.
+    #[test]
+    fn a_walk_finds_what_was_built(e in expr()) {
+        prop_assert_eq!(walked(&e.to_filter()).map_err(|err| TestCaseError::fail(err.to_string()))?, e.normalize());
     }
 
     /// Any text, and any text made of the filter's own tokens, parses or gets an error inside the text; what

@@ -33,7 +33,7 @@ impl Service {
         metadata: Metadata,
         host: &str,
     ) -> Result<Response, Failure> {
-        let filter = params.get("$filter").map(|f| Filter::parse(f)).transpose().map_err(invalid)?;
+        let filter = filter(params)?;
         let top = top(params)?;
         let after = params.get("NextTableName").map(|n| n.to_ascii_lowercase());
         let state = self.lock();
@@ -49,7 +49,7 @@ impl Service {
             page.iter().map(|n| format!("{{\"TableName\":{}}}", serde_json::to_string(n).expect("JSON"))).collect();
         let mut body = String::from("{");
         if metadata != Metadata::None {
-            let _ = write!(body, "\"odata.metadata\":\"http://{host}/{ACCOUNT}/$metadata#Tables\",");
+            let _ = write!(body, "{},", metadata_member(host, "Tables"));
         }
         let _ = write!(body, "\"value\":[{}]}}", value.join(","));
         let mut headers = vec![("content-type", metadata.content_type())];
@@ -86,7 +86,7 @@ impl Service {
         }
         let mut body = String::from("{");
         if metadata != Metadata::None {
-            let _ = write!(body, "\"odata.metadata\":\"http://{host}/{ACCOUNT}/$metadata#Tables/@Element\",");
+            let _ = write!(body, "{},", metadata_member(host, "Tables/@Element"));
         }
         let _ = write!(body, "\"TableName\":{}}}", serde_json::to_string(name).expect("JSON"));
         Ok(self.respond(201, &[("content-type", metadata.content_type())], body))
@@ -102,18 +102,12 @@ impl Service {
         metadata: Metadata,
         host: &str,
     ) -> Result<Response, Failure> {
-        let filter = params.get("$filter").map(|f| Filter::parse(f)).transpose().map_err(invalid)?;
+        let filter = filter(params)?;
         let top = top(params)?;
         let select = select(params);
         let state = self.lock();
         let table = state.tables.get(&table.to_ascii_lowercase()).ok_or_else(table_not_found)?;
-        let resume = match (params.get("NextPartitionKey"), params.get("NextRowKey")) {
-            (Some(partition), row) => {
-                let row = row.map_or(Ok(String::new()), |r| untoken(r));
-                Some(Key { partition: untoken(partition)?, row: row? })
-            }
-            (None, _) => None,
-        };
+        let resume = resume(params)?;
         let lowest =
             filter.as_ref().and_then(Filter::lowest).map(|p| Key { partition: p.to_owned(), row: String::new() });
         let start = match (resume, lowest) {
@@ -128,9 +122,7 @@ impl Service {
         let mut body = Vec::with_capacity(1024);
         body.push(b'{');
         if metadata != Metadata::None {
-            body.extend_from_slice(
-                format!("\"odata.metadata\":\"http://{host}/{ACCOUNT}/$metadata#{}\",", table.name).as_bytes(),
-            );
+            body.extend_from_slice(format!("{},", metadata_member(host, &table.name)).as_bytes());
         }
         body.extend_from_slice(b"\"value\":[");
         let mut sent = 0;
@@ -164,7 +156,7 @@ impl Service {
         let table = state.tables.get(&table.to_ascii_lowercase()).ok_or_else(table_not_found)?;
         let entity = table.entities.get(key).ok_or_else(not_found)?;
         let body = element(&table.name, key, entity, metadata, host);
-        let etag = time::etag(entity.ticks);
+        let etag = time::etag(entity.timestamp);
         drop(state);
         self.counters.add(PAGES, 1);
         self.counters.add(SENT, 1);
@@ -195,6 +187,20 @@ fn untoken(token: &str) -> Result<String, Failure> {
     String::from_utf8(bytes).map_err(|_| refused())
 }
 
+/// `$filter`, read; `None` without one.
+fn filter(params: &HashMap<String, String>) -> Result<Option<Filter>, Failure> {
+    params.get("$filter").map(|f| Filter::parse(f)).transpose().map_err(invalid)
+}
+
+/// Where a query resumes: the keys of `NextPartitionKey` and `NextRowKey` (the partition's start without it);
+/// `None` without a `NextPartitionKey`.
+fn resume(params: &HashMap<String, String>) -> Result<Option<Key>, Failure> {
+    let Some(partition) = params.get("NextPartitionKey") else { return Ok(None) };
+    let partition = untoken(partition)?;
+    let row = params.get("NextRowKey").map_or(Ok(String::new()), |r| untoken(r))?;
+    Ok(Some(Key { partition, row }))
+}
+
 /// `$top`: 1 to 1,000, the page's size without it.
 fn top(params: &HashMap<String, String>) -> Result<usize, Failure> {
     match params.get("$top") {
@@ -221,5 +227,11 @@ pub(super) fn element(table: &str, key: &Key, entity: &Stored, metadata: Metadat
         return object;
     }
     let separator = if object.len() > 2 { "," } else { "" };
-    format!("{{\"odata.metadata\":\"http://{host}/{ACCOUNT}/$metadata#{table}/@Element\"{separator}{}", &object[1..])
+    format!("{{{}{separator}{}", metadata_member(host, &format!("{table}/@Element")), &object[1..])
+}
+
+/// The `odata.metadata` member of an answer about `what` (`Tables`, `Customers`, `Customers/@Element`):
+/// `"odata.metadata":"http://<host>/devstoreaccount1/$metadata#<what>"`.
+fn metadata_member(host: &str, what: &str) -> String {
+    format!("\"odata.metadata\":\"http://{host}/{ACCOUNT}/$metadata#{what}\"")
 }

@@ -10,6 +10,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
+use table_model::DateTime;
 
 /// An entity's keys, ordered as the service orders them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,8 +44,8 @@ struct Span {
 /// An entity as kept: its properties as JSON text and when it was last written.
 #[derive(Clone, Debug)]
 pub(crate) struct Stored {
-    /// The `Timestamp`, in ticks; the ETag is made of it.
-    pub(crate) ticks: i64,
+    /// The `Timestamp`; the ETag is made of it.
+    pub(crate) timestamp: DateTime,
     /// The properties' members, comma-separated, in the order received, each annotation before its value.
     text: String,
     spans: Vec<Span>,
@@ -123,8 +124,8 @@ pub(crate) fn read_body(body: &[u8]) -> Result<(Vec<Property>, Option<String>, O
 }
 
 impl Stored {
-    /// An entity of `properties` written at `ticks`.
-    pub(crate) fn new(properties: &[Property], ticks: i64) -> Stored {
+    /// An entity of `properties` written at `timestamp`.
+    pub(crate) fn new(properties: &[Property], timestamp: DateTime) -> Stored {
         let mut text = String::new();
         let mut spans = Vec::with_capacity(properties.len());
         let quoted = |s: &str| serde_json::to_string(s).expect("a string is JSON");
@@ -146,7 +147,7 @@ impl Stored {
             text.push_str(&p.value.to_string());
             spans.push(Span { start, member, value, end: text.len() as u32 });
         }
-        Stored { ticks, text, spans }
+        Stored { timestamp, text, spans }
     }
 
     /// The entity's properties, read back from its text.
@@ -182,7 +183,9 @@ impl Stored {
         let string = || serde_json::from_str::<String>(raw).ok();
         Some(match annotation.as_deref() {
             None | Some("Edm.String") => string().map_or(Value::Other, |s| Value::String(s.into())),
-            Some("Edm.DateTime") => string().and_then(|s| time::parse(&s)).map_or(Value::Other, Value::DateTime),
+            Some("Edm.DateTime") => {
+                string().and_then(|s| DateTime::parse(&s).ok()).map_or(Value::Other, Value::DateTime)
+            }
             Some(_) => Value::Other,
         })
     }
@@ -202,7 +205,7 @@ impl Stored {
         };
         if metadata {
             member(out, b"\"odata.etag\":");
-            out.extend_from_slice(serde_json::to_string(&time::etag(self.ticks)).expect("JSON").as_bytes());
+            out.extend_from_slice(serde_json::to_string(&time::etag(self.timestamp)).expect("JSON").as_bytes());
         }
         for (name, value) in [("\"PartitionKey\"", &key.partition), ("\"RowKey\"", &key.row)] {
             if selected(name) {
@@ -212,7 +215,7 @@ impl Stored {
             }
         }
         if selected("\"Timestamp\"") {
-            member(out, format!("\"Timestamp\":\"{}\"", time::format(self.ticks)).as_bytes());
+            member(out, format!("\"Timestamp\":\"{}\"", self.timestamp).as_bytes());
         }
         for span in &self.spans {
             let name = self.name_json(span).unwrap_or("");
@@ -240,7 +243,7 @@ impl filter::Record for Row<'_> {
         match property {
             "PartitionKey" => Some(Value::String(self.0.partition.as_str().into())),
             "RowKey" => Some(Value::String(self.0.row.as_str().into())),
-            "Timestamp" => Some(Value::DateTime(self.1.ticks)),
+            "Timestamp" => Some(Value::DateTime(self.1.timestamp)),
             _ => self.1.property(property),
         }
     }
@@ -263,8 +266,8 @@ mod tests {
         let body = br#"{"odata.etag":"x","PartitionKey":"p","RowKey":"r","Timestamp":"t","Name":"Ada","Born@odata.type":"Edm.DateTime","Born":"1815-12-10T00:00:00Z","Age":36}"#;
         let (properties, pk, rk) = read_body(body).unwrap();
         assert_eq!((pk.as_deref(), rk.as_deref()), (Some("p"), Some("r")));
-        let ticks = time::parse("2024-05-06T07:08:10.7654321Z").unwrap();
-        let stored = Stored::new(&properties, ticks);
+        let timestamp = DateTime::parse("2024-05-06T07:08:10.7654321Z").unwrap();
+        let stored = Stored::new(&properties, timestamp);
         assert_eq!(stored.properties(), properties);
         let key = Key { partition: "p".into(), row: "r".into() };
         let written = |metadata, select: Option<&[String]>| {
@@ -282,7 +285,7 @@ mod tests {
         );
         let row = Row(&key, &stored);
         assert_eq!(row.value("Name"), Some(Value::String("Ada".into())));
-        assert_eq!(row.value("Born"), Some(Value::DateTime(time::parse("1815-12-10T00:00:00Z").unwrap())));
+        assert_eq!(row.value("Born"), Some(Value::DateTime(DateTime::parse("1815-12-10T00:00:00Z").unwrap())));
         assert_eq!((row.value("Age"), row.value("Gone")), (Some(Value::Other), None));
     }
 

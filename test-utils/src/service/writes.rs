@@ -15,6 +15,7 @@ use crate::loopback::{Request, Response};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
+use table_model::DateTime;
 
 /// A write of one entity, resolved from a request or a batch's operation.
 #[derive(Debug)]
@@ -63,14 +64,14 @@ impl Service {
     }
 
     /// What `write` does to the entity at `key` of `entities`, or why it cannot.
-    fn plan(entities: &BTreeMap<Key, Stored>, key: Key, write: Write, ticks: i64) -> Result<Change, Failure> {
+    fn plan(entities: &BTreeMap<Key, Stored>, key: Key, write: Write, at: DateTime) -> Result<Change, Failure> {
         let current = entities.get(&key);
         let matches = |if_match: &Option<String>| -> Result<(), Failure> {
             match (if_match.as_deref(), current) {
                 (None, _) => Ok(()),
                 (Some(_), None) => Err(not_found()),
                 (Some("*"), Some(_)) => Ok(()),
-                (Some(etag), Some(c)) if etag == time::etag(c.ticks) => Ok(()),
+                (Some(etag), Some(c)) if etag == time::etag(c.timestamp) => Ok(()),
                 (Some(_), Some(_)) => Err(failure(
                     412,
                     "UpdateConditionNotSatisfied",
@@ -85,7 +86,7 @@ impl Service {
                 }
                 Change {
                     key,
-                    entity: Some(Stored::new(&properties, ticks)),
+                    entity: Some(Stored::new(&properties, at)),
                     status: if echo { 201 } else { 204 },
                     echo,
                     inserted: true,
@@ -106,7 +107,7 @@ impl Service {
                     }
                     _ => properties,
                 };
-                Change { key, entity: Some(Stored::new(&properties, ticks)), status: 204, echo: false, inserted: false }
+                Change { key, entity: Some(Stored::new(&properties, at)), status: 204, echo: false, inserted: false }
             }
             Write::Delete { if_match } => {
                 matches(&if_match.or(Some("*".to_owned())))?;
@@ -136,7 +137,7 @@ impl Service {
         host: &str,
     ) -> Result<Response, Failure> {
         let mut state = self.lock();
-        let ticks = state.tick();
+        let at = state.tick();
         let lower = table.to_ascii_lowercase();
         if !state.tables.contains_key(&lower) {
             return Err(table_not_found());
@@ -145,9 +146,9 @@ impl Service {
             return Err(Self::server_busy());
         }
         let table = state.tables.get_mut(&lower).expect("checked");
-        let change = Self::plan(&table.entities, key, write, ticks)?;
+        let change = Self::plan(&table.entities, key, write, at)?;
         self.apply(&mut table.entities, std::slice::from_ref(&change));
-        let etag = change.entity.as_ref().map(|e| time::etag(e.ticks));
+        let etag = change.entity.as_ref().map(|e| time::etag(e.timestamp));
         let body = match (&change.entity, change.echo) {
             (Some(entity), true) => element(&table.name, &change.key, entity, metadata, host),
             _ => String::new(),
@@ -220,7 +221,7 @@ impl Service {
             writes.push((table.to_ascii_lowercase(), key, write, op.header("accept").map(str::to_owned)));
         }
         let mut state = self.lock();
-        let ticks = state.tick();
+        let at = state.tick();
         let (lower, partition) = (writes[0].0.clone(), writes[0].1.partition.clone());
         for (index, (table, key, _, _)) in writes.iter().enumerate() {
             let refusal = if *table != lower || !state.tables.contains_key(table) {
@@ -251,7 +252,7 @@ impl Service {
         let mut changes = Vec::with_capacity(writes.len());
         let mut accepts = Vec::with_capacity(writes.len());
         for (index, (_, key, write, accept)) in writes.into_iter().enumerate() {
-            match Self::plan(&table.entities, key, write, ticks) {
+            match Self::plan(&table.entities, key, write, at) {
                 Ok(change) => changes.push(change),
                 Err(f) => return Ok(self.batch_failure(&f, index)),
             }
@@ -272,7 +273,7 @@ impl Service {
                     } else if change.inserted {
                         headers.push(("Preference-Applied", "return-no-content".to_owned()));
                     }
-                    headers.push(("ETag", time::etag(entity.ticks)));
+                    headers.push(("ETag", time::etag(entity.timestamp)));
                 }
                 batch::Part { status: change.status, headers, body }
             })
