@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use table_model::client::{BulkOperation, BulkOptions, ErrorKind, PlanOptions, TableClient};
+use table_model::filter::KeyPosition;
 use table_model::sas::{AccessPolicy, PolicyId, SignedIdentifier, TableSasPermissions};
 use table_model::service_properties::{AnalyticsLogging, GeoReplicationStatus, RetentionPolicy, ServiceProperties};
 use table_model::{DateTime, Entity, IfMatch, PartitionKey, Query, RowKey, TableName, UpdateMode};
@@ -564,6 +565,34 @@ async fn the_planner_s_probes_under_faults_plan_what_they_plan_without() {
     let faults: u64 = proxy.counts().iter().filter(|(f, _)| **f != Fault::None).map(|(_, n)| n).sum();
     assert!(faults >= 5, "seed {seed}: {:?}", proxy.counts());
 
+    let scanned = keys_in_ranges(&table, &with).await;
+    assert_eq!(scanned, expected, "seed {seed}: the ranges of {with:?} lost or repeated entities");
+
+    // Side by side, after the first page's keys (as a scan plans after its first page): the probes go 4 at
+    // once, in rounds, through the same faults, and plan what they plan without.
+    let first: Vec<KeyPosition> = expected
+        .iter()
+        .take(1_000)
+        .map(|(pk, rk)| KeyPosition::new(PartitionKey::new(pk.as_str()).unwrap(), RowKey::new(rk.as_str()).unwrap()))
+        .collect();
+    let side_by_side = || Some(PlanOptions::side_by_side(four));
+    let without = table.plan_ranges_after(four, None, first.clone(), side_by_side()).await.unwrap();
+    let script: Vec<Fault> =
+        [Fault::CloseBeforeForwarding, Fault::ServerBusy, Fault::CloseAfterForwarding, Fault::Delay]
+            .into_iter()
+            .cycle()
+            .take(16)
+            .collect();
+    let proxy = Proxy::scripted(socket_of(&url), script, seed, 100, DELAY).await;
+    let faulty = through(&proxy, &url).table_client(name.clone());
+    let with = faulty
+        .plan_ranges_after(four, None, first, side_by_side())
+        .await
+        .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    assert_eq!(with, without, "seed {seed}: the faults changed the plan side by side");
+    assert_eq!(with.len(), 4, "seed {seed}: {with:?}");
+    let faults: u64 = proxy.counts().iter().filter(|(f, _)| **f != Fault::None).map(|(_, n)| n).sum();
+    assert!(faults >= 8, "seed {seed}: {:?}", proxy.counts());
     let scanned = keys_in_ranges(&table, &with).await;
     assert_eq!(scanned, expected, "seed {seed}: the ranges of {with:?} lost or repeated entities");
 }
