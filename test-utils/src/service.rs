@@ -170,13 +170,24 @@ pub struct Stats {
     pub entities_written: u64,
     /// Writes refused with `503 ServerBusy` by the throttle.
     pub throttled: u64,
+    /// Bytes of the bodies of every answer: what a client received, less the status lines and headers.
+    pub bytes_sent: u64,
 }
 
-const STAT_NAMES: [&str; 6] = ["requests", "pages", "entities_sent", "transactions", "entities_written", "throttled"];
+const STAT_NAMES: [&str; 7] =
+    ["requests", "pages", "entities_sent", "transactions", "entities_written", "throttled", "bytes_sent"];
 
 impl Stats {
-    fn fields(&self) -> [u64; 6] {
-        [self.requests, self.pages, self.entities_sent, self.transactions, self.entities_written, self.throttled]
+    fn fields(&self) -> [u64; 7] {
+        [
+            self.requests,
+            self.pages,
+            self.entities_sent,
+            self.transactions,
+            self.entities_written,
+            self.throttled,
+            self.bytes_sent,
+        ]
     }
 
     /// The counts as the JSON object `GET /stats` answers with.
@@ -196,13 +207,14 @@ impl Stats {
             transactions: get("transactions")?,
             entities_written: get("entities_written")?,
             throttled: get("throttled")?,
+            bytes_sent: get("bytes_sent")?,
         })
     }
 }
 
 /// The running counts.
 #[derive(Debug, Default)]
-struct Counters([AtomicU64; 6]);
+struct Counters([AtomicU64; 7]);
 
 impl Counters {
     fn add(&self, which: usize, n: u64) {
@@ -218,6 +230,7 @@ impl Counters {
             transactions: v(3),
             entities_written: v(4),
             throttled: v(5),
+            bytes_sent: v(6),
         }
     }
 }
@@ -228,6 +241,7 @@ const SENT: usize = 2;
 const TRANSACTIONS: usize = 3;
 const WRITTEN: usize = 4;
 const THROTTLED: usize = 5;
+const BYTES: usize = 6;
 
 /// A partition's token bucket.
 #[derive(Debug)]
@@ -443,6 +457,7 @@ impl Service {
         let write = request.method != http::Method::GET;
         let delay = if write { self.options.latency_write } else { self.options.latency_query };
         let response = self.route(request).unwrap_or_else(|f| self.error(&f, None));
+        self.counters.add(BYTES, response.body().len() as u64);
         (response, delay)
     }
 

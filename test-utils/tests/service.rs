@@ -90,6 +90,14 @@ async fn what_a_bulk_insert_wrote_reads_back_in_utf16_key_order() {
     // 3 partitions of 230: 3 transactions each.
     assert_eq!(stats.transactions, 9);
     assert_eq!(stats.entities_sent, 690);
+    // The bytes of the bodies answered: a page read raw is counted at its length.
+    fn body(answer: &http::Response<azure_core::Bytes>) -> Result<u64, table_model::ResponseError> {
+        Ok(answer.body().len() as u64)
+    }
+    let pages: Vec<_> = table.query_read(&Query::new(), None, body).unwrap().try_collect().await.unwrap();
+    assert_eq!(pages.len(), 1);
+    assert!(pages[0].body > 690 * 30, "{} bytes", pages[0].body);
+    assert_eq!(server.stats().bytes_sent - stats.bytes_sent, pages[0].body);
 
     // A second table of the same name is refused, as is a query of one that does not exist.
     let err = client(&server).create_table(TableName::from_static("items"), None).await.unwrap_err();
