@@ -16,10 +16,20 @@ from round to round (interleaved), each tablectl run in its own process:
     import/200k   tablectl import big.jsonl <new table>
     import/20k    tablectl import customers20k.jsonl <new table>   (the first 20,000 of Customers, 80 partitions)
     small/P       tablectl export Small -o DIR/ --parallel P             P = 1, 16
+    backup/P      tablectl backup Backed -o COPY --parallel P --margin 5: an incremental generation, into a copy
+                  of the first generation's directory (so that every round takes the same second generation)
+    full/P        tablectl export Backed -o DIR/ --parallel P, the full export it is compared with   P = 1, 16
+    restore       tablectl restore COPY <new table> --from Backed: the second generation (p16's), compared
+                  with import/200k (as many entities)
     py-export/1   azure-data-tables: list_entities() to a file, one json.dumps a line
     py-export/8   the same from 8 threads, a PartitionKey range each
     py-import/1   azure-data-tables: customers20k.jsonl, submit_transaction per 100 of a partition, one at a time
     py-import/8   the same from 8 threads
+
+Backed (200,000 entities in 400 partitions) gets its first generations (p1 and p16, untimed) more than the
+margin after the server seeded it, then 1% of it changes: 1,000 entities merged, 500 inserted, one partition of
+500 deleted (`tablectl import --mode merge`, `tablectl delete`). The bytes of one incremental generation and one
+full export (p16) are the server's `bytes_sent` before and after.
 
 The Python cases run `--python-rounds` rounds (the first ones). Prints the minimum of each case, then each
 figure as a ratio to its baseline measured in the same run, and the server's counts (GET /stats).
@@ -41,7 +51,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 LATENCY_QUERY_MS = 30
 LATENCY_WRITE_MS = 15
 THROTTLE = 2000
-TABLES = {"Customers": (100_000, 400), "Small": (2_000, 4), "Big": (200_000, 400)}
+TABLES = {"Customers": (100_000, 400), "Small": (2_000, 4), "Big": (200_000, 400), "Backed": (200_000, 400)}
+# The backup cases' margin for the skew of clocks, in seconds (`tablectl backup --margin`).
+MARGIN = 5
 # The bulk writer's transactions in flight (table-model's BulkOptions default), which import and copy use.
 IN_FLIGHT = 8
 PY_THREADS = 8
@@ -56,13 +68,30 @@ def partition_key(p, partitions):
 
 
 def start_server(server):
+    """The server and its port; the time it seeded its tables at."""
     args = [server, "--latency-query", str(LATENCY_QUERY_MS), "--latency-write", str(LATENCY_WRITE_MS),
             "--throttle", str(THROTTLE)]
     for table, (entities, partitions) in TABLES.items():
         args += ["--seed", f"{table}:{entities}:{partitions}"]
     process = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     port = int(process.stdout.readline())
-    return process, port
+    return process, port, time.time()
+
+
+def backup_changes(path, partitions, per):
+    """The 1% of Backed that changes between its generations: a JSON lines file of 1,000 entities to merge (5 in
+    every other partition) and 500 to insert (5 new in every fourth), and the partition to delete."""
+    key = lambda p: partition_key(p, partitions)
+    width = max(6, len(str(per - 1)))
+    with open(path, "w", encoding="utf-8") as out:
+        for p in range(0, partitions, 2):
+            for r in (1, per // 2, per - 1, per // 4, per // 3):
+                out.write(json.dumps({"PartitionKey": key(p), "RowKey": f"{r:0{width}}", "Changed": 1}) + "\n")
+        for p in range(1, partitions, 4):
+            for r in range(per, per + 5):
+                out.write(json.dumps({"PartitionKey": key(p), "RowKey": f"{r:0{width}}", "Changed": 2}) + "\n")
+    # Odd and not one of every fourth: neither merged nor inserted into.
+    return key(min(123, partitions - 1))
 
 
 def stats(port):
@@ -176,7 +205,7 @@ def main():
     args.work = os.path.abspath(args.work)
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
-    server, port = start_server(args.server)
+    server, port, seeded = start_server(args.server)
     try:
         run = Run(args, port)
         # The inputs of the imports: Big and Customers exported once, untimed.
@@ -194,6 +223,30 @@ def main():
         def tablectl_import(path):
             name = run.fresh("Import")
             seconds = run.tablectl_run("import", path, name)
+            drop(port, name)
+            return seconds
+
+        # Backed: its first generations more than the margin after the seed (whose entities would otherwise be
+        # read again as changed), then 1% of it changed.
+        time.sleep(max(0.0, seeded + MARGIN + 1 - time.time()))
+        for p in (1, 16):
+            run.tablectl_run("backup", "Backed", "-o", os.path.join(args.work, f"bak{p}"), "--parallel", str(p))
+        changes = os.path.join(args.work, "changes.jsonl")
+        doomed = backup_changes(changes, TABLES["Backed"][1], TABLES["Backed"][0] // TABLES["Backed"][1])
+        run.tablectl_run("import", changes, "Backed", "--mode", "merge")
+        run.tablectl_run("delete", "Backed", "--filter", f"PartitionKey eq '{doomed}'", "--yes")
+
+        def incremental(parallel):
+            copy = os.path.join(args.work, f"copy{parallel}")
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(os.path.join(args.work, f"bak{parallel}"), copy)
+            return run.tablectl_run("backup", "Backed", "-o", copy, "--parallel", str(parallel), "--margin", str(MARGIN))
+
+        def restore():
+            if not os.path.exists(os.path.join(args.work, "copy16")):
+                incremental(16)
+            name = run.fresh("Restored")
+            seconds = run.tablectl_run("restore", os.path.join(args.work, "copy16"), name, "--from", "Backed")
             drop(port, name)
             return seconds
 
@@ -215,6 +268,11 @@ def main():
             ("import/20k", lambda: tablectl_import(customers)),
             ("small/1", lambda: run.export("Small", 1)),
             ("small/16", lambda: run.export("Small", 16)),
+            ("backup/1", lambda: incremental(1)),
+            ("full/1", lambda: run.export("Backed", 1)),
+            ("backup/16", lambda: incremental(16)),
+            ("full/16", lambda: run.export("Backed", 16)),
+            ("restore", restore),
             ("py-export/1", lambda: run.py_export(1)),
             ("py-export/8", lambda: run.py_export(PY_THREADS)),
             ("py-import/1", lambda: run.py_import(1, customers, SMALL_IMPORT)),
@@ -229,6 +287,12 @@ def main():
                 seconds = case()
                 best[name] = min(best.get(name, seconds), seconds)
                 print(f"round {r + 1}: {name:<12} {seconds:8.3f} s", file=sys.stderr, flush=True)
+        # The bytes the server sent for one incremental generation and one full export (p16).
+        sent = {}
+        for name, case in (("backup/16", lambda: incremental(16)), ("full/16", lambda: run.export("Backed", 16))):
+            before = stats(port)["bytes_sent"]
+            case()
+            sent[name] = stats(port)["bytes_sent"] - before
         counts = stats(port)
     finally:
         server.stdin.close()
@@ -240,10 +304,11 @@ def main():
     print("| case | seconds | entities/s |")
     print("|---|---:|---:|")
     customers, small, big = TABLES["Customers"][0], TABLES["Small"][0], TABLES["Big"][0]
+    backed = TABLES["Backed"][0]
     sizes = {"export": customers, "count": customers, "copy": customers, "small": small, "py-export": customers,
-             "py-import": SMALL_IMPORT}
+             "py-import": SMALL_IMPORT, "backup": backed, "full": backed, "restore": backed}
     for name, seconds in best.items():
-        kind, variant = name.split("/")
+        kind = name.split("/")[0]
         n = big if name == "import/200k" else SMALL_IMPORT if kind == "import" else sizes[kind]
         print(f"| {name} | {seconds:.3f} | {n / seconds:,.0f} |")
 
@@ -270,6 +335,13 @@ def main():
             print(f"  tablectl {ours} against Python {py}: {ratio(py, ours):.2f}x (goal: 5x)")
     for py in ("py-import/1", "py-import/8"):
         print(f"  tablectl import/20k against Python {py}: {ratio(py, 'import/20k'):.2f}x (goal: 5x)")
+    for p in (1, 16):
+        print(f"  incremental backup --parallel {p} time / full export: {ratio(f'backup/{p}', f'full/{p}'):.2f} "
+              f"(goal: at most 0.35)")
+    if sent.get("full/16"):
+        print(f"  incremental backup bytes / full export: {sent['backup/16'] / sent['full/16']:.3f} "
+              f"({sent['backup/16']:,} of {sent['full/16']:,}; goal: at most 0.25)")
+    print(f"  restore of the second generation / import of as many entities: {ratio('restore', 'import/200k'):.2f}")
     print(f"\nserver counts: {json.dumps(counts)}")
 
 

@@ -92,7 +92,7 @@ impl<W: Write> Write for Hashing<W> {
         let n = self.inner.write(buf)?;
         self.hasher.update(&buf[..n]);
         self.bytes += n as u64;
-        self.lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        self.lines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
         Ok(n)
     }
 

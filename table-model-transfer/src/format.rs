@@ -132,7 +132,7 @@ pub(crate) fn read_line_bounded(reader: &mut dyn BufRead, buf: &mut Vec<u8>, lim
         if available.is_empty() {
             return Ok((read, over));
         }
-        let (taken, done) = match available.iter().position(|&b| b == b'\n') {
+        let (taken, done) = match memchr::memchr(b'\n', available) {
             Some(i) => (i + 1, true),
             None => (available.len(), false),
         };
@@ -590,6 +590,21 @@ pub fn open_reader(
     path: &Path,
     format: Option<(FileFormat, Compression)>,
 ) -> Result<Box<dyn EntityReader>, TransferError> {
+    open(path, format, false)
+}
+
+/// [`open_reader`] of a file whose records are read for their keys only: JSON lines skip every other member
+/// ([`jsonl::read_keys_line`]); the other formats read whole entities. For merges of key sets in files this
+/// crate wrote (a backup's, checked against its manifest's digests first).
+pub(crate) fn open_keys_reader(path: &Path) -> Result<Box<dyn EntityReader>, TransferError> {
+    open(path, None, true)
+}
+
+fn open(
+    path: &Path,
+    format: Option<(FileFormat, Compression)>,
+    keys_only: bool,
+) -> Result<Box<dyn EntityReader>, TransferError> {
     let stdin = path.as_os_str() == "-";
     let format_given = format;
     let (format, compression) = if stdin { format.unwrap_or_default() } else { format_of(path, format)? };
@@ -614,6 +629,7 @@ pub fn open_reader(
     let (input, count) = compress::decompressed(input, compression)
         .map_err(|e| TransferError::failed(format!("cannot read `{source}`: {e}")))?;
     let reader: Box<dyn EntityReader> = match format {
+        FileFormat::Jsonl if keys_only => Box::new(jsonl::JsonlReader::new(source, input).keys_only()),
         FileFormat::Jsonl => Box::new(jsonl::JsonlReader::new(source, input)),
         _ => Box::new(csv::CsvReader::new(source, input)),
     };

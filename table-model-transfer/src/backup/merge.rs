@@ -25,12 +25,24 @@ pub(crate) struct Sorted {
     reader: Option<(PathBuf, Box<dyn EntityReader>)>,
     /// The next entity, read ahead.
     head: Option<Entity>,
+    /// Whether the files are read for their keys only.
+    keys_only: bool,
 }
 
 impl Sorted {
     /// The entities of `files`, in order.
     pub(crate) fn open(files: Vec<PathBuf>) -> Result<Sorted, TransferError> {
-        let mut sorted = Sorted { files: files.into(), reader: None, head: None };
+        Sorted::start(files, false)
+    }
+
+    /// The keys of the entities of `files`, in order, as entities of their keys alone (`format::open_keys_reader`):
+    /// for merges of key sets.
+    pub(crate) fn open_keys(files: Vec<PathBuf>) -> Result<Sorted, TransferError> {
+        Sorted::start(files, true)
+    }
+
+    fn start(files: Vec<PathBuf>, keys_only: bool) -> Result<Sorted, TransferError> {
+        let mut sorted = Sorted { files: files.into(), reader: None, head: None, keys_only };
         sorted.head = sorted.read()?;
         Ok(sorted)
     }
@@ -60,7 +72,8 @@ impl Sorted {
         loop {
             if self.reader.is_none() {
                 let Some(path) = self.files.pop_front() else { return Ok(None) };
-                let reader = format::open_reader(&path, None)?;
+                let reader =
+                    if self.keys_only { format::open_keys_reader(&path)? } else { format::open_reader(&path, None)? };
                 self.reader = Some((path, reader));
             }
             let (path, reader) = self.reader.as_mut().expect("a file is open");

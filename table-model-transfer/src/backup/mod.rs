@@ -416,8 +416,8 @@ fn write_deleted(
     let path = dir.join(NAME);
     let partial = dir.join(format!(".{NAME}.partial"));
     let of = |part: Part| files.iter().filter(|f| f.part == part).map(|f| dir.join(&f.path)).collect();
-    let before = Sorted::open(previous.paths(previous.manifest.key_part()))?;
-    let (changed, now) = (Sorted::open(of(Part::Entities))?, Sorted::open(of(key_part))?);
+    let before = Sorted::open_keys(previous.paths(previous.manifest.key_part()))?;
+    let (changed, now) = (Sorted::open_keys(of(Part::Entities))?, Sorted::open_keys(of(key_part))?);
     let options = WriteOptions { format: FileFormat::Jsonl, compression: Compression::None, schema: None };
     let mut writer = format::create_writer(Sink::create(&partial, true)?, &options)?;
     deleted_keys(before, changed, now, |keys| writer.write(&keys))?;
