@@ -64,10 +64,12 @@ fn parts<'a>(body: &'a str, boundary: &str) -> Result<Vec<&'a str>, String> {
 
 /// Splits a head from what follows its empty line, the head's lines as `name: value` after the first line.
 fn head(text: &str) -> (Vec<&str>, &str) {
-    let (end, skip) = match (text.find("\r\n\r\n"), text.find("\n\n")) {
-        (Some(a), Some(b)) if b < a => (b, 2),
-        (Some(a), _) => (a, 4),
-        (None, Some(b)) => (b, 2),
+    // The first empty line, CRLF or LF: an LF one is looked for only before the first CRLF one (a part's
+    // content after its head can be long).
+    let crlf = text.find("\r\n\r\n");
+    let (end, skip) = match (crlf, text[..crlf.unwrap_or(text.len())].find("\n\n")) {
+        (_, Some(b)) => (b, 2),
+        (Some(a), None) => (a, 4),
         (None, None) => (text.len(), 0),
     };
     let lines = text[..end].lines().map(|l| l.trim_end_matches('\r')).collect();

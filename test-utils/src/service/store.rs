@@ -46,6 +46,10 @@ struct Span {
 pub(crate) struct Stored {
     /// The `Timestamp`; the ETag is made of it.
     pub(crate) timestamp: DateTime,
+    /// The members `"odata.etag":"…"` and `"Timestamp":"…"` as a page writes them, made once at the write
+    /// rather than at each read.
+    etag_member: Box<str>,
+    timestamp_member: Box<str>,
     /// The properties' members, comma-separated, in the order received, each annotation before its value.
     text: String,
     spans: Vec<Span>,
@@ -147,7 +151,9 @@ impl Stored {
             text.push_str(&p.value.to_string());
             spans.push(Span { start, member, value, end: text.len() as u32 });
         }
-        Stored { timestamp, text, spans }
+        let etag_member = format!("\"odata.etag\":{}", serde_json::to_string(&time::etag(timestamp)).expect("JSON"));
+        let timestamp_member = format!("\"Timestamp\":\"{timestamp}\"");
+        Stored { timestamp, etag_member: etag_member.into(), timestamp_member: timestamp_member.into(), text, spans }
     }
 
     /// The entity's properties, read back from its text.
@@ -204,18 +210,17 @@ impl Stored {
             out.extend_from_slice(text);
         };
         if metadata {
-            member(out, b"\"odata.etag\":");
-            out.extend_from_slice(serde_json::to_string(&time::etag(self.timestamp)).expect("JSON").as_bytes());
+            member(out, self.etag_member.as_bytes());
         }
         for (name, value) in [("\"PartitionKey\"", &key.partition), ("\"RowKey\"", &key.row)] {
             if selected(name) {
                 member(out, name.as_bytes());
                 out.push(b':');
-                out.extend_from_slice(serde_json::to_string(value).expect("JSON").as_bytes());
+                serde_json::to_writer(&mut *out, value).expect("a string is JSON");
             }
         }
         if selected("\"Timestamp\"") {
-            member(out, format!("\"Timestamp\":\"{}\"", self.timestamp).as_bytes());
+            member(out, self.timestamp_member.as_bytes());
         }
         for span in &self.spans {
             let name = self.name_json(span).unwrap_or("");
