@@ -71,12 +71,9 @@ pub fn run(cli: Cli, connection_string_var: Option<String>, abort_after: Option<
     let export = collector.as_ref().map(telemetry::Collector::tracer_provider);
     #[cfg(not(feature = "otlp"))]
     let export = None;
-    // One thread does for requests and files; SQL's partitions, aggregates and joins are work for every core.
-    let mut runtime = match &cli.command {
-        #[cfg(feature = "sql")]
-        Command::Sql(_) => tokio::runtime::Builder::new_multi_thread(),
-        _ => tokio::runtime::Builder::new_current_thread(),
-    };
+    // A thread for each core: a scan's ranges read (decode, check) their pages on every core
+    // (`scan::scan_pages_read`), and SQL's partitions, aggregates and joins are work for every core too.
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
     let result = runtime
         .enable_all()
         .build()

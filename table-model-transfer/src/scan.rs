@@ -4,9 +4,9 @@
 //! continuations, at most `parallel` of them at once). `export`, `count`, `copy` and `validate` are consumers of
 //! the pages; none of them looks inside a range.
 //!
-//! Memory is bounded: each range holds at most one page (the service sends at most 1,000 entities in one,
-//! `docs/rules.md` §10) until the consumer takes it, so a scan holds at most `parallel` pages, and
-//! [`plan_reading`] two more.
+//! Memory is bounded: each of the `parallel` tasks reading ranges holds at most one page (the service sends at
+//! most 1,000 entities in one, `docs/rules.md` §10) and the channel to the consumer as many, so a scan holds at
+//! most `2 × parallel` pages, and [`plan_reading`] two more.
 //!
 //! Layer: service.
 
@@ -14,7 +14,9 @@ use crate::error::TransferError;
 pub use crate::shard::Shard;
 use futures::future::Either;
 use futures::{Stream, StreamExt as _, TryStreamExt as _};
+use std::collections::VecDeque;
 use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex, PoisonError};
 use table_model::client::{PlanOptions, QueryOptions, TableClient};
 use table_model::filter::Filter;
 use table_model::filter::{shard, KeyPosition, KeyRange};
@@ -237,6 +239,11 @@ pub fn scan_pages<'a>(
 /// ([`table_model::json::EncodedPage`]). An error of `read` is the page's, as a decoding error is
 /// [`scan_pages`]'s.
 ///
+/// The ranges are read by `parallel` tasks of their own (`tokio::spawn`), each taking the next range not
+/// started when it is done with one: on a runtime of several threads, the pages are read (decoded, or checked)
+/// on every core, not only on the consumer's. The tasks start at once, each a page ahead of the consumer at most,
+/// and stop when the stream is dropped.
+///
 /// # Errors
 /// As [`scan_pages`].
 pub fn scan_pages_read<'a, E: Send + 'static>(
@@ -247,9 +254,34 @@ pub fn scan_pages_read<'a, E: Send + 'static>(
     metadata: Option<MetadataLevel>,
     read: fn(&http::Response<bytes::Bytes>) -> Result<E, ResponseError>,
 ) -> impl Stream<Item = Result<Page<E>, TransferError>> + 'a {
-    futures::stream::iter(ranges)
-        .map(move |start| range_pages(table, query, start, metadata, read))
-        .flatten_unordered(parallel.get())
+    let workers = parallel.get().min(ranges.len());
+    let queue = Arc::new(Mutex::new(VecDeque::from(ranges)));
+    // A page per worker in the channel and one in each worker's hands: memory stays that of `parallel` pages.
+    let (sender, receiver) = tokio::sync::mpsc::channel(workers.max(1));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..workers {
+        let (table, query, queue, sender) = (table.clone(), query.clone(), queue.clone(), sender.clone());
+        tasks.spawn(async move {
+            loop {
+                let next = queue.lock().unwrap_or_else(PoisonError::into_inner).pop_front();
+                let Some(start) = next else { return };
+                let mut pages = range_pages(&table, &query, start, metadata, read);
+                while let Some(page) = pages.next().await {
+                    let failed = page.is_err();
+                    // The consumer gone or the range failed: nothing more to read.
+                    if sender.send(page).await.is_err() || failed {
+                        return;
+                    }
+                }
+            }
+        });
+    }
+    // The tasks are aborted when the stream (which owns them) is dropped.
+    let mut receiver = receiver;
+    futures::stream::poll_fn(move |cx| {
+        let _owner = &tasks;
+        receiver.poll_recv(cx)
+    })
 }
 
 /// The pages of one range, as [`scan_pages_read`] yields them.
