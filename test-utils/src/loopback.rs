@@ -357,7 +357,9 @@ where
     H: Fn(&Request) -> A + Send + Sync + 'static,
     A: Answer,
 {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    // A thread per core, as a service answers connections side by side: an answer that takes CPU (a page
+    // built, a transaction parsed) does not hold up the others.
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
     runtime.block_on(async {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
         let port = listener.local_addr().expect("bound").port();
