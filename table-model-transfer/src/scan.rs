@@ -17,6 +17,7 @@ use futures::{Stream, StreamExt as _, TryStreamExt as _};
 use std::collections::VecDeque;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Poll;
 use table_model::client::{PlanOptions, QueryOptions, TableClient};
 use table_model::filter::Filter;
 use table_model::filter::{shard, KeyPosition, KeyRange};
@@ -276,11 +277,19 @@ pub fn scan_pages_read<'a, E: Send + 'static>(
             }
         });
     }
-    // The tasks are aborted when the stream (which owns them) is dropped.
+    // The tasks are aborted when the stream (which owns them) is dropped. The channel ends when every task has:
+    // the stream ends once each has been joined, and a task that panicked is the scan's panic, never its end.
     let mut receiver = receiver;
-    futures::stream::poll_fn(move |cx| {
-        let _owner = &tasks;
-        receiver.poll_recv(cx)
+    futures::stream::poll_fn(move |cx| match receiver.poll_recv(cx) {
+        Poll::Ready(None) => loop {
+            match tasks.poll_join_next(cx) {
+                Poll::Ready(Some(Err(ended))) if ended.is_panic() => std::panic::resume_unwind(ended.into_panic()),
+                Poll::Ready(Some(_)) => {}
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            }
+        },
+        page => page,
     })
 }
 

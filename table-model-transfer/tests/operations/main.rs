@@ -1,10 +1,12 @@
 //! The engine's operations from Rust code against Azurite (`bash scripts/azurite.sh run cargo test`): an export
 //! and a copy cancelled half-way through their [`Control`] and resumed end as the same operations run once; a
 //! resumed import settles the chunk a stopped run had written in part with a few range reads, not a read per
-//! entity; a scan by ranges plans while it reads its first range (`plan`); backups (`backup`).
+//! entity; a scan by ranges plans while it reads its first range (`plan`) and reads its ranges in tasks of their
+//! own (`scan`); backups (`backup`).
 
 mod backup;
 mod plan;
+mod scan;
 
 use async_trait::async_trait;
 use std::collections::BTreeSet;
