@@ -9,6 +9,9 @@
 //! (after a kill, a failure or a cancellation) goes on from there. `docs/tablectl.md` says what each operation
 //! writes and reads, and how.
 //!
+//! The operations run on a Tokio runtime: they pace with its timers and read key ranges in tasks of their own
+//! ([`scan::scan_pages_read`]). On a runtime of several threads, pages are read on every core.
+//!
 //! The modules, bottom up (each uses only its own layer and those below):
 //!
 //! | layer | modules |

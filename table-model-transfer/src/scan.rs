@@ -247,6 +247,10 @@ pub fn scan_pages<'a>(
 ///
 /// # Errors
 /// As [`scan_pages`].
+///
+/// # Panics
+/// Outside a Tokio runtime (the tasks are spawned on the current one); and with the panic of a task, should
+/// `read` panic.
 pub fn scan_pages_read<'a, E: Send + 'static>(
     table: &'a TableClient,
     query: &'a Query,
