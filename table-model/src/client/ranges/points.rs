@@ -126,17 +126,14 @@ impl Digits {
         if service_order(lo, hi) != Ordering::Less {
             return Vec::new();
         }
-        let (lo16, hi16): (Vec<u16>, Vec<u16>) = (lo.encode_utf16().collect(), hi.encode_utf16().collect());
-        let skip = common_prefix(&lo16, &hi16);
-        let (a, b) = (self.reading(&lo16, skip), self.reading(&hi16, skip));
+        let Readings { prefix, lo: a, hi: b } = self.readings(lo, hi);
         let span = b.saturating_sub(a);
         let parts = count as u128 + 1;
         let mut points: Vec<String> = Vec::new();
         for k in 1..parts {
             let value = a + span / parts * k + span % parts * k / parts;
-            let p = self.point(&hi16[..skip], value);
-            let above = points.last().map_or(lo, String::as_str);
-            if service_order(above, &p) == Ordering::Less && service_order(&p, hi) == Ordering::Less {
+            let p = self.point(&prefix, value);
+            if strictly_between(points.last().map_or(lo, String::as_str), &p, hi) {
                 points.push(p);
             }
         }
@@ -149,25 +146,43 @@ impl Digits {
         if service_order(lo, hi) != Ordering::Less || !(0.0..=1.0).contains(&f) {
             return None;
         }
-        let (lo16, hi16): (Vec<u16>, Vec<u16>) = (lo.encode_utf16().collect(), hi.encode_utf16().collect());
-        let skip = common_prefix(&lo16, &hi16);
-        let (a, b) = (self.reading(&lo16, skip), self.reading(&hi16, skip));
+        let Readings { prefix, lo: a, hi: b } = self.readings(lo, hi);
         // A reading holds at most 112 bits: the fraction of the span in f64 is close enough for a cut.
         let value = a + (b.saturating_sub(a) as f64 * f) as u128;
-        let point = self.point(&hi16[..skip], value);
-        (service_order(lo, &point) == Ordering::Less && service_order(&point, hi) == Ordering::Less).then_some(point)
+        let point = self.point(&prefix, value);
+        strictly_between(lo, &point, hi).then_some(point)
     }
 
     /// Where `s` stands between `lo` and `hi`, as a fraction of the span of their readings after their
     /// common prefix: 0 at `lo` (or below), 1 at `hi` (or above); `None` when the two read the same.
     pub(super) fn fraction(&self, lo: &str, s: &str, hi: &str) -> Option<f64> {
-        let (lo16, s16, hi16): (Vec<u16>, Vec<u16>, Vec<u16>) =
-            (lo.encode_utf16().collect(), s.encode_utf16().collect(), hi.encode_utf16().collect());
-        let skip = common_prefix(&lo16, &hi16);
-        let (a, b) = (self.reading(&lo16, skip), self.reading(&hi16, skip));
-        let x = self.reading(&s16, skip).clamp(a.min(b), b.max(a));
+        let Readings { prefix, lo: a, hi: b } = self.readings(lo, hi);
+        let s16: Vec<u16> = s.encode_utf16().collect();
+        let x = self.reading(&s16, prefix.len()).clamp(a.min(b), b.max(a));
         (b > a).then(|| (x - a) as f64 / (b - a) as f64)
     }
+
+    /// `lo` and `hi` read after the code units they share.
+    fn readings(&self, lo: &str, hi: &str) -> Readings {
+        let (lo16, mut hi16): (Vec<u16>, Vec<u16>) = (lo.encode_utf16().collect(), hi.encode_utf16().collect());
+        let skip = common_prefix(&lo16, &hi16);
+        let (lo, hi) = (self.reading(&lo16, skip), self.reading(&hi16, skip));
+        hi16.truncate(skip);
+        Readings { prefix: hi16, lo, hi }
+    }
+}
+
+/// Two strings read as numbers after their common prefix ([`Digits::readings`]).
+struct Readings {
+    /// The code units the two share, which the points between them start with.
+    prefix: Vec<u16>,
+    lo: u128,
+    hi: u128,
+}
+
+/// Whether `p` is strictly between `lo` and `hi` in the service's order.
+fn strictly_between(lo: &str, p: &str, hi: &str) -> bool {
+    service_order(lo, p) == Ordering::Less && service_order(p, hi) == Ordering::Less
 }
 
 /// Adds to the units `present` holds (one bit each) the rest of each ASCII class they draw on: a key made of
