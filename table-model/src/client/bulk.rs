@@ -120,7 +120,8 @@ pub type ProgressFn = Arc<dyn Fn(&BulkProgress) + Send + Sync>;
 #[derive(Clone, Default)]
 pub struct BulkOptions<'a> {
     /// Transactions in flight at once; `0` for the default, 8. A partition's transactions are sent one after
-    /// the other, in input order.
+    /// the other, in input order; of the partitions with none in flight, the one with the most transactions
+    /// waiting goes first, so that the places in flight stay full to the end.
     pub concurrency: usize,
     /// How many entities may wait in transactions not yet answered; `0` for the default, 200 per unit of
     /// concurrency. Memory is bounded by this, not by the input: with many partitions, transactions are sent
@@ -422,6 +423,8 @@ struct Writer<'c, E, M> {
     operation: BulkOperation,
     open: HashMap<String, Open<E>>,
     ready: VecDeque<Sealed<E>>,
+    /// How many transactions of each partition wait in `ready`.
+    waiting: HashMap<String, usize>,
     busy: HashSet<String>,
     buffered: usize,
     report: BulkReport<E>,
@@ -500,6 +503,7 @@ impl<'c, E: BulkEntity<M>, M> Writer<'c, E, M> {
     fn abandon_waiting(&mut self) {
         let Some(error) = self.gave_up.clone() else { return };
         let sealed = std::mem::take(&mut self.ready).into_iter().map(|s| s.entities);
+        self.waiting.clear();
         let open: Vec<Vec<E>> = self.open.drain().map(|(_, open)| open.entities).collect();
         for entities in sealed.chain(open).collect::<Vec<_>>() {
             self.buffered -= entities.len();
@@ -516,6 +520,7 @@ impl<'c, E: BulkEntity<M>, M> Writer<'c, E, M> {
                 return;
             }
             let Open { batch, entities, size } = open;
+            *self.waiting.entry(partition.to_owned()).or_default() += 1;
             self.ready.push_back(Sealed { partition: partition.to_owned(), batch, entities, size });
         }
     }
@@ -528,11 +533,25 @@ impl<'c, E: BulkEntity<M>, M> Writer<'c, E, M> {
         }
     }
 
-    /// The next transaction whose partition has none in flight, with its index and request id, and when it may
-    /// be sent (under a partition rate).
+    /// The next transaction to send, with its index and request id, and when it may be sent (under a partition
+    /// rate): the first waiting of the partition with the most transactions waiting, among those with none in
+    /// flight (the earliest such partition on a tie). A partition's transactions go one after the other, so one
+    /// of many transactions started last would end the write alone, the others idle: longest first, the places
+    /// in flight stay full to the end (a chunk of 20 partitions of 5 transactions, 8 in flight, takes 13 round
+    /// trips instead of 15).
     fn next_ready(&mut self) -> Option<(Sealed<E>, BulkTransaction, Option<Instant>)> {
-        let index = self.ready.iter().position(|s| !self.busy.contains(&s.partition))?;
-        let sealed = self.ready.remove(index)?;
+        let mut next: Option<(usize, usize)> = None;
+        for (index, sealed) in self.ready.iter().enumerate() {
+            let waiting = self.waiting.get(&sealed.partition).copied().unwrap_or(0);
+            if next.is_none_or(|(_, most)| waiting > most) && !self.busy.contains(&sealed.partition) {
+                next = Some((index, waiting));
+            }
+        }
+        let sealed = self.ready.remove(next?.0)?;
+        match self.waiting.get_mut(&sealed.partition) {
+            Some(1) | None => drop(self.waiting.remove(&sealed.partition)),
+            Some(waiting) => *waiting -= 1,
+        }
         self.busy.insert(sealed.partition.clone());
         let index = self.sent;
         self.sent += 1;
@@ -712,6 +731,7 @@ impl TableClient {
             operation,
             open: HashMap::new(),
             ready: VecDeque::new(),
+            waiting: HashMap::new(),
             busy: HashSet::new(),
             buffered: 0,
             report: BulkReport { written: 0, transactions: 0, bytes: 0, failures: Vec::new(), client_request_id },
@@ -756,9 +776,11 @@ impl TableClient {
             let answered = if may_read && in_flight.is_empty() {
                 Either::Left(input.next().await)
             } else if may_read {
-                match futures::future::select(input.next(), in_flight.next()).await {
-                    Either::Left((entity, _)) => Either::Left(entity),
-                    Either::Right((answer, _)) => Either::Right(answer),
+                // The transactions in flight first: one just pushed starts only when polled, and an input that
+                // is always ready (entities in memory) would otherwise hold it back until the input is read.
+                match futures::future::select(in_flight.next(), input.next()).await {
+                    Either::Left((answer, _)) => Either::Right(answer),
+                    Either::Right((entity, _)) => Either::Left(entity),
                 }
             } else if !in_flight.is_empty() {
                 Either::Right(in_flight.next().await)
