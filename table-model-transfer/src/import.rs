@@ -125,28 +125,38 @@ struct Reader {
     rules: RuleSet,
 }
 
-/// Records read but not yet taken by the writer.
-const READ_AHEAD: usize = 1000;
+/// Records read ahead of the writer: a chunk's worth, so that the next chunk is read while one is written.
+const READ_AHEAD: usize = CHUNK;
+
+/// Records of a file handed to the writer at once. One at a time, each hand-off woke the other side (two
+/// futex calls a record); stdin's records go one by one, so that a slow producer's record waits for no other.
+const BATCH: usize = 256;
 
 impl Reader {
     /// Reads on a thread of its own (a blocking read, of stdin above all, never holds up the transactions in
-    /// flight), sending the records into a channel of [`READ_AHEAD`]; the thread gives back the error that
-    /// stopped it, if any.
-    fn spawn(self) -> (tokio::sync::mpsc::Receiver<Item>, std::thread::JoinHandle<Option<TransferError>>) {
-        let (sender, receiver) = tokio::sync::mpsc::channel(READ_AHEAD);
+    /// flight), sending the records in batches of up to [`BATCH`] into a channel of [`READ_AHEAD`] records;
+    /// the thread gives back the error that stopped it, if any.
+    fn spawn(self, stdin: bool) -> (Records, std::thread::JoinHandle<Option<TransferError>>) {
+        let batch = if stdin { 1 } else { BATCH };
+        let (sender, receiver) = tokio::sync::mpsc::channel(READ_AHEAD.div_ceil(batch));
         let mut reader = self;
         let thread = std::thread::spawn(move || {
+            let mut items = Vec::with_capacity(batch);
             while let Some(item) = reader.next_item() {
                 if reader.after.is_some_and(|after| item.position() <= after) {
                     continue;
                 }
-                if sender.blocking_send(item).is_err() {
-                    break;
+                items.push(item);
+                if items.len() == batch && sender.blocking_send(std::mem::take(&mut items)).is_err() {
+                    return reader.error;
                 }
+            }
+            if !items.is_empty() {
+                let _ = sender.blocking_send(items);
             }
             reader.error
         });
-        (receiver, thread)
+        (Records { receiver, batch: Vec::new().into_iter() }, thread)
     }
 
     fn next_item(&mut self) -> Option<Item> {
@@ -220,19 +230,35 @@ struct ImportCheckpoint {
     rejects: u64,
 }
 
-/// Takes the next chunk of records: at least one (waiting for it), then what comes within [`CHUNK_WAIT`], at
-/// most `size`. Empty at the end of the input.
-async fn next_chunk(receiver: &mut tokio::sync::mpsc::Receiver<Item>, size: usize) -> Vec<Item> {
-    let Some(first) = receiver.recv().await else { return Vec::new() };
-    let deadline = tokio::time::Instant::now() + CHUNK_WAIT;
-    let mut chunk = vec![first];
-    while chunk.len() < size {
-        match tokio::time::timeout_at(deadline, receiver.recv()).await {
-            Ok(Some(item)) => chunk.push(item),
-            Ok(None) | Err(_) => break,
+/// The records the reading thread sent, in order.
+struct Records {
+    receiver: tokio::sync::mpsc::Receiver<Vec<Item>>,
+    /// What is left of the last batch received.
+    batch: std::vec::IntoIter<Item>,
+}
+
+impl Records {
+    /// Takes the next chunk of records: at least one (waiting for it), then what comes within [`CHUNK_WAIT`],
+    /// at most `size`. Empty at the end of the input.
+    async fn next_chunk(&mut self, size: usize) -> Vec<Item> {
+        let mut chunk: Vec<Item> = self.batch.by_ref().take(size).collect();
+        if chunk.is_empty() {
+            let Some(batch) = self.receiver.recv().await else { return chunk };
+            self.batch = batch.into_iter();
+            chunk.extend(self.batch.by_ref().take(size));
         }
+        let deadline = tokio::time::Instant::now() + CHUNK_WAIT;
+        while chunk.len() < size {
+            match tokio::time::timeout_at(deadline, self.receiver.recv()).await {
+                Ok(Some(batch)) => {
+                    self.batch = batch.into_iter();
+                    chunk.extend(self.batch.by_ref().take(size - chunk.len()));
+                }
+                Ok(None) | Err(_) => break,
+            }
+        }
+        chunk
     }
-    chunk
 }
 
 /// Imports the records of `input` (files, export directories, or `-` for stdin) into `table`, created if it
@@ -284,6 +310,7 @@ async fn run(
         control.report(Event::Notice(notice));
     }
     let mut run = ImportRun::open(table, &inputs.files, options, control).await?;
+    let stdin = inputs.files.iter().any(|f| f.as_os_str() == "-");
     let reader = Reader {
         files: inputs.files.into_iter().enumerate(),
         format: options.format,
@@ -295,9 +322,9 @@ async fn run(
         rules: table.kind().rules(),
     };
     control.report(Event::Started { operation: Operation::Import, total_bytes: inputs.total_bytes });
-    let (mut receiver, thread) = reader.spawn();
+    let (mut records, thread) = reader.spawn(stdin);
     let outcome = loop {
-        let Some(chunk) = control.unless_cancelled(next_chunk(&mut receiver, run.chunk_size)).await else {
+        let Some(chunk) = control.unless_cancelled(records.next_chunk(run.chunk_size)).await else {
             break Err(TransferError::new(ErrorKind::Cancelled, "the import was cancelled"));
         };
         if chunk.is_empty() {
@@ -307,7 +334,7 @@ async fn run(
             break Err(e);
         }
     };
-    drop(receiver);
+    drop(records);
     let read_error = thread.join().map_err(|_| TransferError::failed("the thread reading the input panicked"))?;
     run.finish(outcome, read_error)
 }

@@ -259,6 +259,47 @@ async fn import_reads_stdin() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A producer that writes a few lines and keeps its pipe open: what it wrote is imported without waiting for
+/// more (a file's records go to the writer in batches, stdin's one by one).
+#[tokio::test]
+async fn import_from_a_slow_stdin_writes_what_came_without_waiting_for_more() {
+    let azurite = azurite!();
+    let dir = temp_dir("slow-stdin");
+    let name = unique_table("Slow");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tablectl"))
+        .args(["import", "-", name.as_str()])
+        .env("AZURE_STORAGE_CONNECTION_STRING", &azurite.connection_string)
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for i in 0..5 {
+        writeln!(stdin, "{{\"PartitionKey\":\"p\",\"RowKey\":\"{i}\"}}").unwrap();
+    }
+    stdin.flush().unwrap();
+    // The pipe stays open: the five entities must arrive all the same (a bound of a minute, not a timing).
+    let table = azurite.service.table_client(name);
+    let mut written = 0;
+    for _ in 0..600 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        written = match table.query::<Entity>(&Query::new(), None) {
+            Ok(query) => query.try_collect::<Vec<_>>().await.map_or(0, |entities| entities.len()),
+            Err(_) => 0, // not created yet
+        };
+        if written == 5 {
+            break;
+        }
+    }
+    assert_eq!(written, 5, "the records written to an open stdin were held back");
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_bad_filter_exits_2_with_its_position_before_any_request() {
     let dir = temp_dir("filter");
