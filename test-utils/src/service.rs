@@ -416,8 +416,8 @@ impl Service {
         let at = state.tick();
         for seed in &options.seed {
             let json = Customer::sample("p", "r").to_json().expect("the sample entity is valid");
-            let (properties, _, _) = store::read_body(json.as_bytes()).expect("the encoder writes a JSON object");
-            let entity = Stored::new(&properties, at);
+            let body = store::read_body(json.as_bytes()).expect("the encoder writes a JSON object");
+            let entity = Stored::new(&body.properties, at);
             let entities: BTreeMap<Key, Stored> = (0..seed.entities)
                 .map(|i| {
                     let (partition, row) = seed.keys(i);
@@ -491,7 +491,7 @@ impl Service {
             ("GET", Resource::Entities(table)) => self.query(&table, &params, metadata, host),
             ("GET", Resource::Entity(table, key)) => self.get(&table, &key, metadata, host),
             ("POST", Resource::Entities(table)) => {
-                let (properties, partition, row) = store::read_body(&request.body).map_err(invalid)?;
+                let store::Body { properties, partition, row } = store::read_body(&request.body).map_err(invalid)?;
                 let (Some(partition), Some(row)) = (partition, row) else {
                     return Err(failure(
                         400,
@@ -503,7 +503,7 @@ impl Service {
                 self.write_one(&table, Key { partition, row }, write, metadata, host)
             }
             (method @ ("PUT" | "MERGE" | "PATCH"), Resource::Entity(table, key)) => {
-                let (properties, _, _) = store::read_body(&request.body).map_err(invalid)?;
+                let properties = store::read_body(&request.body).map_err(invalid)?.properties;
                 let if_match = request.header("if-match").map(str::to_owned);
                 let write = Write::Update { properties, merge: method != "PUT", if_match };
                 self.write_one(&table, key, write, metadata, host)

@@ -52,8 +52,12 @@ pub(crate) struct Filter(TextFilter);
 
 /// UTF-16 code-unit order, the service's order of strings.
 pub(crate) fn utf16_cmp(a: &str, b: &str) -> Ordering {
-    // Equal prefixes of UTF-8 are equal prefixes of UTF-16: compare from the first byte that differs.
-    let common = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    // Equal prefixes of UTF-8 are equal prefixes of UTF-16: compare from the first byte that differs. Where
+    // either string ends there, or either byte is ASCII, the bytes order as the code units do.
+    let Some(common) = a.bytes().zip(b.bytes()).position(|(x, y)| x != y) else { return a.len().cmp(&b.len()) };
+    if a.as_bytes()[common].is_ascii() || b.as_bytes()[common].is_ascii() {
+        return a.as_bytes()[common].cmp(&b.as_bytes()[common]);
+    }
     let start = (0..=common).rev().find(|&i| a.is_char_boundary(i) && b.is_char_boundary(i)).unwrap_or(0);
     a[start..].encode_utf16().cmp(b[start..].encode_utf16())
 }

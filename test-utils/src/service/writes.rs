@@ -19,9 +19,9 @@ use table_model::DateTime;
 
 /// A write of one entity, resolved from a request or a batch's operation.
 #[derive(Debug)]
-pub(super) enum Write {
-    Insert { properties: Vec<Property>, echo: bool },
-    Update { properties: Vec<Property>, merge: bool, if_match: Option<String> },
+pub(super) enum Write<'a> {
+    Insert { properties: Vec<Property<'a>>, echo: bool },
+    Update { properties: Vec<Property<'a>>, merge: bool, if_match: Option<String> },
     Delete { if_match: Option<String> },
 }
 
@@ -64,7 +64,7 @@ impl Service {
     }
 
     /// What `write` does to the entity at `key` of `entities`, or why it cannot.
-    fn plan(entities: &BTreeMap<Key, Stored>, key: Key, write: Write, at: DateTime) -> Result<Change, Failure> {
+    fn plan(entities: &BTreeMap<Key, Stored>, key: Key, write: Write<'_>, at: DateTime) -> Result<Change, Failure> {
         let current = entities.get(&key);
         let matches = |if_match: &Option<String>| -> Result<(), Failure> {
             match (if_match.as_deref(), current) {
@@ -117,22 +117,22 @@ impl Service {
     }
 
     /// Applies planned changes.
-    fn apply(&self, entities: &mut BTreeMap<Key, Stored>, changes: &[Change]) {
+    fn apply(&self, entities: &mut BTreeMap<Key, Stored>, changes: Vec<Change>) {
+        self.counters.add(TRANSACTIONS, 1);
+        self.counters.add(WRITTEN, changes.len() as u64);
         for change in changes {
-            match &change.entity {
-                Some(entity) => entities.insert(change.key.clone(), entity.clone()),
+            match change.entity {
+                Some(entity) => entities.insert(change.key, entity),
                 None => entities.remove(&change.key),
             };
         }
-        self.counters.add(TRANSACTIONS, 1);
-        self.counters.add(WRITTEN, changes.len() as u64);
     }
 
     pub(super) fn write_one(
         &self,
         table: &str,
         key: Key,
-        write: Write,
+        write: Write<'_>,
         metadata: Metadata,
         host: &str,
     ) -> Result<Response, Failure> {
@@ -147,23 +147,24 @@ impl Service {
         }
         let table = state.tables.get_mut(&lower).expect("checked");
         let change = Self::plan(&table.entities, key, write, at)?;
-        self.apply(&mut table.entities, std::slice::from_ref(&change));
         let etag = change.entity.as_ref().map(|e| time::etag(e.timestamp));
         let body = match (&change.entity, change.echo) {
             (Some(entity), true) => element(&table.name, &change.key, entity, metadata, host),
             _ => String::new(),
         };
+        let (status, inserted) = (change.status, change.inserted);
+        self.apply(&mut table.entities, vec![change]);
         drop(state);
         let mut headers = Vec::new();
         if let Some(etag) = &etag {
             headers.push(("etag", etag.as_str()));
         }
-        match change.status {
+        match status {
             201 => headers.push(("content-type", metadata.content_type())),
-            _ if change.inserted => headers.push(("preference-applied", "return-no-content")),
+            _ if inserted => headers.push(("preference-applied", "return-no-content")),
             _ => {}
         }
-        Ok(self.respond(change.status, &headers, body))
+        Ok(self.respond(status, &headers, body))
     }
 
     /// `POST /$batch`: one change set, applied whole or not at all.
@@ -193,7 +194,7 @@ impl Service {
             let if_match = op.header("if-match").map(str::to_owned);
             let (table, key, write) = match (method, resource) {
                 ("POST", Resource::Entities(table)) => {
-                    let (properties, partition, row) = match properties() {
+                    let store::Body { properties, partition, row } = match properties() {
                         Ok(p) => p,
                         Err(f) => return Ok(answer(f)),
                     };
@@ -208,8 +209,8 @@ impl Service {
                     (table, Key { partition, row }, Write::Insert { properties, echo })
                 }
                 (method @ ("PUT" | "MERGE" | "PATCH"), Resource::Entity(table, key)) => match properties() {
-                    Ok((properties, _, _)) => {
-                        (table, key, Write::Update { properties, merge: method != "PUT", if_match })
+                    Ok(body) => {
+                        (table, key, Write::Update { properties: body.properties, merge: method != "PUT", if_match })
                     }
                     Err(f) => return Ok(answer(f)),
                 },
@@ -258,7 +259,6 @@ impl Service {
             }
             accepts.push(accept);
         }
-        self.apply(&mut table.entities, &changes);
         let parts: Vec<batch::Part> = changes
             .iter()
             .zip(accepts)
@@ -278,6 +278,7 @@ impl Service {
                 batch::Part { status: change.status, headers, body }
             })
             .collect();
+        self.apply(&mut table.entities, changes);
         drop(state);
         let id = format!("{:032x}", self.request_ids.load(Ordering::Relaxed));
         let (body, content_type) = batch::write(&parts, &id);
