@@ -76,8 +76,9 @@ pub type Response = http::Response<Bytes>;
 /// How a server answers: a function of the request, its response and how long to wait before sending it.
 type Handler = Arc<dyn Fn(&Request) -> (Response, Duration) + Send + Sync>;
 
-/// What a handler returns: a [`Response`], sent at once, or a response and how long to wait before sending it
-/// (`(Response, Duration)`): the time a service takes to answer, spent without holding up other connections.
+/// What a handler returns: a [`Response`], sent at once, or a response and how long after its request was
+/// read to send it (`(Response, Duration)`): the time a service takes to answer, its handling included, spent
+/// without holding up other connections.
 pub trait Answer {
     /// The response and its delay.
     fn into_answer(self) -> (Response, Duration);
@@ -262,8 +263,8 @@ async fn accept(stream: TcpStream, acceptor: Acceptor, handler: Handler, seen: O
     }
 }
 
-/// Serves one connection: each request read whole, answered by `handler` after the delay it asks for, and
-/// recorded in `seen` if given.
+/// Serves one connection: each request read whole, answered by `handler` the delay it asks for after it was
+/// read (its handling included), and recorded in `seen` if given.
 async fn serve_connection<S>(io: S, handler: Handler, seen: Option<Arc<Mutex<Vec<Request>>>>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -273,13 +274,16 @@ where
         async move {
             let (parts, body) = request.into_parts();
             let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+            let received = tokio::time::Instant::now();
             let request = Request { method: parts.method, target: parts.uri.to_string(), headers: parts.headers, body };
             let (response, delay) = handler(&request);
             if let Some(seen) = seen {
                 seen.lock().expect("not poisoned").push(request);
             }
+            // The delay runs from the request read whole, its handling included, as a service's latency
+            // includes its own work: the server's CPU on the client's machine is not added to the pace.
             if !delay.is_zero() {
-                tokio::time::sleep(delay).await;
+                tokio::time::sleep_until(received + delay).await;
             }
             Ok::<_, Infallible>(response.map(Full::new))
         }

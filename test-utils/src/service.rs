@@ -1,8 +1,9 @@
 //! An in-memory Table service on loopback, for one account at a time on a path-style endpoint
 //! (`http://127.0.0.1:PORT/devstoreaccount1`, as Azurite serves it: what the SDK, `tablectl` and
 //! `azure-data-tables` reach with `TableEndpoint=http://127.0.0.1:PORT/devstoreaccount1`), answering as the
-//! service answers, with the service's pace: each answer after a delay ([`Options::latency_query`] a page,
-//! [`Options::latency_write`] a write or transaction) and writes throttled per partition
+//! service answers, with the service's pace: each answer a delay after its request arrived, the service's own
+//! work included ([`Options::latency_query`] a page, [`Options::latency_write`] a write or transaction; only
+//! work that takes longer makes an answer later), and writes throttled per partition
 //! ([`Options::throttle`]). The benchmarks' server, where the service rather than an emulator's CPU sets the
 //! pace; Azurite stays the correctness server.
 //!

@@ -246,3 +246,20 @@ async fn a_throttled_partition_gets_503_and_retries_land_every_entity_once() {
     assert_eq!(table.bulk_write(BulkOperation::Insert, more, Some(paced)).await.written, 300);
     assert_eq!(server.stats().throttled, before);
 }
+
+/// Each answer goes its latency after its request arrived, no sooner: a page 200 ms after it was asked for,
+/// a write 100 ms (lower bounds of the service's pace, not timings of this machine).
+#[tokio::test]
+async fn answers_wait_their_latency() {
+    let (query, write) = (Duration::from_millis(200), Duration::from_millis(100));
+    let server =
+        Service::new(Options { latency_query: query, latency_write: write, ..Options::default() }).start().await;
+    let table = table(&server, "Slow").await;
+    let started = std::time::Instant::now();
+    table.insert(&item("p", "a", 1), None).await.unwrap();
+    assert!(started.elapsed() >= write, "a write answered after {:?}", started.elapsed());
+    let started = std::time::Instant::now();
+    let read: Vec<Item> = all(&table, &Query::new()).await;
+    assert!(started.elapsed() >= query, "a page answered after {:?}", started.elapsed());
+    assert_eq!(read, [item("p", "a", 1)]);
+}
