@@ -57,6 +57,24 @@ pub fn temp_dir(tag: &str) -> PathBuf {
     dir
 }
 
+/// The binary started with the connection string in its environment (none: without one), in `dir`, its stdin,
+/// stdout and stderr piped.
+pub fn spawn_piped(connection_string: Option<&str>, dir: &Path, args: &[&str]) -> std::process::Child {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tablectl"));
+    match connection_string {
+        Some(connection_string) => command.env("AZURE_STORAGE_CONNECTION_STRING", connection_string),
+        None => command.env_remove("AZURE_STORAGE_CONNECTION_STRING"),
+    };
+    command
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tablectl starts")
+}
+
 /// The binary with the connection string in its environment, in `dir`, stdin closed.
 pub fn tablectl(connection_string: &str, dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tablectl"))

@@ -236,15 +236,8 @@ async fn import_reads_stdin() {
     let azurite = azurite!();
     let dir = temp_dir("stdin");
     let name = unique_table("In");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tablectl"))
-        .args(["import", "-", name.as_str(), "--reject", "r.jsonl"])
-        .env("AZURE_STORAGE_CONNECTION_STRING", &azurite.connection_string)
-        .current_dir(&dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let args = ["import", "-", name.as_str(), "--reject", "r.jsonl"];
+    let mut child = spawn_piped(Some(&azurite.connection_string), &dir, &args);
     let mut stdin = child.stdin.take().unwrap();
     for i in 0..250 {
         writeln!(stdin, "{{\"PartitionKey\":\"p{}\",\"RowKey\":\"{i:03}\"}}", i % 2).unwrap();
@@ -266,15 +259,7 @@ async fn import_from_a_slow_stdin_writes_what_came_without_waiting_for_more() {
     let azurite = azurite!();
     let dir = temp_dir("slow-stdin");
     let name = unique_table("Slow");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tablectl"))
-        .args(["import", "-", name.as_str()])
-        .env("AZURE_STORAGE_CONNECTION_STRING", &azurite.connection_string)
-        .current_dir(&dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(Some(&azurite.connection_string), &dir, &["import", "-", name.as_str()]);
     let mut stdin = child.stdin.take().unwrap();
     for i in 0..5 {
         writeln!(stdin, "{{\"PartitionKey\":\"p\",\"RowKey\":\"{i}\"}}").unwrap();

@@ -266,15 +266,7 @@ async fn validate_reads_a_table_and_tells_whether_it_can_move_to_cosmos() {
 #[test]
 fn validate_reads_stdin() {
     let dir = temp_dir("validate-stdin");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tablectl"))
-        .args(["validate", "-", "--service", "portable", "--json"])
-        .env_remove("AZURE_STORAGE_CONNECTION_STRING")
-        .current_dir(&dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(None, &dir, &["validate", "-", "--service", "portable", "--json"]);
     let input = "{\"PartitionKey\":\"p\",\"RowKey\":\"1\"}\n\n{\"PartitionKey\":\"p\",\"RowKey\":\"2\",\"ETag\":1}";
     std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
