@@ -103,6 +103,33 @@ pub struct CopySummary {
 /// The value of [`CopyCheckpoint::format`].
 const CHECKPOINT_FORMAT: &str = "tablectl-copy-checkpoint/1";
 
+/// The next chunk: pages until they hold `size` entities, or the source ends (no page: the end).
+///
+/// # Errors
+/// A page's, or [`ErrorKind::Cancelled`].
+async fn read_chunk(
+    pages: &mut (impl futures::Stream<Item = Result<scan::Page, TransferError>> + Unpin),
+    size: usize,
+    control: &Control,
+) -> Result<Vec<scan::Page>, TransferError> {
+    let mut chunk = Vec::new();
+    let mut entities = 0;
+    while entities < size {
+        let Some(page) = control.unless_cancelled(pages.next()).await else {
+            return Err(TransferError::new(ErrorKind::Cancelled, "the copy was cancelled"));
+        };
+        match page {
+            Some(page) => {
+                let page = page?;
+                entities += page.entities.len();
+                chunk.push(page);
+            }
+            None => break,
+        }
+    }
+    Ok(chunk)
+}
+
 /// How far a copy got: per range, the continuation after the last entities settled in the target.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct CopyCheckpoint {
@@ -240,27 +267,17 @@ async fn run(
     let mut read_per_range = vec![0_u64; state.ranges.len()];
     let mut pages = scan::scan_pages(from, &query, starts, options.parallel, None);
     let result: Result<(), TransferError> = async {
+        let mut next = read_chunk(&mut pages, size, control).await?;
         loop {
-            // The next chunk: pages until they hold `size` entities, or the source ends.
-            let mut chunk = Vec::new();
-            let mut entities = 0;
-            while entities < size {
-                let Some(page) = control.unless_cancelled(pages.next()).await else {
-                    return Err(TransferError::new(ErrorKind::Cancelled, "the copy was cancelled"));
-                };
-                match page {
-                    Some(page) => {
-                        let page = page?;
-                        entities += page.entities.len();
-                        chunk.push(page);
-                    }
-                    None => break,
-                }
-            }
-            if chunk.is_empty() {
+            if next.is_empty() {
                 return Ok(());
             }
-            let mut lines = Vec::with_capacity(entities);
+            // The next chunk was read while the last was written: a cancel since then stops the copy here.
+            if control.is_cancelled() {
+                return Err(TransferError::new(ErrorKind::Cancelled, "the copy was cancelled"));
+            }
+            let chunk = std::mem::take(&mut next);
+            let mut lines = Vec::with_capacity(chunk.iter().map(|page| page.entities.len()).sum());
             let mut ends = Vec::new();
             let mut read = state.read;
             let mut in_flight = false;
@@ -283,7 +300,9 @@ async fn run(
                 done: this_run,
                 partition_rate: partition_limit_for(options.max_rate, to.kind()),
             };
-            let settled = write_chunk(&writer, lines).await?;
+            // The next chunk is read while this one is written: the source's round trips and the target's overlap.
+            let (settled, read_next) = tokio::join!(write_chunk(&writer, lines), read_chunk(&mut pages, size, control));
+            let settled = settled?;
             this_run += settled.written + settled.already + settled.skipped + settled.rejects.len() as u64;
             for (_, reject) in &settled.rejects {
                 rejects.write(reject)?;
@@ -299,6 +318,7 @@ async fn run(
             state.reject_bytes = rejects.sync()?;
             state.rejects = rejects.count();
             checkpoint::write_atomic(&checkpoint_path, &state)?;
+            next = read_next?;
         }
     }
     .await;
