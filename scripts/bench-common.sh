@@ -8,6 +8,11 @@
 
 BENCH_PY_SDK_VERSION="12.7.0"
 
+# The clients run as a user runs them, without backtraces: with RUST_BACKTRACE set, azure_core's
+# `Headers::get_optional_str` captures a backtrace (an error it drops) for each header a request lacks, on every
+# request (about 2% of an import's client CPU under perf).
+unset RUST_BACKTRACE RUST_LIB_BACKTRACE
+
 # Creates (or keeps) $BENCH_VENV with azure-data-tables==$BENCH_PY_SDK_VERSION; $1 names the caller in messages.
 bench_python_venv() {
     local root
