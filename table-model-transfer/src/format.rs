@@ -245,6 +245,17 @@ pub trait EntityWriter {
         Err(TransferError::failed("this format's writer takes decoded entities only"))
     }
 
+    /// Writes one entity given as the fields of its CSV row ([`csv::CsvRows`], read straight from a query
+    /// page), for the writer of `csv`: the file is what [`write`](Self::write) writes for the decoded entity,
+    /// byte for byte. The other formats take decoded entities only.
+    ///
+    /// # Errors
+    /// As [`write`](Self::write); a writer of another format ([`ErrorKind::Failed`](crate::error::ErrorKind)).
+    fn write_csv_row(&mut self, row: &csv::CsvRow<'_>) -> Result<(), TransferError> {
+        let _ = row;
+        Err(TransferError::failed("this format's writer takes decoded entities only"))
+    }
+
     /// Bytes written into the file so far (after compression), for `--split-size` and progress.
     fn bytes(&self) -> u64;
 
