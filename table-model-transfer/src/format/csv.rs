@@ -27,7 +27,7 @@ mod read;
 mod rows;
 mod write;
 
-pub use cell::{cell, push_field, read_cell, type_of_cell};
+pub use cell::{cell, push_field, push_value, read_cell, type_of_cell};
 pub use read::CsvReader;
 pub use rows::{CsvRow, CsvRows};
 pub use write::CsvWriter;

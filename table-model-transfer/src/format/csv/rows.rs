@@ -2,7 +2,7 @@
 //! rendered here, from a decoded [`Entity`] ([`CsvRows::push_entity`]) or straight from a query page's JSON
 //! ([`CsvRows::read_page`], no `Entity` built); the writer only puts each property's fields in its column.
 
-use super::cell::{cell, push_field};
+use super::cell::{push_field, push_value};
 use std::cell::RefCell;
 use std::ops::Range;
 use table_model::json::{decode_query_with, EntityVisitor, SystemProperties};
@@ -174,9 +174,7 @@ impl CsvRows {
         push_field(&mut self.fields, row_key);
         self.fields.push(b',');
         if let Some(timestamp) = timestamp {
-            self.text.clear();
-            timestamp.write_to(&mut self.text);
-            push_field(&mut self.fields, &self.text);
+            push_value(&mut self.fields, &EdmValue::DateTime(timestamp), &mut self.text);
         }
         let keys_end = self.fields.len();
         let partition_key = push(&mut self.names, partition_key);
@@ -194,9 +192,7 @@ impl CsvRows {
     fn property(&mut self, name: &str, value: &EdmValue) {
         let start = self.fields.len();
         self.fields.push(b',');
-        self.text.clear();
-        cell(value, &mut self.text);
-        push_field(&mut self.fields, &self.text);
+        push_value(&mut self.fields, value, &mut self.text);
         self.fields.push(b',');
         self.fields.extend_from_slice(value.edm_type().as_str().as_bytes());
         self.size += 8 + 2 * utf16_len(name) + value.stored_size();
@@ -219,8 +215,13 @@ fn push(text: &mut String, s: &str) -> Range<usize> {
     start..text.len()
 }
 
+/// The length of `s` in UTF-16 code units (names and keys: mostly ASCII, counted a word at a time).
 fn utf16_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().map(char::len_utf16).sum()
+    }
 }
 
 /// One entity of [`CsvRows::read_page`]: the decoder makes one per entity, each writing into the rows (the
