@@ -166,6 +166,20 @@ impl<W: Write + Send> ParquetEntityWriter<W> {
         Ok(())
     }
 
+    /// Writes an entity given by reference: as [`write`](Self::write), cloned only while the writer samples
+    /// (it holds the sample), pushed into the batch without a copy after.
+    ///
+    /// # Errors
+    /// As [`write`](Self::write).
+    pub fn write_ref(&mut self, entity: &Entity) -> Result<(), Error> {
+        if matches!(self.state, State::Sampling { .. }) {
+            return self.write(entity.clone());
+        }
+        self.push(entity)?;
+        self.entities += 1;
+        Ok(())
+    }
+
     /// Ends the sample: infers the schema, starts the file and writes the sample.
     fn start(&mut self) -> Result<(), Error> {
         if !matches!(self.state, State::Sampling { .. }) {

@@ -11,8 +11,9 @@
 //!   benchmark's baseline);
 //! - `page/export-jsonl`, `page/export-csv`, `page/export-parquet`: what `tablectl export` did for one page
 //!   before it copied the JSON, and still does in csv and Parquet: `TableClient::query` into `Entity`s, each
-//!   written by the format's writer (into `io::sink()`; csv through its spool file, Parquet with its columns
-//!   inferred from the page's 1,000 entities; each file finished);
+//!   written by the format's writer (into `io::sink()`; csv through its spool file, Parquet with the page's
+//!   columns given, as `--schema` gives them, so that the entities are written as after the first 1,000 of a
+//!   table, which the writer holds to infer the columns from; each file finished);
 //! - `page/export-csv-rows`: what `tablectl export` does for one page in csv: `TableClient::query_read` with the
 //!   page read straight into the fields of its rows by `CsvRows` (no `Entity` built), each row written by the
 //!   writer (`write_csv_row`);
@@ -39,6 +40,7 @@ use table_model::client::{TableClient, TableServiceClient, TableServiceClientOpt
 use table_model::json::EncodedPage;
 use table_model::response;
 use table_model::{AccountKey, Credential, Endpoint, Entity, Query, TableEntity, TableName, TableService};
+use table_model_arrow::infer::Inference;
 use table_model_test_utils::entity::{self, Customer, ACCOUNT, PAGE};
 use table_model_test_utils::loopback::{self, Bare, Bytes, ChildServer, Request, Response};
 use table_model_transfer::format::csv::CsvRows;
@@ -87,6 +89,8 @@ struct Fixture {
     recorded: http::Response<Bytes>,
     /// The page's JSON lines, as the export writes them.
     lines: Vec<u8>,
+    /// The page's Parquet columns.
+    schema: Inference,
     _server: ChildServer,
 }
 
@@ -104,8 +108,10 @@ impl Fixture {
         let mut recorded = http::Response::new(page_body(server.port()));
         recorded.headers_mut().insert("content-type", "application/json;odata=minimalmetadata".parse().unwrap());
         let mut lines = Vec::new();
+        let mut schema = Inference::new();
         for entity in response::query(&recorded, None).unwrap().entities {
             format::jsonl::write_entity(&entity, &mut lines).unwrap();
+            schema.observe(&entity);
         }
         let fixture = Fixture {
             runtime,
@@ -116,6 +122,7 @@ impl Fixture {
             query: Query::new(),
             recorded,
             lines,
+            schema,
             _server: server,
         };
         fixture.check();
@@ -146,7 +153,8 @@ impl Fixture {
 
     /// One page of `tablectl export`: the client's query into entities, each written.
     async fn export(&self, format: FileFormat) -> usize {
-        let options = WriteOptions { format, compression: Compression::None, ..Default::default() };
+        let schema = (format == FileFormat::Parquet).then(|| self.schema.clone());
+        let options = WriteOptions { format, compression: Compression::None, schema };
         let mut writer = format::create_writer(Sink::stream("bench", std::io::sink()), &options).unwrap();
         let mut pages = self.client.query::<Entity>(&self.query, None).unwrap().into_pages();
         let page = pages.try_next().await.unwrap().unwrap();

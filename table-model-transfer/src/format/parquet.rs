@@ -109,7 +109,7 @@ impl<'a> ParquetWriter<'a> {
 impl EntityWriter for ParquetWriter<'_> {
     fn write(&mut self, entity: &Entity) -> Result<(), TransferError> {
         let writer = self.writer.as_mut().expect("finish consumes the writer");
-        if let Err(e) = writer.write(entity.clone()) {
+        if let Err(e) = writer.write_ref(entity) {
             return Err(self.failed(e));
         }
         self.keys.wrote(entity);
