@@ -16,12 +16,18 @@
 //! [`EntityWriter::finish`]. So its [`EntityWriter::checkpoint`] returns `None` (a resumed export writes the file
 //! again), and its [`EntityWriter::bytes`] are the bytes spooled until then.
 //!
+//! An export does not decode its pages into entities for this writer: [`CsvRows`] reads each page straight into
+//! the fields of its rows (the decoder's typed values rendered by the same [`cell`]s), and the writer puts each
+//! property's fields in its column ([`EntityWriter::write_csv_row`]); the file is the one the decoded entities
+//! make, byte for byte.
+//!
 //! [`EntityWriter::finish`]: super::EntityWriter::finish
+//! [`EntityWriter::write_csv_row`]: super::EntityWriter::write_csv_row
 //! [`EntityWriter::checkpoint`]: super::EntityWriter::checkpoint
 //! [`EntityWriter::bytes`]: super::EntityWriter::bytes
 
-// The cells (a field, a value's text and back), the rows of entities, the writer and the reader, each in a file; what both the
-// writer and the reader know of the columns is here.
+// The cells (a field, a value's text and back), the rows of entities, the writer and the reader, each in a file;
+// what both the writer and the reader know of the columns is here.
 mod cell;
 mod read;
 mod rows;
@@ -334,7 +340,8 @@ mod tests {
             {"odata.etag":"W/\"1\"","PartitionKey":"p, \"q\"","RowKey":"1","Timestamp":"2024-05-06T07:08:10.765Z",
              "L":"12","L@odata.type":"Edm.Int64","N":null,"S":"a\/b \u00e9\r\n","D@odata.type":"Edm.Double","D":"NaN",
              "G@odata.type":"Edm.Guid","G":"C9DA6455-213D-42C9-9A79-3E9149A57833","X@odata.type":"Edm.Binary","X":""},
-            {"PartitionKey":"p","RowKey":"2","Timestamp@odata.type":"Edm.DateTime","Timestamp":"9999-12-31T23:59:59.9999999Z"},
+            {"PartitionKey":"p","RowKey":"2","Timestamp@odata.type":"Edm.DateTime",
+             "Timestamp":"9999-12-31T23:59:59.9999999Z"},
             { "PartitionKey" : "p" , "RowKey" : "3" , "D" : 1e300 , "S" : 5 , "B" : true }
         ]}"#;
         check_page(page.as_bytes());

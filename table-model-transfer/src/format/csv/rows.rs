@@ -11,8 +11,8 @@ use table_model::{DateTime, DecodeError, EdmValue, Entity, KeyKind};
 
 /// Entities as the fields of their typed CSV rows, in order: for each, its keys and `Timestamp` (the first three
 /// fields), then for each property its name and its two fields (the value's cell and its type), quoted as
-/// RFC 4180 says. [`CsvWriter::write_row`](super::CsvWriter::write_row) puts each property's fields in its
-/// column. The buffers are kept from page to page.
+/// RFC 4180 says. The csv writer's [`write_csv_row`](crate::format::EntityWriter::write_csv_row) puts each
+/// property's fields in its column. The buffers are kept from page to page.
 ///
 /// ```
 /// use table_model_transfer::format::csv::{CsvRows, CsvWriter};
@@ -27,7 +27,10 @@ use table_model::{DateTime, DecodeError, EdmValue, Entity, KeyKind};
 ///     writer.write_row(&row)?;
 /// }
 /// Box::new(writer).finish()?;
-/// assert_eq!(String::from_utf8(out)?, "PartitionKey,RowKey,Timestamp,N,N@type,Name,Name@type\r\np,1,,5,Edm.Int64,\"a, b\",Edm.String\r\n");
+/// assert_eq!(
+///     String::from_utf8(out)?,
+///     "PartitionKey,RowKey,Timestamp,N,N@type,Name,Name@type\r\np,1,,5,Edm.Int64,\"a, b\",Edm.String\r\n"
+/// );
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Default)]
