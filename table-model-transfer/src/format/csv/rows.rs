@@ -24,7 +24,7 @@ use table_model::{DateTime, DecodeError, EdmValue, Entity, KeyKind};
 /// let mut out = Vec::new();
 /// let mut writer = CsvWriter::new(Sink::stream("test", &mut out), Compression::None)?;
 /// for row in rows.iter() {
-///     writer.write_row(&row)?;
+///     writer.write_csv_row(&row)?;
 /// }
 /// Box::new(writer).finish()?;
 /// assert_eq!(
