@@ -34,7 +34,7 @@ if [[ "$what" == all || "$what" == instructions ]]; then
     }
     declare -A per
     for op in decode/query_as decode/query page/query_as page/export-jsonl page/export-jsonl-copy page/export-csv \
-        page/export-csv-rows page/export-parquet; do
+        page/export-csv-rows page/export-parquet page/export-parquet-values; do
         a=$(count "$op" 2)
         b=$(count "$op" 12)
         per[$op]=$(( (b - a) / 10 / 1000 ))
@@ -60,6 +60,7 @@ if [[ "$what" == all || "$what" == instructions ]]; then
     echo "export csv / export jsonl:                              $(ratio "${per[page/export-csv]}" "${per[page/export-jsonl]}")"
     echo "export csv rows / export jsonl copied:                  $(ratio "${per[page/export-csv-rows]}" "${per[page/export-jsonl-copy]}")"
     echo "export parquet without the digest / query_as:           $(ratio "${per[page/export-parquet/no-digest]}" "${per[decode/query_as]}")"
+    echo "export parquet values without the digest / query_as:    $(ratio "${per[page/export-parquet-values/no-digest]}" "${per[decode/query_as]}")"
 fi
 
 if [[ "$what" == all || "$what" == time ]]; then
@@ -75,7 +76,7 @@ if [[ "$what" == all || "$what" == time ]]; then
     }
     declare -A ns
     for op in decode/query_as decode/query page/query_as page/export-jsonl page/export-jsonl-copy page/export-csv \
-        page/export-csv-rows page/export-parquet digest/sha256; do
+        page/export-csv-rows page/export-parquet page/export-parquet-values digest/sha256; do
         ns[$op]=$(user "$op" 300)
         printf '%-18s %8d ns user time per entity\n' "$op" "${ns[$op]}"
     done
@@ -85,6 +86,7 @@ if [[ "$what" == all || "$what" == time ]]; then
     echo "export csv / decode with query_as (user time):   $(ratio "${ns[page/export-csv]}" "${ns[decode/query_as]}")"
     echo "export csv rows / query_as (user time):          $(ratio "${ns[page/export-csv-rows]}" "${ns[decode/query_as]}")"
     echo "export parquet / query_as (user time):           $(ratio "${ns[page/export-parquet]}" "${ns[decode/query_as]}")"
+    echo "export parquet values / query_as (user time):    $(ratio "${ns[page/export-parquet-values]}" "${ns[decode/query_as]}")"
 fi
 
 if [[ "$what" == all || "$what" == memory ]]; then

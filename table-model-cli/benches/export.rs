@@ -17,6 +17,9 @@
 //! - `page/export-csv-rows`: what `tablectl export` does for one page in csv: `TableClient::query_read` with the
 //!   page read straight into the fields of its rows by `CsvRows` (no `Entity` built), each row written by the
 //!   writer (`write_csv_row`);
+//! - `page/export-parquet-values`: what `tablectl export` does for one page in Parquet: `TableClient::query_read`
+//!   with the page read into its entities' keys and typed values by `ValuesPage` (no `Entity` built), each
+//!   written by the writer (`write_values`), the columns given as for `page/export-parquet`;
 //! - `page/export-jsonl-copy`: what `tablectl export` does for one page in jsonl: `TableClient::query_read`
 //!   with the page read by `EncodedPage`, each entity's JSON written by the writer (`write_encoded`);
 //! - `digest/sha256`: the SHA-256 of the page's JSON lines (the file's bytes, which the writer hashes for the
@@ -44,6 +47,7 @@ use table_model_arrow::infer::Inference;
 use table_model_test_utils::entity::{self, Customer, ACCOUNT, PAGE};
 use table_model_test_utils::loopback::{self, Bare, Bytes, ChildServer, Request, Response};
 use table_model_transfer::format::csv::CsvRows;
+use table_model_transfer::format::parquet::ValuesPage;
 use table_model_transfer::format::{self, Compression, FileFormat, Sink, WriteOptions};
 
 /// The recorded page: [`PAGE`] entities of every EDM type.
@@ -142,6 +146,7 @@ impl Fixture {
             assert_eq!(self.export(FileFormat::Csv).await, PAGE);
             assert_eq!(self.export_rows().await, PAGE);
             assert_eq!(self.export(FileFormat::Parquet).await, PAGE);
+            assert_eq!(self.export_values().await, PAGE);
         });
     }
 
@@ -201,6 +206,28 @@ impl Fixture {
         black_box(writer.finish().unwrap()).entities as usize
     }
 
+    /// One page of `tablectl export` in Parquet: the page read into its entities' keys and typed values, each
+    /// entity written.
+    async fn export_values(&self) -> usize {
+        let options = WriteOptions {
+            format: FileFormat::Parquet,
+            compression: Compression::None,
+            schema: Some(self.schema.clone()),
+        };
+        let mut writer = format::create_writer(Sink::stream("bench", std::io::sink()), &options).unwrap();
+        let read = |answer: &http::Response<Bytes>| {
+            let mut values = ValuesPage::new();
+            values.read_page(answer.body())?;
+            Ok(values)
+        };
+        let mut pages = self.client.query_read(&self.query, None, read).unwrap();
+        let values = pages.try_next().await.unwrap().unwrap().body;
+        for entity in values.iter() {
+            writer.write_values(&entity).unwrap();
+        }
+        black_box(writer.finish().unwrap()).entities as usize
+    }
+
     fn run(&self, op: &str) {
         match op {
             "decode/query_as" => drop(black_box(response::query_as::<Customer, _>(&self.recorded).unwrap())),
@@ -209,6 +236,7 @@ impl Fixture {
             "page/export-jsonl" => drop(self.runtime.block_on(self.export(FileFormat::Jsonl))),
             "page/export-csv" => drop(self.runtime.block_on(self.export(FileFormat::Csv))),
             "page/export-csv-rows" => drop(self.runtime.block_on(self.export_rows())),
+            "page/export-parquet-values" => drop(self.runtime.block_on(self.export_values())),
             "page/export-parquet" => drop(self.runtime.block_on(self.export(FileFormat::Parquet))),
             "page/export-jsonl-copy" => drop(self.runtime.block_on(self.export_copy())),
             "digest/sha256" => drop(black_box(table_model_transfer::digest::sha256_hex(black_box(&self.lines)))),

@@ -52,7 +52,7 @@ const TYPE_SUFFIX: &str = "@type";
 const TERMINATOR: &[u8] = b"\r\n";
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::error::TransferError;
     use crate::format::{Compression, EntityReader as _, EntityWriter as _, Record, Sink, MAX_RECORD_BYTES};
@@ -369,7 +369,7 @@ mod tests {
         check_page(page.as_bytes());
     }
 
-    mod generated {
+    pub(crate) mod generated {
         use super::*;
         use proptest::prelude::*;
         use table_model::{DateTime, EdmBinary, EdmString, EdmValue, Entity, PropertyName};
@@ -413,7 +413,7 @@ mod tests {
             .prop_filter_map("a property name", |n| n.parse().ok())
         }
 
-        fn entity() -> impl Strategy<Value = (Entity, bool, bool)> {
+        pub(crate) fn entity() -> impl Strategy<Value = (Entity, bool, bool)> {
             let properties = prop_oneof![
                 proptest::collection::vec((name(), value()), 0..12),
                 // Wide: up to the 252 properties an entity may have.
@@ -441,7 +441,7 @@ mod tests {
 
         /// The page of these entities as the service writes it: each entity's body, with an `odata.etag`, a
         /// `Timestamp` and `null` properties (which no entity has) in front when asked.
-        fn page(entities: &[(Entity, bool, bool)]) -> Vec<u8> {
+        pub(crate) fn page(entities: &[(Entity, bool, bool)]) -> Vec<u8> {
             let mut page = br#"{"odata.metadata":"m","value":["#.to_vec();
             for (i, (entity, etag, nulls)) in entities.iter().enumerate() {
                 if i > 0 {

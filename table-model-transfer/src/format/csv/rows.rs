@@ -180,15 +180,11 @@ impl CsvRows {
             push_value(&mut self.fields, &EdmValue::DateTime(timestamp), &mut self.text);
         }
         let keys_end = self.fields.len();
+        self.size = crate::format::keys_size(partition_key, row_key);
         let partition_key = push(&mut self.names, partition_key);
         let row_key = push(&mut self.names, row_key);
         let properties = self.properties.len()..self.properties.len();
         self.rows.push(RowSpans { fields: start..keys_end, keys_end, partition_key, row_key, properties });
-        // The size formula of `docs/rules.md` §4.2, as `Entity::size` counts it: 4 bytes, 2 a UTF-16 unit of each
-        // key, and for each property 8, 2 a UTF-16 unit of its name and its value's size.
-        self.size = 4
-            + 2 * utf16_len(&self.names[self.rows[self.rows.len() - 1].partition_key.clone()])
-            + 2 * utf16_len(&self.names[self.rows[self.rows.len() - 1].row_key.clone()]);
     }
 
     /// Appends a property of the row begun last: its name and its fields.
@@ -198,7 +194,7 @@ impl CsvRows {
         push_value(&mut self.fields, value, &mut self.text);
         self.fields.push(b',');
         self.fields.extend_from_slice(value.edm_type().as_str().as_bytes());
-        self.size += 8 + 2 * utf16_len(name) + value.stored_size();
+        self.size += crate::format::property_size(name, value);
         let name = push(&mut self.names, name);
         self.properties.push(PropertySpans { name, fields: start..self.fields.len() });
     }
@@ -216,15 +212,6 @@ fn push(text: &mut String, s: &str) -> Range<usize> {
     let start = text.len();
     text.push_str(s);
     start..text.len()
-}
-
-/// The length of `s` in UTF-16 code units (names and keys: mostly ASCII, counted a word at a time).
-fn utf16_len(s: &str) -> usize {
-    if s.is_ascii() {
-        s.len()
-    } else {
-        s.chars().map(char::len_utf16).sum()
-    }
 }
 
 /// One entity of [`CsvRows::read_page`]: the decoder makes one per entity, each writing into the rows (the
