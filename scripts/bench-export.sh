@@ -3,7 +3,7 @@
 # (`table-model-cli/benches/export.rs`):
 #   1. instructions per entity (callgrind, client process only) of decoding the page with `response::query_as`
 #      and `response::query`, of fetching and decoding it with a bare reqwest call and `query_as`, and of
-#      exporting it (the client's query and the jsonl or csv writer); each operation runs N1 and N2 pages and
+#      exporting it (the client's query and the jsonl, csv or Parquet writer); each operation runs N1 and N2 pages and
 #      (count(N2) - count(N1)) / ((N2 - N1) * 1000) is the cost of one entity, setup excluded. The exports are
 #      counted twice: in all, and only inside sha2's block function `compress256` (callgrind's
 #      `--toggle-collect`), the manifest's SHA-256, reported apart: under valgrind sha2 runs its portable code, as
@@ -12,13 +12,17 @@
 #      benchmark), where sha2 uses the SHA extensions, and of the SHA-256 of the page's lines alone;
 #   3. peak memory (max RSS, `/usr/bin/time -v`) and entities/s of the release `tablectl export` of 20,000 and
 #      200,000 entities in jsonl and csv, from the same server.
-# Usage: [TABLECTL=<path>] scripts/bench-export.sh [instructions|time|memory]   (all by default; needs valgrind and GNU time;
+# Usage: [EXPORT_BENCH=<path>] [TABLECTL=<path>] scripts/bench-export.sh [instructions|time|memory]   (all by default; needs valgrind and GNU time;
 # builds the benchmark and tablectl in release mode, without the `sql` feature, which export does not use)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
-bin=$(cargo bench -p table-model-cli --no-default-features --bench export --no-run --message-format=json 2>/dev/null \
-    | grep -o '"executable":"[^"]*export-[^"]*"' | tail -1 | cut -d'"' -f4)
+# EXPORT_BENCH=<path> measures another build of the benchmark (an earlier commit's, for a before and after).
+bin="${EXPORT_BENCH:-}"
+if [[ -z "$bin" ]]; then
+    bin=$(cargo bench -p table-model-cli --no-default-features --bench export --no-run --message-format=json 2>/dev/null \
+        | grep -o '"executable":"[^"]*export-[^"]*"' | tail -1 | cut -d'"' -f4)
+fi
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
 if [[ "$what" == all || "$what" == instructions ]]; then
@@ -29,7 +33,8 @@ if [[ "$what" == all || "$what" == instructions ]]; then
         echo "$out" | grep -o 'Collected : [0-9]*' | grep -o '[0-9]*'
     }
     declare -A per
-    for op in decode/query_as decode/query page/query_as page/export-jsonl page/export-jsonl-copy page/export-csv; do
+    for op in decode/query_as decode/query page/query_as page/export-jsonl page/export-jsonl-copy page/export-csv \
+        page/export-csv-rows page/export-parquet page/export-parquet-values; do
         a=$(count "$op" 2)
         b=$(count "$op" 12)
         per[$op]=$(( (b - a) / 10 / 1000 ))
@@ -51,7 +56,11 @@ if [[ "$what" == all || "$what" == instructions ]]; then
     echo "export jsonl / fetch and decode (query_as):            $(ratio "${per[page/export-jsonl]}" "${per[page/query_as]}")"
     echo "export jsonl copied / fetch and decode (query_as):     $(ratio "${per[page/export-jsonl-copy]}" "${per[page/query_as]}")"
     echo "export csv without the digest / decode with query_as:   $(ratio "${per[page/export-csv/no-digest]}" "${per[decode/query_as]}")"
+    echo "export csv rows without the digest / query_as:          $(ratio "${per[page/export-csv-rows/no-digest]}" "${per[decode/query_as]}")"
     echo "export csv / export jsonl:                              $(ratio "${per[page/export-csv]}" "${per[page/export-jsonl]}")"
+    echo "export csv rows / export jsonl copied:                  $(ratio "${per[page/export-csv-rows]}" "${per[page/export-jsonl-copy]}")"
+    echo "export parquet without the digest / query_as:           $(ratio "${per[page/export-parquet/no-digest]}" "${per[decode/query_as]}")"
+    echo "export parquet values without the digest / query_as:    $(ratio "${per[page/export-parquet-values/no-digest]}" "${per[decode/query_as]}")"
 fi
 
 if [[ "$what" == all || "$what" == time ]]; then
@@ -66,7 +75,8 @@ if [[ "$what" == all || "$what" == time ]]; then
         echo $(( best / $2 / 1000 ))
     }
     declare -A ns
-    for op in decode/query_as decode/query page/query_as page/export-jsonl page/export-jsonl-copy page/export-csv digest/sha256; do
+    for op in decode/query_as decode/query page/query_as page/export-jsonl page/export-jsonl-copy page/export-csv \
+        page/export-csv-rows page/export-parquet page/export-parquet-values digest/sha256; do
         ns[$op]=$(user "$op" 300)
         printf '%-18s %8d ns user time per entity\n' "$op" "${ns[$op]}"
     done
@@ -74,6 +84,9 @@ if [[ "$what" == all || "$what" == time ]]; then
     echo "export jsonl copied / query_as (user time):      $(ratio "${ns[page/export-jsonl-copy]}" "${ns[decode/query_as]}")"
     echo "export jsonl copied / fetch and decode (user):   $(ratio "${ns[page/export-jsonl-copy]}" "${ns[page/query_as]}")"
     echo "export csv / decode with query_as (user time):   $(ratio "${ns[page/export-csv]}" "${ns[decode/query_as]}")"
+    echo "export csv rows / query_as (user time):          $(ratio "${ns[page/export-csv-rows]}" "${ns[decode/query_as]}")"
+    echo "export parquet / query_as (user time):           $(ratio "${ns[page/export-parquet]}" "${ns[decode/query_as]}")"
+    echo "export parquet values / query_as (user time):    $(ratio "${ns[page/export-parquet-values]}" "${ns[decode/query_as]}")"
 fi
 
 if [[ "$what" == all || "$what" == memory ]]; then

@@ -38,7 +38,7 @@ use parquet::file::reader::ChunkReader;
 use std::collections::VecDeque;
 use std::io::Write;
 use std::sync::Arc;
-use table_model::Entity;
+use table_model::{DateTime, EdmValue, Entity, PartitionKey, PropertyName, RowKey};
 
 /// How a [`ParquetEntityWriter`] bounds its memory and chooses its schema.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,6 +162,59 @@ impl<W: Write + Send> ParquetEntityWriter<W> {
             return Ok(());
         }
         self.push(&entity)?;
+        self.entities += 1;
+        Ok(())
+    }
+
+    /// Writes an entity given by reference: as [`write`](Self::write), cloned only while the writer samples
+    /// (it holds the sample), pushed into the batch without a copy after.
+    ///
+    /// # Errors
+    /// As [`write`](Self::write).
+    pub fn write_ref(&mut self, entity: &Entity) -> Result<(), Error> {
+        if matches!(self.state, State::Sampling { .. }) {
+            return self.write(entity.clone());
+        }
+        self.push(entity)?;
+        self.entities += 1;
+        Ok(())
+    }
+
+    /// Writes an entity given as its keys, its `Timestamp` and its properties (valid names, each once, as in an
+    /// [`Entity`]; a query page's, decoded without one): as [`write`](Self::write) writes the entity. While the
+    /// writer samples, the entity is made and held; after, its values go into the batch as they are
+    /// ([`BatchBuilder::push_properties`]).
+    ///
+    /// # Errors
+    /// As [`write`](Self::write); while sampling, [`ErrorKind::Row`](crate::ErrorKind::Row) for keys or names that
+    /// an [`Entity`] refuses.
+    pub fn write_properties(
+        &mut self,
+        partition_key: &str,
+        row_key: &str,
+        timestamp: Option<DateTime>,
+        properties: &[(&str, &EdmValue)],
+    ) -> Result<(), Error> {
+        if matches!(self.state, State::Sampling { .. }) {
+            let row = |e: &dyn std::fmt::Display| Error::new(crate::ErrorKind::Row(e.to_string()));
+            let mut entity = Entity::new(
+                PartitionKey::new(partition_key).map_err(|e| row(&e))?,
+                RowKey::new(row_key).map_err(|e| row(&e))?,
+            );
+            for &(name, value) in properties {
+                let name: PropertyName = name.parse().map_err(|e| row(&e))?;
+                entity.insert(name, value.clone()).map_err(|e| row(&e))?;
+            }
+            entity.set_server_metadata(timestamp, None);
+            return self.write(entity);
+        }
+        let State::Writing { batch, .. } = &mut self.state else {
+            return Err(Error::schema("the writer failed before"));
+        };
+        batch.push_properties(partition_key, row_key, timestamp, properties)?;
+        if batch.rows() >= self.options.batch_rows || batch.bytes() >= self.options.batch_bytes {
+            self.flush_batch()?;
+        }
         self.entities += 1;
         Ok(())
     }

@@ -590,6 +590,25 @@ proptest! {
         let file = through_parquet(&input, None, options);
         prop_assert_eq!(input.iter().map(nan_as_one).collect::<Vec<_>>(), file.iter().map(nan_as_one).collect::<Vec<_>>());
     }
+
+    /// Entities written by reference (`write_ref`) make the file their owned copies make, byte for byte, while
+    /// the writer samples and after.
+    #[test]
+    fn entities_written_by_reference_make_the_file_of_their_copies(
+        input in proptest::collection::vec(random_entity(), 1..40),
+        sample in 1_usize..50,
+    ) {
+        let options = || WriterOptions { sample, batch_rows: 5, row_group_rows: 9, ..WriterOptions::default() };
+        let mut owned = ParquetEntityWriter::new(Vec::new(), None, options()).unwrap();
+        let mut borrowed = ParquetEntityWriter::new(Vec::new(), None, options()).unwrap();
+        for entity in &input {
+            owned.write(entity.clone()).unwrap();
+            borrowed.write_ref(entity).unwrap();
+        }
+        prop_assert_eq!(owned.entities(), borrowed.entities());
+        let (owned, borrowed) = (owned.finish().unwrap(), borrowed.finish().unwrap());
+        prop_assert!(owned == borrowed, "the files differ");
+    }
 }
 
 #[test]

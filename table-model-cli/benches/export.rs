@@ -9,9 +9,17 @@
 //! - `decode/query`: the same with `response::query` into dynamic `Entity`s, as `tablectl` reads them;
 //! - `page/query_as`: the page fetched with a bare `reqwest` call and read with `response::query_as` (the client
 //!   benchmark's baseline);
-//! - `page/export-jsonl`, `page/export-csv`: what `tablectl export` did for one page before it copied the
-//!   JSON, and still does in csv: `TableClient::query` into `Entity`s, each written by the format's writer (into
-//!   `io::sink()`; csv through its spool file, finished);
+//! - `page/export-jsonl`, `page/export-csv`, `page/export-parquet`: what `tablectl export` did for one page
+//!   before it copied the JSON, and still does in csv and Parquet: `TableClient::query` into `Entity`s, each
+//!   written by the format's writer (into `io::sink()`; csv through its spool file, Parquet with the page's
+//!   columns given, as `--schema` gives them, so that the entities are written as after the first 1,000 of a
+//!   table, which the writer holds to infer the columns from; each file finished);
+//! - `page/export-csv-rows`: what `tablectl export` does for one page in csv: `TableClient::query_read` with the
+//!   page read straight into the fields of its rows by `CsvRows` (no `Entity` built), each row written by the
+//!   writer (`write_csv_row`);
+//! - `page/export-parquet-values`: what `tablectl export` does for one page in Parquet: `TableClient::query_read`
+//!   with the page read into its entities' keys and typed values by `ValuesPage` (no `Entity` built), each
+//!   written by the writer (`write_values`), the columns given as for `page/export-parquet`;
 //! - `page/export-jsonl-copy`: what `tablectl export` does for one page in jsonl: `TableClient::query_read`
 //!   with the page read by `EncodedPage`, each entity's JSON written by the writer (`write_encoded`);
 //! - `digest/sha256`: the SHA-256 of the page's JSON lines (the file's bytes, which the writer hashes for the
@@ -35,8 +43,11 @@ use table_model::client::{TableClient, TableServiceClient, TableServiceClientOpt
 use table_model::json::EncodedPage;
 use table_model::response;
 use table_model::{AccountKey, Credential, Endpoint, Entity, Query, TableEntity, TableName, TableService};
+use table_model_arrow::infer::Inference;
 use table_model_test_utils::entity::{self, Customer, ACCOUNT, PAGE};
 use table_model_test_utils::loopback::{self, Bare, Bytes, ChildServer, Request, Response};
+use table_model_transfer::format::csv::CsvRows;
+use table_model_transfer::format::parquet::ValuesPage;
 use table_model_transfer::format::{self, Compression, FileFormat, Sink, WriteOptions};
 
 /// The recorded page: [`PAGE`] entities of every EDM type.
@@ -82,6 +93,8 @@ struct Fixture {
     recorded: http::Response<Bytes>,
     /// The page's JSON lines, as the export writes them.
     lines: Vec<u8>,
+    /// The page's Parquet columns.
+    schema: Inference,
     _server: ChildServer,
 }
 
@@ -99,8 +112,10 @@ impl Fixture {
         let mut recorded = http::Response::new(page_body(server.port()));
         recorded.headers_mut().insert("content-type", "application/json;odata=minimalmetadata".parse().unwrap());
         let mut lines = Vec::new();
+        let mut schema = Inference::new();
         for entity in response::query(&recorded, None).unwrap().entities {
             format::jsonl::write_entity(&entity, &mut lines).unwrap();
+            schema.observe(&entity);
         }
         let fixture = Fixture {
             runtime,
@@ -111,6 +126,7 @@ impl Fixture {
             query: Query::new(),
             recorded,
             lines,
+            schema,
             _server: server,
         };
         fixture.check();
@@ -128,6 +144,9 @@ impl Fixture {
             assert_eq!(self.export(FileFormat::Jsonl).await, PAGE);
             assert_eq!(self.export_copy().await, PAGE);
             assert_eq!(self.export(FileFormat::Csv).await, PAGE);
+            assert_eq!(self.export_rows().await, PAGE);
+            assert_eq!(self.export(FileFormat::Parquet).await, PAGE);
+            assert_eq!(self.export_values().await, PAGE);
         });
     }
 
@@ -139,7 +158,8 @@ impl Fixture {
 
     /// One page of `tablectl export`: the client's query into entities, each written.
     async fn export(&self, format: FileFormat) -> usize {
-        let options = WriteOptions { format, compression: Compression::None, ..Default::default() };
+        let schema = (format == FileFormat::Parquet).then(|| self.schema.clone());
+        let options = WriteOptions { format, compression: Compression::None, schema };
         let mut writer = format::create_writer(Sink::stream("bench", std::io::sink()), &options).unwrap();
         let mut pages = self.client.query::<Entity>(&self.query, None).unwrap().into_pages();
         let page = pages.try_next().await.unwrap().unwrap();
@@ -168,6 +188,46 @@ impl Fixture {
         black_box(writer.finish().unwrap()).entities as usize
     }
 
+    /// One page of `tablectl export` in csv: the page read straight into the fields of its entities' rows, each
+    /// row written.
+    async fn export_rows(&self) -> usize {
+        let options = WriteOptions { format: FileFormat::Csv, compression: Compression::None, ..Default::default() };
+        let mut writer = format::create_writer(Sink::stream("bench", std::io::sink()), &options).unwrap();
+        let read = |answer: &http::Response<Bytes>| {
+            let mut rows = CsvRows::new();
+            rows.read_page(answer.body())?;
+            Ok(rows)
+        };
+        let mut pages = self.client.query_read(&self.query, None, read).unwrap();
+        let rows = pages.try_next().await.unwrap().unwrap().body;
+        for row in rows.iter() {
+            writer.write_csv_row(&row).unwrap();
+        }
+        black_box(writer.finish().unwrap()).entities as usize
+    }
+
+    /// One page of `tablectl export` in Parquet: the page read into its entities' keys and typed values, each
+    /// entity written.
+    async fn export_values(&self) -> usize {
+        let options = WriteOptions {
+            format: FileFormat::Parquet,
+            compression: Compression::None,
+            schema: Some(self.schema.clone()),
+        };
+        let mut writer = format::create_writer(Sink::stream("bench", std::io::sink()), &options).unwrap();
+        let read = |answer: &http::Response<Bytes>| {
+            let mut values = ValuesPage::new();
+            values.read_page(answer.body())?;
+            Ok(values)
+        };
+        let mut pages = self.client.query_read(&self.query, None, read).unwrap();
+        let values = pages.try_next().await.unwrap().unwrap().body;
+        for entity in values.iter() {
+            writer.write_values(&entity).unwrap();
+        }
+        black_box(writer.finish().unwrap()).entities as usize
+    }
+
     fn run(&self, op: &str) {
         match op {
             "decode/query_as" => drop(black_box(response::query_as::<Customer, _>(&self.recorded).unwrap())),
@@ -175,6 +235,9 @@ impl Fixture {
             "page/query_as" => drop(self.runtime.block_on(self.page_query_as())),
             "page/export-jsonl" => drop(self.runtime.block_on(self.export(FileFormat::Jsonl))),
             "page/export-csv" => drop(self.runtime.block_on(self.export(FileFormat::Csv))),
+            "page/export-csv-rows" => drop(self.runtime.block_on(self.export_rows())),
+            "page/export-parquet-values" => drop(self.runtime.block_on(self.export_values())),
+            "page/export-parquet" => drop(self.runtime.block_on(self.export(FileFormat::Parquet))),
             "page/export-jsonl-copy" => drop(self.runtime.block_on(self.export_copy())),
             "digest/sha256" => drop(black_box(table_model_transfer::digest::sha256_hex(black_box(&self.lines)))),
             _ => panic!("unknown operation `{op}`"),

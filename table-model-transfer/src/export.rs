@@ -18,6 +18,8 @@
 
 use crate::checkpoint::{self, Invocation};
 use crate::error::{ErrorKind, TransferError};
+use crate::format::csv::CsvRows;
+use crate::format::parquet::ValuesPage;
 use crate::format::{self, parquet, Compression, EntityWriter, FileFormat, Keys, Sink, WriteOptions, WrittenFile};
 use crate::manifest::{self, Manifest, ManifestFile, FORMAT};
 use crate::progress::{Control, Event, Operation};
@@ -618,7 +620,8 @@ impl<'a> DirExport<'a> {
 
 /// The pages of the ranges, each read for the export's writer: in JSON lines, the JSON of the page's entities
 /// when [`EncodedPage`] takes the page (the lines are the same byte for byte, and the page is neither decoded nor
-/// encoded again), else decoded entities.
+/// encoded again); in CSV, the fields of the entities' rows, decoded straight from the JSON ([`CsvRows`], no
+/// `Entity` built); in Parquet, their keys and typed values ([`ValuesPage`], no `Entity` built either).
 fn pages<'a>(
     table: &'a TableClient,
     query: &'a Query,
@@ -627,7 +630,8 @@ fn pages<'a>(
 ) -> impl futures::Stream<Item = Result<Page<Entities>, TransferError>> + 'a {
     let read: fn(&http::Response<bytes::Bytes>) -> Result<Entities, ResponseError> = match options.format {
         FileFormat::Jsonl => read_encoded,
-        _ => read_decoded,
+        FileFormat::Csv => read_rows,
+        FileFormat::Parquet => read_values,
     };
     scan::scan_pages_read(table, query, starts, options.parallel, options.metadata, read)
 }
@@ -639,6 +643,10 @@ enum Entities {
     Decoded(Vec<Entity>),
     /// As the wire format's JSON, for a writer of JSON lines.
     Encoded(EncodedPage),
+    /// As the fields of their rows, for a writer of CSV.
+    Rows(CsvRows),
+    /// As their keys and typed values, for a writer of Parquet.
+    Values(ValuesPage),
 }
 
 impl From<Vec<Entity>> for Entities {
@@ -652,6 +660,8 @@ impl Entities {
         match self {
             Entities::Decoded(entities) => entities.len(),
             Entities::Encoded(page) => page.len(),
+            Entities::Rows(rows) => rows.len(),
+            Entities::Values(page) => page.len(),
         }
     }
 
@@ -666,6 +676,12 @@ impl Entities {
             Entities::Encoded(page) => page
                 .get(index)
                 .map(|e| Keys { partition_key: e.partition_key.to_owned(), row_key: e.row_key.to_owned() }),
+            Entities::Rows(rows) => rows
+                .get(index)
+                .map(|r| Keys { partition_key: r.partition_key().to_owned(), row_key: r.row_key().to_owned() }),
+            Entities::Values(page) => page
+                .get(index)
+                .map(|e| Keys { partition_key: e.partition_key.to_owned(), row_key: e.row_key.to_owned() }),
         }
     }
 
@@ -674,6 +690,8 @@ impl Entities {
         match self {
             Entities::Decoded(entities) => entities.iter().try_for_each(|entity| writer.write(entity)),
             Entities::Encoded(page) => page.iter().try_for_each(|entity| writer.write_encoded(&entity)),
+            Entities::Rows(rows) => rows.iter().try_for_each(|row| writer.write_csv_row(&row)),
+            Entities::Values(page) => page.iter().try_for_each(|entity| writer.write_values(&entity)),
         }
     }
 }
@@ -686,6 +704,30 @@ fn read_encoded(answer: &http::Response<bytes::Bytes>) -> Result<Entities, Respo
     let mut encoded = EncodedPage::new();
     if encoded.read(&page.body) {
         return Ok(Entities::Encoded(encoded));
+    }
+    read_decoded(answer)
+}
+
+/// Reads a page for a writer of CSV: its entities' rows, decoded straight into their fields ([`CsvRows`]), else
+/// the entities decoded, exactly as [`read_decoded`] (a page that breaks a rule is refused there, with the
+/// decoder's error).
+fn read_rows(answer: &http::Response<bytes::Bytes>) -> Result<Entities, ResponseError> {
+    let page = response::raw_query(answer)?;
+    let mut rows = CsvRows::new();
+    if rows.read_page(&page.body).is_ok() {
+        return Ok(Entities::Rows(rows));
+    }
+    read_decoded(answer)
+}
+
+/// Reads a page for a writer of Parquet: its entities' keys and typed values ([`ValuesPage`], no `Entity` built),
+/// else the entities decoded, exactly as [`read_decoded`] (a page that breaks a rule is refused there, with the
+/// decoder's error).
+fn read_values(answer: &http::Response<bytes::Bytes>) -> Result<Entities, ResponseError> {
+    let page = response::raw_query(answer)?;
+    let mut values = ValuesPage::new();
+    if values.read_page(&page.body).is_ok() {
+        return Ok(Entities::Values(values));
     }
     read_decoded(answer)
 }

@@ -149,6 +149,28 @@ pub(crate) fn read_line_bounded(reader: &mut dyn BufRead, buf: &mut Vec<u8>, lim
     }
 }
 
+/// The share of an entity's keys in its size as the service counts it (`docs/rules.md` §4.2, as
+/// [`Entity::size`] counts it): 4 bytes, and 2 a UTF-16 unit of each key. For the readers of pages that build no
+/// `Entity` and refuse what `Entity` refuses.
+pub(crate) fn keys_size(partition_key: &str, row_key: &str) -> usize {
+    4 + 2 * utf16_len(partition_key) + 2 * utf16_len(row_key)
+}
+
+/// A property's share of its entity's size (as [`keys_size`]): 8 bytes, 2 a UTF-16 unit of its name, and its
+/// value's [`stored_size`](table_model::EdmValue::stored_size).
+pub(crate) fn property_size(name: &str, value: &table_model::EdmValue) -> usize {
+    8 + 2 * utf16_len(name) + value.stored_size()
+}
+
+/// The length of `s` in UTF-16 code units (names and keys: mostly ASCII, counted a word at a time).
+fn utf16_len(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().map(char::len_utf16).sum()
+    }
+}
+
 /// An entity's keys.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Keys {
@@ -241,6 +263,28 @@ pub trait EntityWriter {
     /// # Errors
     /// As [`write`](Self::write); a writer of another format ([`ErrorKind::Failed`](crate::error::ErrorKind)).
     fn write_encoded(&mut self, entity: &EncodedEntity<'_>) -> Result<(), TransferError> {
+        let _ = entity;
+        Err(TransferError::failed("this format's writer takes decoded entities only"))
+    }
+
+    /// Writes one entity given as the fields of its CSV row ([`csv::CsvRows`], read straight from a query
+    /// page), for the writer of `csv`: the file is what [`write`](Self::write) writes for the decoded entity,
+    /// byte for byte. The other formats take decoded entities only.
+    ///
+    /// # Errors
+    /// As [`write`](Self::write); a writer of another format ([`ErrorKind::Failed`](crate::error::ErrorKind)).
+    fn write_csv_row(&mut self, row: &csv::CsvRow<'_>) -> Result<(), TransferError> {
+        let _ = row;
+        Err(TransferError::failed("this format's writer takes decoded entities only"))
+    }
+
+    /// Writes one entity given as its keys, `Timestamp` and typed values ([`parquet::ValuesPage`], read straight
+    /// from a query page), for the writer of `parquet`: the file is what [`write`](Self::write) writes for the
+    /// decoded entity. The other formats take decoded entities only.
+    ///
+    /// # Errors
+    /// As [`write`](Self::write); a writer of another format ([`ErrorKind::Failed`](crate::error::ErrorKind)).
+    fn write_values(&mut self, entity: &parquet::EntityValues<'_>) -> Result<(), TransferError> {
         let _ = entity;
         Err(TransferError::failed("this format's writer takes decoded entities only"))
     }

@@ -13,7 +13,7 @@ use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use table_model::json::{decode_query_with, BodyWriter, EntityVisitor, SystemProperties};
 use table_model::KeyKind;
-use table_model::{DateTime, DecodeError, EdmValue, Entity, PartitionKey, PropertyName, RowKey};
+use table_model::{DateTime, DecodeError, EdmValue, Entity, PartitionKey, RowKey};
 
 /// A column being built.
 #[derive(Debug)]
@@ -257,11 +257,27 @@ impl BatchBuilder {
     /// [`ErrorKind::Encode`] when the overflow JSON cannot be written (never for a valid entity). Nothing is
     /// appended then.
     pub fn push(&mut self, entity: &Entity) -> Result<(), Error> {
+        let properties: Vec<(&str, &EdmValue)> = entity.iter().map(|(name, value)| (name.as_str(), value)).collect();
+        let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
+        self.push_properties(pk, rk, entity.timestamp(), &properties)
+    }
+
+    /// Appends an entity given as its keys, its `Timestamp` and its properties (valid names, each once, as in an
+    /// [`Entity`]), as a row: what [`push`](BatchBuilder::push) appends for the entity, without one.
+    ///
+    /// # Errors
+    /// As [`push`](BatchBuilder::push).
+    pub fn push_properties(
+        &mut self,
+        partition_key: &str,
+        row_key: &str,
+        timestamp: Option<DateTime>,
+        properties: &[(&str, &EdmValue)],
+    ) -> Result<(), Error> {
         self.slots.iter_mut().for_each(|slot| *slot = None);
         let mut overflow: Option<BodyWriter> = None;
-        let values: Vec<(&PropertyName, &EdmValue)> = entity.iter().collect();
-        for (i, &(name, value)) in values.iter().enumerate() {
-            let kind = match column(&self.schema, &mut self.order, i, name.as_str()) {
+        for (i, &(name, value)) in properties.iter().enumerate() {
+            let kind = match column(&self.schema, &mut self.order, i, name) {
                 Some(p) if self.schema.properties[p].2.accepts(value) => {
                     self.slots[p] = Some(i);
                     Some(self.schema.properties[p].2)
@@ -272,10 +288,15 @@ impl BatchBuilder {
                 overflow.get_or_insert_with(|| BodyWriter::new("", "")).property(name, value);
             }
         }
-        let (pk, rk) = (entity.partition_key().as_str(), entity.row_key().as_str());
-        let (timestamp, overflow) = self.overflow(overflow, entity.timestamp(), pk, rk)?;
+        let (timestamp, overflow) = self.overflow(overflow, timestamp, partition_key, row_key)?;
         let slots = std::mem::take(&mut self.slots);
-        self.append(pk, rk, timestamp, overflow, slots.iter().map(|slot| slot.map(|i| values[i].1)));
+        self.append(
+            partition_key,
+            row_key,
+            timestamp,
+            overflow,
+            slots.iter().map(|slot| slot.map(|i| properties[i].1)),
+        );
         self.slots = slots;
         Ok(())
     }

@@ -16,18 +16,26 @@
 //! [`EntityWriter::finish`]. So its [`EntityWriter::checkpoint`] returns `None` (a resumed export writes the file
 //! again), and its [`EntityWriter::bytes`] are the bytes spooled until then.
 //!
+//! An export does not decode its pages into entities for this writer: [`CsvRows`] reads each page straight into
+//! the fields of its rows (the decoder's typed values rendered by the same [`cell`]s), and the writer puts each
+//! property's fields in its column ([`EntityWriter::write_csv_row`]); the file is the one the decoded entities
+//! make, byte for byte.
+//!
 //! [`EntityWriter::finish`]: super::EntityWriter::finish
+//! [`EntityWriter::write_csv_row`]: super::EntityWriter::write_csv_row
 //! [`EntityWriter::checkpoint`]: super::EntityWriter::checkpoint
 //! [`EntityWriter::bytes`]: super::EntityWriter::bytes
 
-// The cells (a field, a value's text and back), the writer and the reader, each in a file; what both the
-// writer and the reader know of the columns is here.
+// The cells (a field, a value's text and back), the rows of entities, the writer and the reader, each in a file;
+// what both the writer and the reader know of the columns is here.
 mod cell;
 mod read;
+mod rows;
 mod write;
 
-pub use cell::{cell, push_field, read_cell, type_of_cell};
+pub use cell::{cell, push_field, push_value, read_cell, type_of_cell};
 pub use read::CsvReader;
+pub use rows::{CsvRow, CsvRows};
 pub use write::CsvWriter;
 
 /// The most columns a header may have: 16,384, Excel's own limit (an entity has at most 252 properties; a file
@@ -44,7 +52,7 @@ const TYPE_SUFFIX: &str = "@type";
 const TERMINATOR: &[u8] = b"\r\n";
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::error::TransferError;
     use crate::format::{Compression, EntityReader as _, EntityWriter as _, Record, Sink, MAX_RECORD_BYTES};
@@ -244,6 +252,230 @@ mod tests {
         drop(writer);
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "a dropped writer leaves its file, not its spool");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// What the writer wrote before it took rows: the union of the columns in the order first seen, each
+    /// entity's cells in them, written from decoded entities. The oracle of the property test below.
+    fn reference(entities: &[Entity]) -> Vec<u8> {
+        let mut columns: Vec<String> = Vec::new();
+        let mut rows = Vec::new();
+        for entity in entities {
+            let mut cells: Vec<Option<&EdmValue>> = vec![None; columns.len()];
+            for (name, value) in entity.iter() {
+                let column = match columns.iter().position(|c| c == name.as_str()) {
+                    Some(column) => column,
+                    None => {
+                        columns.push(name.to_string());
+                        cells.push(None);
+                        columns.len() - 1
+                    }
+                };
+                cells[column] = Some(value);
+            }
+            let mut row = Vec::new();
+            push_field(&mut row, entity.partition_key().as_str());
+            row.push(b',');
+            push_field(&mut row, entity.row_key().as_str());
+            row.push(b',');
+            push_field(&mut row, &entity.timestamp().map(|t| t.to_string()).unwrap_or_default());
+            for value in &cells {
+                row.push(b',');
+                let mut text = String::new();
+                if let Some(value) = value {
+                    cell(value, &mut text);
+                }
+                push_field(&mut row, &text);
+                row.push(b',');
+                row.extend_from_slice(value.map_or("", |v| v.edm_type().as_str()).as_bytes());
+            }
+            rows.push((row, cells.len()));
+        }
+        let mut file = KEY_COLUMNS.join(",").into_bytes();
+        for column in &columns {
+            file.push(b',');
+            push_field(&mut file, column);
+            file.push(b',');
+            push_field(&mut file, &format!("{column}{TYPE_SUFFIX}"));
+        }
+        file.extend_from_slice(TERMINATOR);
+        for (row, known) in rows {
+            file.extend_from_slice(&row);
+            file.extend_from_slice(&b",,".repeat(columns.len() - known));
+            file.extend_from_slice(TERMINATOR);
+        }
+        file
+    }
+
+    /// A page read into rows ([`CsvRows::read_page`]) writes the file its decoded entities write, byte for byte,
+    /// and the same summary; both are the file of the [`reference`] writer.
+    fn check_page(page: &[u8]) {
+        let decoded = table_model::decode_query(page, None).unwrap();
+        let mut rows = CsvRows::new();
+        rows.read_page(page).unwrap();
+        assert_eq!(rows.len(), decoded.len());
+        let (mut fast, mut slow) = (Vec::new(), Vec::new());
+        let mut fast_writer = CsvWriter::new(Sink::stream("fast", &mut fast), Compression::None).unwrap();
+        let mut slow_writer = CsvWriter::new(Sink::stream("slow", &mut slow), Compression::None).unwrap();
+        for (row, entity) in rows.iter().zip(&decoded) {
+            assert_eq!(
+                (row.partition_key(), row.row_key()),
+                (entity.partition_key().as_str(), entity.row_key().as_str())
+            );
+            fast_writer.write_csv_row(&row).unwrap();
+            slow_writer.write(entity).unwrap();
+        }
+        assert_eq!(fast_writer.bytes(), slow_writer.bytes());
+        let (fast_file, slow_file) = (Box::new(fast_writer).finish().unwrap(), Box::new(slow_writer).finish().unwrap());
+        assert_eq!(fast_file, slow_file);
+        assert!(fast == slow, "{}\n---\n{}", String::from_utf8_lossy(&fast), String::from_utf8_lossy(&slow));
+        let expected = reference(&decoded);
+        assert!(fast == expected, "{}\n---\n{}", String::from_utf8_lossy(&fast), String::from_utf8_lossy(&expected));
+    }
+
+    #[test]
+    fn rows_of_a_page_in_every_form_the_decoder_reads() {
+        // Annotations before and after their values, nulls, whitespace, escapes the encoder does not write, a
+        // Timestamp annotated, nometadata's strings, an entity with no property.
+        let page = r#"{"odata.metadata":"m","value":[
+            {"odata.etag":"W/\"1\"","PartitionKey":"p, \"q\"","RowKey":"1","Timestamp":"2024-05-06T07:08:10.765Z",
+             "L":"12","L@odata.type":"Edm.Int64","N":null,"S":"a\/b \u00e9\r\n","D@odata.type":"Edm.Double","D":"NaN",
+             "G@odata.type":"Edm.Guid","G":"C9DA6455-213D-42C9-9A79-3E9149A57833","X@odata.type":"Edm.Binary","X":""},
+            {"PartitionKey":"p","RowKey":"2","Timestamp@odata.type":"Edm.DateTime",
+             "Timestamp":"9999-12-31T23:59:59.9999999Z"},
+            { "PartitionKey" : "p" , "RowKey" : "3" , "D" : 1e300 , "S" : 5 , "B" : true }
+        ]}"#;
+        check_page(page.as_bytes());
+    }
+
+    #[test]
+    fn a_page_the_decoder_refuses_is_refused() {
+        let mut rows = CsvRows::new();
+        for page in [
+            &br#"{"value":[{"PartitionKey":"p","RowKey":"1","N@odata.type":"Edm.Int32","N":"x"}]}"#[..],
+            br#"{"value":[{"RowKey":"1"}]}"#,
+            br#"{"value":[{"PartitionKey":"p","RowKey":"1"}"#,
+        ] {
+            let expected = table_model::decode_query(page, None).unwrap_err();
+            assert_eq!(rows.read_page(page).unwrap_err(), expected);
+        }
+        // Over the 1 MiB an entity may have: the decoder refuses it when it builds the entity, and so do the rows.
+        let big = "x".repeat(32 * 1024);
+        let properties: Vec<String> = (0..17).map(|i| format!(r#""P{i}":"{big}""#)).collect();
+        let page = format!(r#"{{"value":[{{"PartitionKey":"p","RowKey":"1",{}}}]}}"#, properties.join(","));
+        assert!(table_model::decode_query(page.as_bytes(), None).is_err());
+        assert!(rows.read_page(page.as_bytes()).is_err());
+        let page = format!(r#"{{"value":[{{"PartitionKey":"p","RowKey":"1",{}}}]}}"#, properties[..15].join(","));
+        rows.read_page(page.as_bytes()).unwrap();
+        check_page(page.as_bytes());
+    }
+
+    pub(crate) mod generated {
+        use super::*;
+        use proptest::prelude::*;
+        use table_model::{DateTime, EdmBinary, EdmString, EdmValue, Entity, PropertyName};
+
+        fn string() -> impl Strategy<Value = String> {
+            prop_oneof![
+                "[a-z ,\"\r\n]{0,20}",
+                any::<String>(),
+                "\\PC{0,40}",
+                Just(String::new()),
+                "[\u{0}-\u{1f}\u{7f}]{1,5}",
+            ]
+        }
+
+        fn value() -> impl Strategy<Value = EdmValue> {
+            prop_oneof![
+                any::<u64>().prop_map(|bits| EdmValue::Double(f64::from_bits(bits))),
+                prop_oneof![Just(0.0), Just(-0.0), Just(f64::NAN), Just(f64::INFINITY), Just(1e16), Just(1e-5)]
+                    .prop_map(EdmValue::Double),
+                any::<f64>().prop_map(EdmValue::Double),
+                any::<i32>().prop_map(EdmValue::Int32),
+                any::<i64>().prop_map(EdmValue::Int64),
+                any::<bool>().prop_map(EdmValue::Boolean),
+                any::<u128>().prop_map(|g| EdmValue::Guid(uuid::Uuid::from_u128(g))),
+                // 1601 to 9999, the service's years.
+                (504_911_232_000_000_000_i64..3_155_378_975_999_999_999)
+                    .prop_filter_map("in range", |t| DateTime::from_ticks(t).ok().map(EdmValue::DateTime)),
+                proptest::collection::vec(any::<u8>(), 0..40)
+                    .prop_map(|b| EdmValue::Binary(EdmBinary::new(b).unwrap())),
+                string().prop_filter_map("a valid string", |s| EdmString::new(s).ok().map(EdmValue::String)),
+            ]
+        }
+
+        /// Names from a small set (so that entities share columns, in other orders) and a few of their own.
+        fn name() -> impl Strategy<Value = PropertyName> {
+            prop_oneof![
+                (0_u8..8).prop_map(|i| format!("P{i}")),
+                "[A-Za-z_][A-Za-z0-9_]{0,12}",
+                Just("Ünï_日本".to_owned()),
+            ]
+            .prop_filter_map("a property name", |n| n.parse().ok())
+        }
+
+        pub(crate) fn entity() -> impl Strategy<Value = (Entity, bool, bool)> {
+            let properties = prop_oneof![
+                proptest::collection::vec((name(), value()), 0..12),
+                // Wide: up to the 252 properties an entity may have.
+                proptest::collection::vec(
+                    ((0_u16..400).prop_map(|i| format!("W{i}").parse().unwrap()), value()),
+                    200..260
+                ),
+            ];
+            (string(), string(), properties, any::<bool>(), any::<bool>(), any::<Option<i64>>()).prop_filter_map(
+                "a valid entity",
+                |(p, r, properties, etag, nulls, timestamp)| {
+                    let mut entity = Entity::new(p.parse().ok()?, r.parse().ok()?);
+                    for (name, value) in properties {
+                        if entity.len() < 252 && entity.value(name.as_str()).is_none() {
+                            entity.insert(name, value).ok()?;
+                        }
+                    }
+                    let timestamp =
+                        timestamp.and_then(|t| DateTime::from_ticks(t.rem_euclid(3_155_378_975_999_999_999)).ok());
+                    entity.set_server_metadata(timestamp, None);
+                    Some((entity, etag, nulls))
+                },
+            )
+        }
+
+        /// The page of these entities as the service writes it: each entity's body, with an `odata.etag`, a
+        /// `Timestamp` and `null` properties (which no entity has) in front when asked.
+        pub(crate) fn page(entities: &[(Entity, bool, bool)]) -> Vec<u8> {
+            let mut page = br#"{"odata.metadata":"m","value":["#.to_vec();
+            for (i, (entity, etag, nulls)) in entities.iter().enumerate() {
+                if i > 0 {
+                    page.push(b',');
+                }
+                page.push(b'{');
+                if *etag {
+                    page.extend_from_slice(br#""odata.etag":"W/\"datetime'2024'\"","#);
+                }
+                if let Some(t) = entity.timestamp() {
+                    page.extend_from_slice(format!(r#""Timestamp":"{t}","#).as_bytes());
+                }
+                if *nulls {
+                    page.extend_from_slice(br#""P0":null,"Zz":null,"#);
+                }
+                let mut body = entity.clone();
+                if *nulls {
+                    body.remove("P0");
+                    body.remove("Zz");
+                }
+                page.extend_from_slice(&table_model::encode_entity(&body).unwrap().as_bytes()[1..]);
+            }
+            page.extend_from_slice(b"]}");
+            page
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+            #[test]
+            fn rows_are_the_decoded_entities_rows(entities in proptest::collection::vec(entity(), 0..10)) {
+                check_page(&page(&entities));
+            }
+        }
     }
 
     /// Any bytes give records or an error, never a panic: random inputs over the bytes that matter to the

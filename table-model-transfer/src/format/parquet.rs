@@ -11,10 +11,14 @@
 use super::{EntityReader, EntityWriter, Position, Record, Rejected, Sink, WrittenFile, WrittenKeys};
 use crate::digest::Hashing;
 use crate::error::TransferError;
+use std::cell::RefCell;
 use std::io::Write;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use table_model::Entity;
+use table_model::json::{decode_query_with, EntityVisitor, SystemProperties};
+use table_model::limits::ENTITY_MAX_BYTES;
+use table_model::{DateTime, DecodeError, EdmValue, Entity, KeyKind};
 use table_model_arrow::infer::Inference;
 use table_model_arrow::parquet::{ParquetEntityReader, ParquetEntityWriter, ReaderOptions, WriterOptions};
 
@@ -109,10 +113,20 @@ impl<'a> ParquetWriter<'a> {
 impl EntityWriter for ParquetWriter<'_> {
     fn write(&mut self, entity: &Entity) -> Result<(), TransferError> {
         let writer = self.writer.as_mut().expect("finish consumes the writer");
-        if let Err(e) = writer.write(entity.clone()) {
+        if let Err(e) = writer.write_ref(entity) {
             return Err(self.failed(e));
         }
         self.keys.wrote(entity);
+        self.drain()
+    }
+
+    fn write_values(&mut self, entity: &EntityValues<'_>) -> Result<(), TransferError> {
+        let writer = self.writer.as_mut().expect("finish consumes the writer");
+        let properties: Vec<(&str, &EdmValue)> = entity.properties().collect();
+        if let Err(e) = writer.write_properties(entity.partition_key, entity.row_key, entity.timestamp, &properties) {
+            return Err(self.failed(e));
+        }
+        self.keys.wrote_keys(entity.partition_key, entity.row_key);
         self.drain()
     }
 
@@ -139,6 +153,166 @@ impl EntityWriter for ParquetWriter<'_> {
         sink.sync().map_err(|e| sink.error("write", e))?;
         Ok(self.keys.into_file(out.bytes, out.hex()))
     }
+}
+
+/// A query page's entities decoded into their keys, `Timestamp` and typed values, without an [`Entity`] each:
+/// what [`ParquetWriter`] puts into its columns as they are ([`EntityWriter::write_values`]). The buffers are kept
+/// from page to page.
+///
+/// ```
+/// use table_model_transfer::format::parquet::ValuesPage;
+/// let page = br#"{"value":[{"PartitionKey":"p","RowKey":"1","N@odata.type":"Edm.Int64","N":"5"}]}"#;
+/// let mut values = ValuesPage::new();
+/// values.read_page(page)?;
+/// let entity = values.iter().next().unwrap();
+/// assert_eq!((entity.partition_key, entity.row_key), ("p", "1"));
+/// assert_eq!(entity.properties().collect::<Vec<_>>(), [("N", &table_model::EdmValue::Int64(5))]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct ValuesPage {
+    /// The keys and the property names, as they are.
+    names: String,
+    /// Each property: where its name is in `names`, and its value.
+    values: Vec<(Range<usize>, EdmValue)>,
+    entities: Vec<ValuesSpans>,
+    /// The size of the entity being read, as the service counts it.
+    size: usize,
+}
+
+#[derive(Debug, Clone)]
+struct ValuesSpans {
+    partition_key: Range<usize>,
+    row_key: Range<usize>,
+    timestamp: Option<DateTime>,
+    properties: Range<usize>,
+}
+
+/// One entity of a [`ValuesPage`].
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct EntityValues<'a> {
+    /// The `PartitionKey`.
+    pub partition_key: &'a str,
+    /// The `RowKey`.
+    pub row_key: &'a str,
+    /// The `Timestamp`, when the page has it.
+    pub timestamp: Option<DateTime>,
+    names: &'a str,
+    values: &'a [(Range<usize>, EdmValue)],
+}
+
+impl<'a> EntityValues<'a> {
+    /// The properties, in the page's order (each name valid and once).
+    pub fn properties(&self) -> impl ExactSizeIterator<Item = (&'a str, &'a EdmValue)> + 'a {
+        let names = self.names;
+        self.values.iter().map(move |(name, value)| (&names[name.clone()], value))
+    }
+}
+
+impl ValuesPage {
+    /// No entities.
+    pub fn new() -> Self {
+        ValuesPage::default()
+    }
+
+    /// The number of entities.
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// Whether there is no entity.
+    pub fn is_empty(&self) -> bool {
+        self.entities.is_empty()
+    }
+
+    /// The entity at `index`.
+    pub fn get(&self, index: usize) -> Option<EntityValues<'_>> {
+        self.entities.get(index).map(|spans| self.entity(spans))
+    }
+
+    /// The entities, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = EntityValues<'_>> + '_ {
+        self.entities.iter().map(|spans| self.entity(spans))
+    }
+
+    fn entity(&self, spans: &ValuesSpans) -> EntityValues<'_> {
+        EntityValues {
+            partition_key: &self.names[spans.partition_key.clone()],
+            row_key: &self.names[spans.row_key.clone()],
+            timestamp: spans.timestamp,
+            names: &self.names,
+            values: &self.values[spans.properties.clone()],
+        }
+    }
+
+    /// Reads a query page (`{"value": [...]}`, the service's JSON at any metadata level), replacing the previous
+    /// entities: the entities [`decode_query`](table_model::decode_query) (without hints) reads from it, with no
+    /// [`Entity`] built.
+    ///
+    /// # Errors
+    /// A page `decode_query` refuses, or an entity over the size the service stores (which `decode_query` refuses
+    /// when it builds the [`Entity`]): decode the page with `decode_query` for its error. The entities are then
+    /// unspecified.
+    pub fn read_page(&mut self, page: &[u8]) -> Result<(), DecodeError> {
+        self.names.clear();
+        self.values.clear();
+        self.entities.clear();
+        let values = RefCell::new(self);
+        decode_query_with(page, || PageEntity { values: &values }).map(drop)
+    }
+}
+
+/// One entity of [`ValuesPage::read_page`]: the decoder makes one per entity (never two at a time).
+struct PageEntity<'a, 'b> {
+    values: &'a RefCell<&'b mut ValuesPage>,
+}
+
+impl EntityVisitor for PageEntity<'_, '_> {
+    type Value = ();
+
+    fn begin(&mut self, system: SystemProperties) -> Result<(), DecodeError> {
+        // The keys are checked as the decoder's `Entity` checks them: both there.
+        let partition_key = system.partition_key.ok_or_else(|| DecodeError::missing_key(KeyKind::Partition))?;
+        let row_key = system.row_key.ok_or_else(|| DecodeError::missing_key(KeyKind::Row))?;
+        let page = &mut **self.values.borrow_mut();
+        page.size = super::keys_size(partition_key.as_str(), row_key.as_str());
+        let spans = ValuesSpans {
+            partition_key: push(&mut page.names, partition_key.as_str()),
+            row_key: push(&mut page.names, row_key.as_str()),
+            timestamp: system.timestamp,
+            properties: page.values.len()..page.values.len(),
+        };
+        page.entities.push(spans);
+        Ok(())
+    }
+
+    fn property(&mut self, name: &str, value: EdmValue) -> Result<(), DecodeError> {
+        let page = &mut **self.values.borrow_mut();
+        page.size += super::property_size(name, &value);
+        if page.size > ENTITY_MAX_BYTES {
+            return Err(DecodeError::custom(format!(
+                "the entity is over the {ENTITY_MAX_BYTES} bytes the service stores"
+            )));
+        }
+        let name = push(&mut page.names, name);
+        page.values.push((name, value));
+        Ok(())
+    }
+
+    fn end(self) -> Result<(), DecodeError> {
+        let page = &mut **self.values.borrow_mut();
+        let end = page.values.len();
+        page.entities.last_mut().expect("an entity was begun").properties.end = end;
+        Ok(())
+    }
+}
+
+/// Appends `s` to `text`; where it is.
+fn push(text: &mut String, s: &str) -> Range<usize> {
+    let start = text.len();
+    text.push_str(s);
+    start..text.len()
 }
 
 /// Reads a Parquet file's rows into records, numbered from 1; a row that is not an entity is a [`Rejected`]
@@ -220,5 +394,74 @@ fn strip_row(message: &str) -> &str {
     match message.split_once(": ") {
         Some((row, rest)) if row.starts_with("row ") && row[4..].bytes().all(|b| b.is_ascii_digit()) => rest,
         _ => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::csv::tests::generated::{entity, page};
+    use proptest::prelude::*;
+
+    /// The file and summary of a page written entity by entity: decoded (`write`) or as its values
+    /// (`write_values`), with the columns given or inferred from the entities (the writer's sample).
+    fn write(page: &[u8], schema: Option<&Inference>, values: bool) -> (Vec<u8>, WrittenFile) {
+        let mut out = Vec::new();
+        let mut writer = ParquetWriter::new(Sink::stream("test", &mut out), schema).unwrap();
+        if values {
+            let mut read = ValuesPage::new();
+            read.read_page(page).unwrap();
+            for entity in read.iter() {
+                writer.write_values(&entity).unwrap();
+            }
+        } else {
+            for entity in table_model::decode_query(page, None).unwrap() {
+                writer.write(&entity).unwrap();
+            }
+        }
+        let written = Box::new(writer).finish().unwrap();
+        (out, written)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// A page read into values ([`ValuesPage`]) writes the file its decoded entities write, byte for byte,
+        /// while the writer samples and with the columns given.
+        #[test]
+        fn values_make_the_file_of_the_decoded_entities(entities in proptest::collection::vec(entity(), 1..8)) {
+            let page = page(&entities);
+            let decoded = table_model::decode_query(&page, None).unwrap();
+            let mut inference = Inference::new();
+            decoded.iter().take(decoded.len() / 2 + 1).for_each(|e| inference.observe(e));
+            for schema in [None, Some(&inference)] {
+                let (fast, fast_file) = write(&page, schema, true);
+                let (slow, slow_file) = write(&page, schema, false);
+                prop_assert_eq!(fast_file, slow_file);
+                prop_assert!(fast == slow, "the files differ");
+            }
+        }
+    }
+
+    #[test]
+    fn a_page_the_decoder_refuses_is_refused() {
+        let mut values = ValuesPage::new();
+        for page in [
+            &br#"{"value":[{"PartitionKey":"p","RowKey":"1","N@odata.type":"Edm.Int32","N":"x"}]}"#[..],
+            br#"{"value":[{"RowKey":"1"}]}"#,
+            br#"{"value":[{"PartitionKey":"p","RowKey":"1"}"#,
+        ] {
+            let expected = table_model::decode_query(page, None).unwrap_err();
+            assert_eq!(values.read_page(page).unwrap_err(), expected);
+        }
+        // Over the 1 MiB an entity may have: the decoder refuses it when it builds the entity, and so do the values.
+        let big = "x".repeat(32 * 1024);
+        let properties: Vec<String> = (0..17).map(|i| format!(r#""P{i}":"{big}""#)).collect();
+        let page = format!(r#"{{"value":[{{"PartitionKey":"p","RowKey":"1",{}}}]}}"#, properties.join(","));
+        assert!(table_model::decode_query(page.as_bytes(), None).is_err());
+        assert!(values.read_page(page.as_bytes()).is_err());
+        let page = format!(r#"{{"value":[{{"PartitionKey":"p","RowKey":"1",{}}}]}}"#, properties[..15].join(","));
+        values.read_page(page.as_bytes()).unwrap();
+        assert_eq!(values.get(0).unwrap().properties().len(), 15);
     }
 }

@@ -1,16 +1,18 @@
 //! Writing typed CSV: [`CsvWriter`], which spools the rows and writes the header, the union of the columns, at
 //! the end.
 
-use super::cell::{cell, push_field};
+use super::cell::push_field;
+use super::rows::{CsvRow, CsvRows};
 use super::{KEY_COLUMNS, MAX_COLUMNS, TERMINATOR, TYPE_SUFFIX};
 use crate::error::TransferError;
 use crate::format::compress::Output;
-use crate::format::{Compression, EntityWriter, Sink, WrittenFile, WrittenKeys};
+use crate::format::{Compression, EntityWriter, Keys, Sink, WrittenFile, WrittenKeys};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read as _, Seek as _, Write};
 use std::path::PathBuf;
-use table_model::{EdmValue, Entity, PropertyName};
+use table_model::limits::MAX_CUSTOM_PROPERTIES;
+use table_model::Entity;
 
 /// Writes entities as typed CSV into a [`Sink`], compressed or not, through a spool file (module docs).
 ///
@@ -34,12 +36,21 @@ use table_model::{EdmValue, Entity, PropertyName};
 pub struct CsvWriter<'a> {
     out: Output<'a>,
     spool: Spool,
-    columns: Vec<PropertyName>,
-    index: HashMap<PropertyName, usize>,
+    /// The property columns, in the order first seen, and where each is.
+    columns: Vec<String>,
+    index: HashMap<String, usize>,
+    /// Per position in an entity, the column of the property there last time: the guess tried before `index`.
+    guesses: Vec<usize>,
+    /// Per column, the position of the row's property in it ([`NONE`] for none).
+    slots: Vec<usize>,
     keys: WrittenKeys,
     record: Vec<u8>,
-    text: String,
+    /// The row of an entity given decoded.
+    one: CsvRows,
 }
+
+/// No column, no property.
+const NONE: usize = usize::MAX;
 
 impl std::fmt::Debug for CsvWriter<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -94,10 +105,48 @@ impl<'a> CsvWriter<'a> {
             spool,
             columns: Vec::new(),
             index: HashMap::new(),
+            guesses: Vec::new(),
+            slots: Vec::new(),
             keys: WrittenKeys::default(),
             record: Vec::new(),
-            text: String::new(),
+            one: CsvRows::new(),
         })
+    }
+
+    /// The column of `name`, the property at `position` in its entity: the column the same position had last
+    /// time when the name is its, else a hash lookup (which becomes the guess), else a new column.
+    fn column(&mut self, position: usize, name: &str, row: &CsvRow<'_>) -> Result<usize, TransferError> {
+        if let Some(&guess) = self.guesses.get(position)
+            && guess != NONE
+            && self.columns[guess] == name
+        {
+            return Ok(guess);
+        }
+        let column = match self.index.get(name) {
+            Some(&column) => column,
+            None => {
+                let count = KEY_COLUMNS.len() + 2 * (self.columns.len() + 1);
+                if count > MAX_COLUMNS {
+                    let keys =
+                        Keys { partition_key: row.partition_key().to_owned(), row_key: row.row_key().to_owned() };
+                    return Err(TransferError::invalid(format!(
+                        "cannot write entity {keys} as csv: its property `{name}` would make {count} columns, over \
+                         the {MAX_COLUMNS} a csv file may have; export to jsonl",
+                    )));
+                }
+                self.columns.push(name.to_owned());
+                self.index.insert(name.to_owned(), self.columns.len() - 1);
+                self.columns.len() - 1
+            }
+        };
+        // An entity has at most so many properties: the guesses stay bounded.
+        if position < MAX_CUSTOM_PROPERTIES {
+            if self.guesses.len() <= position {
+                self.guesses.resize(position + 1, NONE);
+            }
+            self.guesses[position] = column;
+        }
+        Ok(column)
     }
 }
 
@@ -109,56 +158,51 @@ fn push_next(record: &mut Vec<u8>, field: &str) {
 
 impl EntityWriter for CsvWriter<'_> {
     fn write(&mut self, entity: &Entity) -> Result<(), TransferError> {
+        let mut one = std::mem::take(&mut self.one);
+        one.clear();
+        one.push_entity(entity);
+        let written = self.write_csv_row(&one.get(0).expect("the entity's row"));
+        self.one = one;
+        written
+    }
+
+    fn write_csv_row(&mut self, row: &CsvRow<'_>) -> Result<(), TransferError> {
         // Each property's column, new ones appended in the order first seen.
-        let mut cells: Vec<Option<&EdmValue>> = vec![None; self.columns.len()];
-        for (name, value) in entity.iter() {
-            let column = match self.index.get(name) {
-                Some(&column) => column,
-                None => {
-                    if KEY_COLUMNS.len() + 2 * (self.columns.len() + 1) > MAX_COLUMNS {
-                        return Err(TransferError::invalid(format!(
-                            "cannot write entity {} as csv: its property `{name}` would make {} columns, over the \
-                             {MAX_COLUMNS} a csv file may have; export to jsonl",
-                            crate::format::Keys::of(entity),
-                            KEY_COLUMNS.len() + 2 * (self.columns.len() + 1)
-                        )));
-                    }
-                    self.columns.push(name.clone());
-                    self.index.insert(name.clone(), self.columns.len() - 1);
-                    cells.push(None);
-                    self.columns.len() - 1
-                }
-            };
-            cells[column] = Some(value);
-        }
-        self.record.clear();
-        push_field(&mut self.record, entity.partition_key().as_str());
-        push_next(&mut self.record, entity.row_key().as_str());
-        self.text.clear();
-        if let Some(timestamp) = entity.timestamp() {
-            timestamp.write_to(&mut self.text);
-        }
-        push_next(&mut self.record, &self.text);
-        for value in &cells {
-            match value {
-                Some(value) => {
-                    self.text.clear();
-                    cell(value, &mut self.text);
-                    push_next(&mut self.record, &self.text);
-                    push_next(&mut self.record, value.edm_type().as_str());
-                }
-                None => self.record.extend_from_slice(b",,"),
+        self.slots.clear();
+        self.slots.resize(self.columns.len(), NONE);
+        let mut in_order = true;
+        for (position, (name, _)) in row.properties().enumerate() {
+            let column = self.column(position, name, row)?;
+            if column == self.slots.len() {
+                self.slots.push(NONE);
             }
+            self.slots[column] = position;
+            in_order &= column == position;
         }
+        // The row's fields are the record when each property is in the column of its position and no column is
+        // left empty (the entity has the properties of the first, in their order); else they are put in order.
+        let record = if in_order && row.property_count() == self.columns.len() {
+            row.fields()
+        } else {
+            self.record.clear();
+            self.record.extend_from_slice(row.key_fields());
+            for &position in &self.slots {
+                match position {
+                    NONE => self.record.extend_from_slice(b",,"),
+                    position => self.record.extend_from_slice(row.property_fields(position)),
+                }
+            }
+            &self.record
+        };
         let spool = &mut self.spool;
-        let header = [(self.record.len() as u64).to_le_bytes(), (cells.len() as u64).to_le_bytes()];
+        let header = [(record.len() as u64).to_le_bytes(), (self.columns.len() as u64).to_le_bytes()];
         spool
             .file
             .write_all(header.as_flattened())
-            .and_then(|()| spool.file.write_all(&self.record))
+            .and_then(|()| spool.file.write_all(record))
             .map_err(|e| TransferError::io("write", &spool.path, e))?;
-        spool.bytes += (self.record.len() + TERMINATOR.len()) as u64;
-        self.keys.wrote(entity);
+        spool.bytes += (record.len() + TERMINATOR.len()) as u64;
+        self.keys.wrote_keys(row.partition_key(), row.row_key());
         Ok(())
     }
 
@@ -182,7 +226,7 @@ impl EntityWriter for CsvWriter<'_> {
         record.clear();
         record.extend_from_slice(KEY_COLUMNS.join(",").as_bytes());
         for column in &columns {
-            push_next(&mut record, column.as_str());
+            push_next(&mut record, column);
             push_next(&mut record, &format!("{column}{TYPE_SUFFIX}"));
         }
         record.extend_from_slice(TERMINATOR);
