@@ -414,10 +414,11 @@ pub(crate) mod tests {
         }
 
         pub(crate) fn entity() -> impl Strategy<Value = (Entity, bool, bool)> {
+            // Wide entities (up to the 252 properties an entity may have) one time in eight: each is 20 narrow
+            // ones' work, and the suite runs unoptimised.
             let properties = prop_oneof![
-                proptest::collection::vec((name(), value()), 0..12),
-                // Wide: up to the 252 properties an entity may have.
-                proptest::collection::vec(
+                7 => proptest::collection::vec((name(), value()), 0..12),
+                1 => proptest::collection::vec(
                     ((0_u16..400).prop_map(|i| format!("W{i}").parse().unwrap()), value()),
                     200..260
                 ),
@@ -469,7 +470,7 @@ pub(crate) mod tests {
         }
 
         proptest! {
-            #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+            #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
             #[test]
             fn rows_are_the_decoded_entities_rows(entities in proptest::collection::vec(entity(), 0..10)) {
