@@ -347,26 +347,35 @@ pub(crate) mod tests {
         check_page(page.as_bytes());
     }
 
+    /// Pages the decoder refuses (a typed value that does not read, a missing key, a cut body): a page reader
+    /// without `Entity`s must refuse them with the decoder's own error.
+    pub(crate) const REFUSED_PAGES: [&[u8]; 3] = [
+        br#"{"value":[{"PartitionKey":"p","RowKey":"1","N@odata.type":"Edm.Int32","N":"x"}]}"#,
+        br#"{"value":[{"RowKey":"1"}]}"#,
+        br#"{"value":[{"PartitionKey":"p","RowKey":"1"}"#,
+    ];
+
+    /// A page of one entity of `n` string properties of 32 KiB: over the 1 MiB an entity may have at 17 (the
+    /// decoder refuses it when it builds the entity), under it at 15.
+    pub(crate) fn page_of_32k_strings(n: usize) -> String {
+        let big = "x".repeat(32 * 1024);
+        let properties: Vec<String> = (0..n).map(|i| format!(r#""P{i}":"{big}""#)).collect();
+        format!(r#"{{"value":[{{"PartitionKey":"p","RowKey":"1",{}}}]}}"#, properties.join(","))
+    }
+
     #[test]
     fn a_page_the_decoder_refuses_is_refused() {
         let mut rows = CsvRows::new();
-        for page in [
-            &br#"{"value":[{"PartitionKey":"p","RowKey":"1","N@odata.type":"Edm.Int32","N":"x"}]}"#[..],
-            br#"{"value":[{"RowKey":"1"}]}"#,
-            br#"{"value":[{"PartitionKey":"p","RowKey":"1"}"#,
-        ] {
+        for page in REFUSED_PAGES {
             let expected = table_model::decode_query(page, None).unwrap_err();
             assert_eq!(rows.read_page(page).unwrap_err(), expected);
         }
-        // Over the 1 MiB an entity may have: the decoder refuses it when it builds the entity, and so do the rows.
-        let big = "x".repeat(32 * 1024);
-        let properties: Vec<String> = (0..17).map(|i| format!(r#""P{i}":"{big}""#)).collect();
-        let page = format!(r#"{{"value":[{{"PartitionKey":"p","RowKey":"1",{}}}]}}"#, properties.join(","));
-        assert!(table_model::decode_query(page.as_bytes(), None).is_err());
-        assert!(rows.read_page(page.as_bytes()).is_err());
-        let page = format!(r#"{{"value":[{{"PartitionKey":"p","RowKey":"1",{}}}]}}"#, properties[..15].join(","));
-        rows.read_page(page.as_bytes()).unwrap();
-        check_page(page.as_bytes());
+        let over = page_of_32k_strings(17);
+        assert!(table_model::decode_query(over.as_bytes(), None).is_err());
+        assert!(rows.read_page(over.as_bytes()).is_err());
+        let under = page_of_32k_strings(15);
+        rows.read_page(under.as_bytes()).unwrap();
+        check_page(under.as_bytes());
     }
 
     pub(crate) mod generated {

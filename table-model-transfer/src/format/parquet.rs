@@ -445,23 +445,16 @@ mod tests {
 
     #[test]
     fn a_page_the_decoder_refuses_is_refused() {
+        use crate::format::csv::tests::{page_of_32k_strings, REFUSED_PAGES};
         let mut values = ValuesPage::new();
-        for page in [
-            &br#"{"value":[{"PartitionKey":"p","RowKey":"1","N@odata.type":"Edm.Int32","N":"x"}]}"#[..],
-            br#"{"value":[{"RowKey":"1"}]}"#,
-            br#"{"value":[{"PartitionKey":"p","RowKey":"1"}"#,
-        ] {
+        for page in REFUSED_PAGES {
             let expected = table_model::decode_query(page, None).unwrap_err();
             assert_eq!(values.read_page(page).unwrap_err(), expected);
         }
-        // Over the 1 MiB an entity may have: the decoder refuses it when it builds the entity, and so do the values.
-        let big = "x".repeat(32 * 1024);
-        let properties: Vec<String> = (0..17).map(|i| format!(r#""P{i}":"{big}""#)).collect();
-        let page = format!(r#"{{"value":[{{"PartitionKey":"p","RowKey":"1",{}}}]}}"#, properties.join(","));
-        assert!(table_model::decode_query(page.as_bytes(), None).is_err());
-        assert!(values.read_page(page.as_bytes()).is_err());
-        let page = format!(r#"{{"value":[{{"PartitionKey":"p","RowKey":"1",{}}}]}}"#, properties[..15].join(","));
-        values.read_page(page.as_bytes()).unwrap();
+        let over = page_of_32k_strings(17);
+        assert!(table_model::decode_query(over.as_bytes(), None).is_err());
+        assert!(values.read_page(over.as_bytes()).is_err());
+        values.read_page(page_of_32k_strings(15).as_bytes()).unwrap();
         assert_eq!(values.get(0).unwrap().properties().len(), 15);
     }
 }
