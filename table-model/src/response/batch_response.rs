@@ -143,15 +143,31 @@ type Headers<'a> = Vec<(&'a str, &'a str)>;
 
 /// Splits headers from content at the first empty line; returns the header lines parsed as `name: value`.
 fn split_head(part: &[u8]) -> Option<(Headers<'_>, &[u8])> {
-    let (end, skip) = match (find(part, b"\r\n\r\n"), find(part, b"\n\n")) {
-        (Some(a), Some(b)) if b < a => (b, 2),
-        (Some(a), _) => (a, 4),
-        (None, Some(b)) => (b, 2),
-        (None, None) => (part.len(), 0),
-    };
+    let (end, skip) = empty_line(part).unwrap_or((part.len(), 0));
     let head = std::str::from_utf8(&part[..end]).ok()?;
     let headers = head.lines().filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim(), v.trim()))).collect();
     Some((headers, &part[(end + skip).min(part.len())..]))
+}
+
+/// Where the first empty line of `part` is: the offset of its `\r\n\r\n` (4 bytes) or `\n\n` (2 bytes), whichever
+/// comes first. One pass over the head, line end by line end: a head is short, and the part after it (a change
+/// set of 100 sub-responses) is not searched, where looking for each form apart read the whole part for the
+/// form it does not hold, with a memmem searcher built for each search (under `perf`, about 2% of an import's
+/// client CPU).
+fn empty_line(part: &[u8]) -> Option<(usize, usize)> {
+    let mut from = 0;
+    while let Some(offset) = memchr::memchr(b'\n', &part[from..]) {
+        let at = from + offset;
+        let rest = &part[at + 1..];
+        if rest.starts_with(b"\n") {
+            return Some((at, 2));
+        }
+        if at > 0 && part[at - 1] == b'\r' && rest.starts_with(b"\r\n") {
+            return Some((at - 1, 4));
+        }
+        from = at + 1;
+    }
+    None
 }
 
 fn header_value<'a>(headers: &[(&'a str, &'a str)], name: &str) -> Option<&'a str> {
@@ -174,4 +190,38 @@ fn parse_sub_response(http: &[u8]) -> Option<SubResponse<'_>> {
         split_head(rest)?
     };
     Some(SubResponse { status, headers, body })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The empty line as two searches find it: the first `\r\n\r\n` or `\n\n`, whichever starts first.
+    fn empty_line_by_two_searches(part: &[u8]) -> Option<(usize, usize)> {
+        match (find(part, b"\r\n\r\n"), find(part, b"\n\n")) {
+            (Some(a), Some(b)) if b < a => Some((b, 2)),
+            (Some(a), _) => Some((a, 4)),
+            (None, Some(b)) => Some((b, 2)),
+            (None, None) => None,
+        }
+    }
+
+    #[test]
+    fn the_empty_line_ends_a_head_in_either_form() {
+        assert_eq!(empty_line(b"A: 1\r\nB: 2\r\n\r\nbody\n\n"), Some((10, 4)));
+        assert_eq!(empty_line(b"A: 1\nB: 2\n\nbody\r\n\r\n"), Some((9, 2)));
+        assert_eq!(empty_line(b"A: 1\r\n\nbody"), Some((5, 2)));
+        assert_eq!(empty_line(b"\n\r\n"), None);
+        assert_eq!(empty_line(b"A: 1\r\n"), None);
+    }
+
+    proptest! {
+        #[test]
+        fn one_pass_finds_what_two_searches_find(part in proptest::collection::vec(
+            prop_oneof![Just(b'\r'), Just(b'\n'), Just(b'a'), Just(b':')], 0..40,
+        )) {
+            prop_assert_eq!(empty_line(&part), empty_line_by_two_searches(&part));
+        }
+    }
 }
