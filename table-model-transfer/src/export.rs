@@ -696,40 +696,41 @@ impl Entities {
     }
 }
 
-/// Reads a page for a writer of JSON lines: its entities' JSON when [`EncodedPage`] takes the page, else the
-/// entities decoded, exactly as [`read_decoded`] (a page that breaks a rule is refused there, with the decoder's
-/// error).
+/// Reads a page for a writer of JSON lines: its entities' JSON when [`EncodedPage`] takes the page.
 fn read_encoded(answer: &http::Response<bytes::Bytes>) -> Result<Entities, ResponseError> {
-    let page = response::raw_query(answer)?;
-    let mut encoded = EncodedPage::new();
-    if encoded.read(&page.body) {
-        return Ok(Entities::Encoded(encoded));
-    }
-    read_decoded(answer)
+    read_or_decode(answer, |body| {
+        let mut encoded = EncodedPage::new();
+        encoded.read(body).then_some(Entities::Encoded(encoded))
+    })
 }
 
-/// Reads a page for a writer of CSV: its entities' rows, decoded straight into their fields ([`CsvRows`]), else
-/// the entities decoded, exactly as [`read_decoded`] (a page that breaks a rule is refused there, with the
-/// decoder's error).
+/// Reads a page for a writer of CSV: its entities' rows, decoded straight into their fields ([`CsvRows`]).
 fn read_rows(answer: &http::Response<bytes::Bytes>) -> Result<Entities, ResponseError> {
-    let page = response::raw_query(answer)?;
-    let mut rows = CsvRows::new();
-    if rows.read_page(&page.body).is_ok() {
-        return Ok(Entities::Rows(rows));
-    }
-    read_decoded(answer)
+    read_or_decode(answer, |body| {
+        let mut rows = CsvRows::new();
+        rows.read_page(body).is_ok().then_some(Entities::Rows(rows))
+    })
 }
 
-/// Reads a page for a writer of Parquet: its entities' keys and typed values ([`ValuesPage`], no `Entity` built),
-/// else the entities decoded, exactly as [`read_decoded`] (a page that breaks a rule is refused there, with the
-/// decoder's error).
+/// Reads a page for a writer of Parquet: its entities' keys and typed values ([`ValuesPage`], no `Entity` built).
 fn read_values(answer: &http::Response<bytes::Bytes>) -> Result<Entities, ResponseError> {
+    read_or_decode(answer, |body| {
+        let mut values = ValuesPage::new();
+        values.read_page(body).is_ok().then_some(Entities::Values(values))
+    })
+}
+
+/// Reads a page's body with a format's own reader, `read`; a page it does not take is decoded into entities,
+/// exactly as [`read_decoded`] (a page that breaks a rule is refused there, with the decoder's error).
+fn read_or_decode(
+    answer: &http::Response<bytes::Bytes>,
+    read: impl FnOnce(&[u8]) -> Option<Entities>,
+) -> Result<Entities, ResponseError> {
     let page = response::raw_query(answer)?;
-    let mut values = ValuesPage::new();
-    if values.read_page(&page.body).is_ok() {
-        return Ok(Entities::Values(values));
+    match read(&page.body) {
+        Some(entities) => Ok(entities),
+        None => read_decoded(answer),
     }
-    read_decoded(answer)
 }
 
 /// Reads a page into entities, as [`TableClient::query`] does.
