@@ -544,7 +544,7 @@ fn overflow_json(body: &str, timestamp: Option<DateTime>) -> String {
             json.push(',');
         }
         json.push_str(r#""Timestamp@odata.type":"Edm.DateTime","Timestamp":""#);
-        json.push_str(&dt.to_string());
+        dt.write_to(&mut json);
         json.push('"');
     }
     json.push('}');

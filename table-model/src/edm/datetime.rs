@@ -109,25 +109,27 @@ impl DateTime {
     }
 
     /// Writes the wire form of [`write_to`](DateTime::write_to) into a fixed buffer (for the JSON writer).
+    ///
+    /// Unsigned arithmetic and two digits at a time: a `DateTime` is never before 0001-01-01, so every step is a
+    /// plain division (an encode is on the path of every DateTime written to the service or a file).
     pub(crate) fn encode(self, buf: &mut [u8; 28]) {
-        let days = self.ticks.div_euclid(TICKS_PER_DAY) - DAYS_0001_TO_1970;
-        let in_day = self.ticks.rem_euclid(TICKS_PER_DAY);
-        let (y, m, d) = civil_from_days(days);
-        let secs = in_day / TICKS_PER_SECOND;
-        let frac = in_day % TICKS_PER_SECOND;
-        let mut put = |at: usize, width: usize, mut v: i64| {
-            for i in (0..width).rev() {
-                buf[at + i] = b'0' + (v % 10) as u8;
-                v /= 10;
-            }
-        };
-        put(0, 4, y);
-        put(5, 2, m);
-        put(8, 2, d);
-        put(11, 2, secs / 3600);
-        put(14, 2, secs / 60 % 60);
-        put(17, 2, secs % 60);
-        put(20, 7, frac);
+        let ticks = self.ticks as u64; // never negative: `DATETIME_MIN_TICKS` is past 0001-01-01
+        let (days, in_day) = (ticks / TICKS_PER_DAY as u64, ticks % TICKS_PER_DAY as u64);
+        let (y, m, d) = civil_from_days_unsigned(days);
+        let secs = (in_day / TICKS_PER_SECOND as u64) as u32;
+        let frac = (in_day % TICKS_PER_SECOND as u64) as u32;
+        let mut pair = |at: usize, v: u32| buf[at..at + 2].copy_from_slice(&PAIRS[v as usize * 2..v as usize * 2 + 2]);
+        pair(0, y / 100);
+        pair(2, y % 100);
+        pair(5, m);
+        pair(8, d);
+        pair(11, secs / 3600);
+        pair(14, secs / 60 % 60);
+        pair(17, secs % 60);
+        pair(20, frac / 100_000);
+        pair(22, frac / 1_000 % 100);
+        pair(24, frac / 10 % 100);
+        buf[26] = b'0' + (frac % 10) as u8;
         buf[4] = b'-';
         buf[7] = b'-';
         buf[10] = b'T';
@@ -136,6 +138,27 @@ impl DateTime {
         buf[19] = b'.';
         buf[27] = b'Z';
     }
+}
+
+/// `00` to `99`, for writing two digits at once.
+const PAIRS: &[u8; 200] =
+    b"0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849\
+5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+/// The proleptic Gregorian year, month and day of a count of days since 0001-01-01 (never before it): Howard
+/// Hinnant's `civil_from_days`, in unsigned arithmetic.
+fn civil_from_days_unsigned(days: u64) -> (u32, u32, u32) {
+    // Days since 0000-03-01, the start of the proleptic Gregorian era the algorithm counts from.
+    let z = days + 306;
+    let era = z / 146_097;
+    let doe = (z - era * 146_097) as u32;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era as u32 * 400 + u32::from(m <= 2);
+    (y, m, d)
 }
 
 fn out_of_range(value: String) -> ValueError {
@@ -163,19 +186,6 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let doy = (153 * mp + 2) / 5 + d - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     era * 146_097 + doe - 719_468
-}
-
-/// The inverse of [`days_from_civil`].
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
 }
 
 fn days_in_month(y: i64, m: i64) -> i64 {
@@ -608,10 +618,27 @@ mod tests {
     }
 
     #[test]
+    fn encode_matches_chrono_across_the_range() {
+        // A linear congruential walk over the whole range, and both ends.
+        let span = (DATETIME_MAX_TICKS - DATETIME_MIN_TICKS) as u64 + 1;
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let walk = (0..20_000).map(|_| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            DATETIME_MIN_TICKS + ((x >> 1) % span) as i64
+        });
+        for ticks in walk.chain([DATETIME_MIN_TICKS, DATETIME_MAX_TICKS, UNIX_EPOCH_TICKS, UNIX_EPOCH_TICKS - 1]) {
+            let t = DateTime::from_ticks(ticks).unwrap();
+            let nanos = t.to_chrono().format("%Y-%m-%dT%H:%M:%S%.9f").to_string();
+            assert_eq!(t.to_string(), format!("{}Z", &nanos[..nanos.len() - 2]), "{ticks}");
+            assert_eq!(DateTime::parse(&t.to_string()).unwrap(), t);
+        }
+    }
+
+    #[test]
     fn days_round_trip() {
         for days in (-719_162..2_932_896).step_by(997) {
-            let (y, m, d) = civil_from_days(days);
-            assert_eq!(days_from_civil(y, m, d), days);
+            let (y, m, d) = civil_from_days_unsigned((days + DAYS_0001_TO_1970) as u64);
+            assert_eq!(days_from_civil(i64::from(y), i64::from(m), i64::from(d)), days);
         }
     }
 }
