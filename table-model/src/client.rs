@@ -50,6 +50,7 @@ mod options;
 pub mod outcome;
 mod pager;
 mod ranges;
+mod read_back;
 mod service;
 mod table;
 pub mod trace;
