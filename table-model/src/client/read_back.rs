@@ -49,32 +49,34 @@ impl<'a> ReadBack<'a> {
         ctx: &Context<'_>,
     ) -> Result<ETag, Error> {
         let mut settle = trace::settling(self.core.tracing.as_ref(), ctx);
-        let result = self.write_with(operation, refusal, entity, (sent, exact), settle.ctx()).await;
-        settle.end(result)
-    }
-
-    async fn write_with(
-        &self,
-        operation: &'static str,
-        refusal: Error,
-        entity: &impl WriteEntity,
-        (sent, exact): (&[u8], bool),
-        ctx: &Context<'_>,
-    ) -> Result<ETag, Error> {
-        let (partition_key, row_key) = entity.keys().map_err(RequestError::from)?;
-        let sent = decode_entity(sent, None).map_err(ResponseError::from)?;
-        // Typed values need annotations to compare: read at minimal metadata whatever the client's level.
-        let read =
-            self.core.requests.clone().with_metadata(MetadataLevel::Minimal).get(self.table, &partition_key, &row_key);
-        let stored = match self.core.call(read, ctx, Entity::read_entity).await {
-            Ok(entity) => Some(entity),
-            Err(e) if e.is_not_found() && e.error_code() != Some(ErrorCode::TableNotFound) => None,
-            Err(e) => return Err(e),
+        let result = {
+            let ctx = settle.ctx();
+            async {
+                let (partition_key, row_key) = entity.keys().map_err(RequestError::from)?;
+                let sent = decode_entity(sent, None).map_err(ResponseError::from)?;
+                // Typed values need annotations to compare: read at minimal metadata whatever the client's level.
+                let read = self.core.requests.clone().with_metadata(MetadataLevel::Minimal).get(
+                    self.table,
+                    &partition_key,
+                    &row_key,
+                );
+                let stored = match self.core.call(read, ctx, Entity::read_entity).await {
+                    Ok(entity) => Some(entity),
+                    Err(e) if e.is_not_found() && e.error_code() != Some(ErrorCode::TableNotFound) => None,
+                    Err(e) => return Err(e),
+                };
+                match settled(Some(&(sent, exact)), stored.as_ref()) {
+                    Some(Some(etag)) => Ok(etag),
+                    _ => Err(outcome_unknown(
+                        operation,
+                        refusal,
+                        "the entity read back differs from the one sent".to_owned(),
+                    )),
+                }
+            }
+            .await
         };
-        match settled(Some(&(sent, exact)), stored.as_ref()) {
-            Some(Some(etag)) => Ok(etag),
-            _ => Err(outcome_unknown(operation, refusal, "the entity read back differs from the one sent".to_owned())),
-        }
+        settle.end(result)
     }
 
     /// Reads every entity of a transaction back after a lost reply and a refused retry: when each is as the
