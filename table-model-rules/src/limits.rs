@@ -2,6 +2,8 @@
 //!
 //! Layer: base.
 
+use crate::utf8::utf16_len;
+
 /// Minimum length of a table name, in ASCII characters (`docs/rules.md` §1.1).
 pub const TABLE_NAME_MIN_LEN: usize = 3;
 /// Maximum length of a table name, in ASCII characters (`docs/rules.md` §1.1).
@@ -18,6 +20,25 @@ pub const BINARY_MAX_BYTES: usize = 64 * 1024;
 pub const MAX_CUSTOM_PROPERTIES: usize = 252;
 /// Maximum size of one entity, by the published size formula and as an encoded request body (`docs/rules.md` §4.2).
 pub const ENTITY_MAX_BYTES: usize = 1024 * 1024;
+
+/// An entity's keys' share of its size by the published formula (`docs/rules.md` §4.2): 4 bytes, and 2 for each
+/// UTF-16 code unit of either key. The size is this plus each property's [`property_size`].
+///
+/// ```
+/// use table_model_rules::limits::{entity_keys_size, property_size};
+/// // PartitionKey "p" and RowKey "é" (one unit each), a property "Age" of an Int32 (4 bytes).
+/// assert_eq!(entity_keys_size("p", "é") + property_size("Age", 4), 8 + (8 + 6 + 4));
+/// ```
+pub const fn entity_keys_size(partition_key: &str, row_key: &str) -> usize {
+    4 + 2 * utf16_len(partition_key.as_bytes()) + 2 * utf16_len(row_key.as_bytes())
+}
+
+/// A property's share of its entity's size (`docs/rules.md` §4.2): 8 bytes, 2 for each UTF-16 code unit of its
+/// name, and the size of its value (`value_size`, as the EDM type counts it: 4 for an Int32, 2 a unit of a
+/// String, ...).
+pub const fn property_size(name: &str, value_size: usize) -> usize {
+    8 + 2 * utf16_len(name.as_bytes()) + value_size
+}
 /// Maximum number of operations in one entity group transaction (`docs/rules.md` §8.1).
 pub const BATCH_MAX_OPERATIONS: usize = 100;
 /// A batch request body must stay under this many bytes (`docs/rules.md` §8.1: "under 4 MiB").

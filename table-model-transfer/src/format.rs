@@ -150,25 +150,15 @@ pub(crate) fn read_line_bounded(reader: &mut dyn BufRead, buf: &mut Vec<u8>, lim
 }
 
 /// The share of an entity's keys in its size as the service counts it (`docs/rules.md` §4.2, as
-/// [`Entity::size`] counts it): 4 bytes, and 2 a UTF-16 unit of each key. For the readers of pages that build no
-/// `Entity` and refuse what `Entity` refuses.
+/// [`Entity::size`] counts it). For the readers of pages that build no `Entity` and refuse what `Entity` refuses.
 pub(crate) fn keys_size(partition_key: &str, row_key: &str) -> usize {
-    4 + 2 * utf16_len(partition_key) + 2 * utf16_len(row_key)
+    table_model::limits::entity_keys_size(partition_key, row_key)
 }
 
-/// A property's share of its entity's size (as [`keys_size`]): 8 bytes, 2 a UTF-16 unit of its name, and its
-/// value's [`stored_size`](table_model::EdmValue::stored_size).
+/// A property's share of its entity's size (as [`keys_size`]), with its value's
+/// [`stored_size`](table_model::EdmValue::stored_size).
 pub(crate) fn property_size(name: &str, value: &table_model::EdmValue) -> usize {
-    8 + 2 * utf16_len(name) + value.stored_size()
-}
-
-/// The length of `s` in UTF-16 code units (names and keys: mostly ASCII, counted a word at a time).
-fn utf16_len(s: &str) -> usize {
-    if s.is_ascii() {
-        s.len()
-    } else {
-        s.chars().map(char::len_utf16).sum()
-    }
+    table_model::limits::property_size(name, value.stored_size())
 }
 
 /// An entity's keys.

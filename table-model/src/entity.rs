@@ -74,7 +74,7 @@ pub struct Entity {
 
 /// The fixed 4 bytes of the size formula plus the keys' share.
 pub(crate) fn keys_size(pk: &str, rk: &str) -> usize {
-    4 + 2 * table_model_rules::utf16_len(pk.as_bytes()) + 2 * table_model_rules::utf16_len(rk.as_bytes())
+    crate::limits::entity_keys_size(pk, rk)
 }
 
 /// A property's share of the size formula: `8 + 2 * utf16_len(name) + size(value)`.
@@ -84,7 +84,7 @@ fn property_size(name: &PropertyName, value: &EdmValue) -> usize {
 
 /// [`property_size`] for a value whose `size(value)` is already known (the JSON writer's typed paths).
 pub(crate) fn property_share(name: &str, value_size: usize) -> usize {
-    8 + 2 * table_model_rules::utf16_len(name.as_bytes()) + value_size
+    crate::limits::property_size(name, value_size)
 }
 
 impl Entity {
