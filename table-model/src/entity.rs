@@ -7,7 +7,7 @@ pub(crate) mod error;
 use crate::edm::datetime::DateTime;
 use crate::edm::{EdmValue, FromEdm, IntoEdm};
 use crate::key::{PartitionKey, RowKey};
-use crate::limits::{ENTITY_MAX_BYTES, MAX_CUSTOM_PROPERTIES};
+use crate::limits::{self, ENTITY_MAX_BYTES, MAX_CUSTOM_PROPERTIES};
 use crate::name::PropertyName;
 use error::{EntityError, EntityErrorKind};
 use std::fmt;
@@ -72,25 +72,15 @@ pub struct Entity {
     size: usize,
 }
 
-/// The fixed 4 bytes of the size formula plus the keys' share.
-pub(crate) fn keys_size(pk: &str, rk: &str) -> usize {
-    crate::limits::entity_keys_size(pk, rk)
-}
-
-/// A property's share of the size formula: `8 + 2 * utf16_len(name) + size(value)`.
+/// A property's share of the size formula (`limits::property_size`), with its value's size.
 fn property_size(name: &PropertyName, value: &EdmValue) -> usize {
-    property_share(name, value.stored_size())
-}
-
-/// [`property_size`] for a value whose `size(value)` is already known (the JSON writer's typed paths).
-pub(crate) fn property_share(name: &str, value_size: usize) -> usize {
-    crate::limits::property_size(name, value_size)
+    limits::property_size(name, value.stored_size())
 }
 
 impl Entity {
     /// An entity with these keys and no properties.
     pub fn new(partition_key: PartitionKey, row_key: RowKey) -> Self {
-        let size = keys_size(&partition_key, &row_key);
+        let size = limits::entity_keys_size(&partition_key, &row_key);
         Entity { partition_key, row_key, timestamp: None, etag: None, properties: Vec::new(), size }
     }
 
@@ -109,7 +99,8 @@ impl Entity {
     /// # Errors
     /// [`EntityErrorKind::TooLarge`] when longer keys would take the entity over 1 MiB; nothing changes then.
     pub fn set_keys(&mut self, partition_key: PartitionKey, row_key: RowKey) -> Result<(), EntityError> {
-        let size = self.size - keys_size(&self.partition_key, &self.row_key) + keys_size(&partition_key, &row_key);
+        let size = self.size - limits::entity_keys_size(&self.partition_key, &self.row_key)
+            + limits::entity_keys_size(&partition_key, &row_key);
         if size > ENTITY_MAX_BYTES {
             return Err(EntityError::new(EntityErrorKind::TooLarge { size }, None));
         }

@@ -5,9 +5,10 @@ use super::error::{EncodeError, EncodeErrorKind};
 use super::{NameFilter, NameHashes};
 use crate::edm::datetime::DateTime;
 use crate::edm::{binary_stored_size, check_binary_len, check_string_len, string_stored_size, EdmValue, IntoEdm};
-use crate::entity::{keys_size, property_share, Entity};
+use crate::entity::Entity;
 use crate::key::error::KeyError;
 use crate::key::{PartitionKey, RowKey};
+use crate::limits;
 use crate::limits::{ENTITY_MAX_BYTES, MAX_CUSTOM_PROPERTIES};
 use crate::name::error::PropertyNameError;
 use crate::name::PropertyName;
@@ -131,7 +132,7 @@ impl BodyWriter {
     fn start(buf: Vec<u8>, partition_key: &str, row_key: &str) -> Self {
         let mut w = BodyWriter {
             buf,
-            size: keys_size(partition_key, row_key),
+            size: limits::entity_keys_size(partition_key, row_key),
             count: 0,
             seen: NameFilter::default(),
             names: [(0, 0); INLINE_NAMES],
@@ -342,7 +343,7 @@ impl BodyWriter {
             self.fail(EncodeError::new(EncodeErrorKind::DuplicateProperty, Some(name)));
             return false;
         }
-        let size = self.size + property_share(name, value_size);
+        let size = self.size + limits::property_size(name, value_size);
         if size > ENTITY_MAX_BYTES {
             self.fail(EncodeError::new(EncodeErrorKind::EntityTooLarge { size }, Some(name)));
             return false;
