@@ -162,7 +162,7 @@ impl<E: SpanExporter> SpanExporter for Counted<E> {
     }
 }
 
-/// The exporter's HTTP client: reqwest (the one `azure_core` builds), on a runtime of its own. The batch processor
+/// The exporter's HTTP client: reqwest, with the table client's TLS settings, on a runtime of its own. The batch processor
 /// exports from a thread of its own, outside the command's runtime (which may have one thread, busy with the
 /// command), so requests run on this runtime's thread and the exporter waits for their answer.
 #[derive(Debug)]
@@ -178,7 +178,12 @@ impl Transport {
             .thread_name("tablectl-otlp")
             .enable_all()
             .build()?;
-        let client = reqwest::Client::builder().timeout(EXPORT_TIMEOUT).build().map_err(std::io::Error::other)?;
+        let tls = table_model::client::tls_config().map_err(std::io::Error::other)?;
+        let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .timeout(EXPORT_TIMEOUT)
+            .build()
+            .map_err(std::io::Error::other)?;
         Ok(Transport { client, runtime: Some(runtime) })
     }
 }

@@ -72,3 +72,4 @@ pub use pager::{QueryPager, QueryPages, RawPages, TablePager};
 pub use ranges::PlanOptions;
 pub use service::TableServiceClient;
 pub use table::TableClient;
+pub use transport::{default_http_client, tls_config};

@@ -303,15 +303,15 @@ pub struct Certificate {
 
 #[cfg(feature = "tls")]
 impl Certificate {
-    /// A certificate for `127.0.0.1` and `localhost` and the TLS acceptor that serves it (aws-lc-rs, the
-    /// provider rustls already uses under `azure_core`).
+    /// A certificate for `127.0.0.1` and `localhost` and the TLS acceptor that serves it (on *ring*, the
+    /// provider of the client's own TLS).
     fn self_signed() -> (Certificate, tokio_rustls::TlsAcceptor) {
         use tokio_rustls::rustls;
         let names = vec!["127.0.0.1".to_owned(), "localhost".to_owned()];
         let rcgen::CertifiedKey { cert, signing_key } =
             rcgen::generate_simple_self_signed(names).expect("a self-signed certificate");
         let key = rustls::pki_types::PrivateKeyDer::Pkcs8(signing_key.serialize_der().into());
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
         let config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .expect("the provider's default protocol versions")
@@ -464,6 +464,9 @@ impl Bare {
     /// # Panics
     /// When reqwest cannot build a client (no TLS backend).
     pub fn new() -> Bare {
+        // reqwest without a provider of its own (the workspace turns aws-lc-rs off): *ring*, as an application
+        // would install it; one the process installed before is kept.
+        let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(20))
             .read_timeout(Duration::from_secs(60))

@@ -325,8 +325,10 @@ impl Identity {
         let mut links = Vec::new();
         for (source, limit) in &self.sources {
             let trace = Arc::new(Mutex::new(None));
-            let client_options = limit.map(|limit| client_options(limit, trace.clone())).unwrap_or_default();
-            let credential = build(source, client_options);
+            let credential = match limit.map(|limit| client_options(limit, trace.clone())).transpose() {
+                Ok(client_options) => build(source, client_options.unwrap_or_default()),
+                Err(e) => Err(reason(&e)),
+            };
             if let (Err(reason), false) = (&credential, self.auth == Auth::Entra) {
                 return Err(CliError::new(Outcome::Unreachable, format!("{}: {reason}", source.name())));
             }
@@ -430,10 +432,11 @@ fn missing<const N: usize>(what: &str, names: [(bool, &str); N]) -> String {
 }
 
 /// Options for a credential's HTTP pipeline: few retries, each request bounded by [`REQUEST_LIMIT`] (and `limit`),
-/// what went wrong last kept in `trace`.
-fn client_options(limit: Duration, trace: Arc<Mutex<Option<String>>>) -> ClientOptions {
-    let transport = Traced { inner: azure_core::http::new_http_client(None), limit: limit.min(REQUEST_LIMIT), trace };
-    ClientOptions {
+/// what went wrong last kept in `trace`; sent by the table client's own transport (TLS included).
+fn client_options(limit: Duration, trace: Arc<Mutex<Option<String>>>) -> Result<ClientOptions, CoreError> {
+    let inner = table_model::client::default_http_client()?;
+    let transport = Traced { inner, limit: limit.min(REQUEST_LIMIT), trace };
+    Ok(ClientOptions {
         transport: Some(Transport::new(Arc::new(transport))),
         retry: RetryOptions::fixed(FixedRetryOptions {
             delay: azure_core::time::Duration::milliseconds(500),
@@ -441,7 +444,7 @@ fn client_options(limit: Duration, trace: Arc<Mutex<Option<String>>>) -> ClientO
             max_total_elapsed: azure_core::time::Duration::try_from(limit).unwrap_or(azure_core::time::Duration::MAX),
         }),
         ..Default::default()
-    }
+    })
 }
 
 /// The `azure_identity` credential of a source.

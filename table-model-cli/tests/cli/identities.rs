@@ -534,7 +534,7 @@ mod certificate {
         let Some(public_key) = PUBLIC_KEY.get() else { return false };
         let Some((message, signature)) = assertion.rsplit_once('.') else { return false };
         let Ok(signature) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(signature) else { return false };
-        let algorithm = rustls::crypto::aws_lc_rs::default_provider()
+        let algorithm = rustls::crypto::ring::default_provider()
             .signature_verification_algorithms
             .mapping
             .iter()

@@ -7,7 +7,7 @@ use super::location::{Location, LocationMode, ReadLocation};
 use super::options::TableServiceClientOptions;
 use super::outcome::{TryLog, TryPolicy, Unreachable, TRY_LOG};
 use super::trace::{self, ServiceRequestIdPolicy, Tracing};
-use super::transport::{find_header, known, ReqwestTransport};
+use super::transport::{default_http_client, find_header, known};
 use crate::auth::{SharedKeyScheme, X_MS_DATE};
 use crate::connection::{Credential, Endpoint, ServiceKind};
 use crate::json::MetadataLevel;
@@ -101,7 +101,7 @@ impl Core {
             client_options.per_try_policies.insert(0, Arc::new(ServiceRequestIdPolicy));
         }
         match client_options.transport {
-            None => client_options.transport = Some(Transport::new(Arc::new(ReqwestTransport::new()?))),
+            None => client_options.transport = Some(Transport::new(default_http_client()?)),
             Some(_) => client_options.per_try_policies.push(Arc::new(ReadBodyPolicy)),
         }
         let mut requests = TableService::new(endpoint, request_credential)

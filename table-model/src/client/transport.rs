@@ -2,6 +2,13 @@
 //! timeout 20 s, read timeout 60 s, no redirects, gzip and deflate answers decompressed), with leaner
 //! conversions between `azure_core`'s types and `reqwest`'s.
 //!
+//! TLS is rustls with the *ring* crypto provider and the platform's certificate verifier (the system's roots,
+//! and `SSL_CERT_FILE` where set), given to `reqwest` ready made. `azure_core`'s default features would build
+//! rustls on `aws-lc-rs`, whose C build was an eighth of the workspace's build time (`docs/ci.md`); the
+//! protocols and cipher suites the service offers (TLS 1.2 and 1.3, ECDHE with AES-GCM, RSA and ECDSA
+//! certificates) are *ring*'s too. Nothing process-wide is installed: an application's own rustls default is
+//! left as it is.
+//!
 //! `azure_core`'s adapter for `reqwest` parses every request header again through `reqwest`'s builder, and
 //! copies every response header into an owned, lowercased name (`HeaderName::from(String)` lowercases a copy)
 //! and an owned value. The headers this protocol uses are known, already lowercase, and valid: here they are
@@ -16,8 +23,10 @@ use azure_core::error::ErrorKind as CoreErrorKind;
 use azure_core::http::headers::{HeaderName, HeaderValue, Headers};
 use azure_core::http::request::Body;
 use azure_core::http::{AsyncRawResponse, HttpClient, Method, Request};
+use rustls_platform_verifier::BuilderVerifierExt;
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// `azure_core`'s defaults for its `reqwest` client.
@@ -31,9 +40,12 @@ pub(crate) struct ReqwestTransport {
 }
 
 impl ReqwestTransport {
-    /// The client `azure_core` would build by default.
+    /// The client `azure_core` would build by default, with the TLS settings of [`tls_config`].
     pub(crate) fn new() -> azure_core::Result<Self> {
+        let tls =
+            tls_config().map_err(|e| azure_core::Error::with_error(CoreErrorKind::Other, e, "could not set up TLS"))?;
         let client = reqwest::ClientBuilder::new()
+            .tls_backend_preconfigured(tls)
             .connect_timeout(CONNECT_TIMEOUT)
             .read_timeout(READ_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
@@ -43,6 +55,49 @@ impl ReqwestTransport {
             .map_err(|e| azure_core::Error::with_error(CoreErrorKind::Other, e, "could not build the HTTP client"))?;
         Ok(ReqwestTransport { client })
     }
+}
+
+/// The TLS settings of the client's default transport, for an application's other `reqwest` clients: rustls on
+/// the *ring* provider, TLS 1.2 and 1.3, server certificates checked by the platform's verifier (the system's
+/// roots, and `SSL_CERT_FILE` where set), no client certificate. Give it to `reqwest`'s
+/// `ClientBuilder::tls_backend_preconfigured`.
+///
+/// # Errors
+/// When the platform's verifier cannot be set up.
+///
+/// # Example
+/// ```
+/// let tls = table_model::client::tls_config()?;
+/// assert!(!tls.client_auth_cert_resolver.has_certs());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_platform_verifier()
+        .map(|builder| builder.with_no_client_auth())
+}
+
+/// The HTTP client a [`TableServiceClient`](super::TableServiceClient) sends with when its options give no
+/// transport, for the other clients of the same application: `azure_identity`'s credentials, for one, whose
+/// own default (`azure_core::http::new_http_client`) needs `azure_core`'s `reqwest` features, which this crate
+/// leaves off.
+///
+/// # Errors
+/// When TLS cannot be set up ([`tls_config`]).
+///
+/// # Example
+/// ```
+/// use table_model::client::azure_core::http::{ClientOptions, Transport};
+///
+/// let transport = Transport::new(table_model::client::default_http_client()?);
+/// let options = ClientOptions { transport: Some(transport), ..Default::default() };
+/// # assert!(options.transport.is_some());
+/// # Ok::<(), table_model::client::azure_core::Error>(())
+/// ```
+pub fn default_http_client() -> azure_core::Result<Arc<dyn HttpClient>> {
+    Ok(Arc::new(ReqwestTransport::new()?))
 }
 
 #[async_trait]
@@ -187,6 +242,42 @@ mod tests {
     use super::*;
     use azure_core::http::Url;
     use azure_core::Bytes;
+
+    /// The service requires TLS 1.2 at least (Azure Storage refuses 1.0 and 1.1 since February 2026) and offers
+    /// 1.3; its suites are ECDHE with AES-GCM, and its certificate chains are RSA (PKCS #1 and PSS, SHA-256 and
+    /// SHA-384) or ECDSA (P-256, P-384). The *ring* settings offer every one of them.
+    #[test]
+    fn tls_offers_what_the_service_speaks() {
+        use rustls::{CipherSuite as C, ProtocolVersion, SignatureScheme as S};
+        let tls = tls_config().unwrap();
+        // `tls_config` offers rustls' safe defaults: both versions, with the `tls12` feature on.
+        let versions: Vec<ProtocolVersion> = rustls::DEFAULT_VERSIONS.iter().map(|v| v.version).collect();
+        assert_eq!(versions, [ProtocolVersion::TLSv1_3, ProtocolVersion::TLSv1_2]);
+        let provider = tls.crypto_provider();
+        let suites: Vec<C> = provider.cipher_suites.iter().map(|suite| suite.suite()).collect();
+        for suite in [
+            C::TLS13_AES_128_GCM_SHA256,
+            C::TLS13_AES_256_GCM_SHA384,
+            C::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+            C::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+            C::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+            C::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+        ] {
+            assert!(suites.contains(&suite), "{suite:?} missing from {suites:?}");
+        }
+        let schemes = provider.signature_verification_algorithms.supported_schemes();
+        for scheme in [
+            S::RSA_PKCS1_SHA256,
+            S::RSA_PKCS1_SHA384,
+            S::RSA_PSS_SHA256,
+            S::RSA_PSS_SHA384,
+            S::ECDSA_NISTP256_SHA256,
+            S::ECDSA_NISTP384_SHA384,
+        ] {
+            assert!(schemes.contains(&scheme), "{scheme:?} missing from {schemes:?}");
+        }
+        assert!(!tls.client_auth_cert_resolver.has_certs(), "no client certificate is offered");
+    }
 
     #[test]
     fn requests_keep_method_url_headers_and_body() {

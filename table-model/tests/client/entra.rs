@@ -104,6 +104,8 @@ impl Server {
     fn client_options(&self) -> ClientOptions {
         let certificate = self.server.certificate().expect("an HTTPS server");
         let certificate = reqwest::Certificate::from_der(certificate.der()).unwrap();
+        // reqwest has no crypto provider of its own here (the workspace leaves aws-lc-rs out): *ring*.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::builder()
             .tls_certs_only([certificate])
             .redirect(reqwest::redirect::Policy::none())
