@@ -10,9 +10,10 @@
 //!   on `BALLISTA_EXECUTOR_PORT` (50051) and its gRPC on the next port.
 //!
 //! ```text
-//! AZURE_STORAGE_CONNECTION_STRING='...' cargo run -p table-model-datafusion --example ballista_node -- scheduler
+//! AZURE_STORAGE_CONNECTION_STRING='...' cargo run -p table-model-datafusion --features ballista-node \
+//!     --example ballista_node -- scheduler
 //! AZURE_STORAGE_CONNECTION_STRING='...' BALLISTA_EXECUTOR_PORT=50051 \
-//!     cargo run -p table-model-datafusion --example ballista_node -- executor
+//!     cargo run -p table-model-datafusion --features ballista-node --example ballista_node -- executor
 //! ```
 //!
 //! See `docs/ballista.md`.
