@@ -162,9 +162,9 @@ impl<E: SpanExporter> SpanExporter for Counted<E> {
     }
 }
 
-/// The exporter's HTTP client: reqwest, with the table client's TLS settings, on a runtime of its own. The batch processor
-/// exports from a thread of its own, outside the command's runtime (which may have one thread, busy with the
-/// command), so requests run on this runtime's thread and the exporter waits for their answer.
+/// The exporter's HTTP client: reqwest, with the table client's TLS settings, on a runtime of its own. The batch
+/// processor exports from a thread of its own, outside the command's runtime (which may have one thread, busy with
+/// the command), so requests run on this runtime's thread and the exporter waits for their answer.
 #[derive(Debug)]
 struct Transport {
     client: reqwest::Client,
