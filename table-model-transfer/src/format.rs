@@ -236,6 +236,13 @@ pub trait EntityReader: Send {
 
     /// Bytes of the input read so far (compressed bytes for a compressed file), for progress.
     fn bytes_read(&self) -> u64;
+
+    /// The text of the record [`next_record`](Self::next_record) returned last, for a format whose records are
+    /// lines of the wire format's JSON (`jsonl`): its line, with its line end. `None` for the other formats, and
+    /// for a line over [`MAX_RECORD_BYTES`], of which only the first bytes were kept.
+    fn line(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// Writes entities into one file (or stdout), streaming.
@@ -700,5 +707,9 @@ impl EntityReader for CountedReader {
 
     fn bytes_read(&self) -> u64 {
         self.count.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn line(&self) -> Option<&[u8]> {
+        self.inner.line()
     }
 }

@@ -7,7 +7,7 @@
 //! Layer: files (of the `backup` operations).
 
 use crate::error::TransferError;
-use crate::format::{self, EntityReader, Keys};
+use crate::format::{self, jsonl, EntityReader, Keys, Position};
 use std::cmp::Ordering;
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -18,44 +18,87 @@ pub(crate) fn key_order(a: &Entity, b: &Entity) -> Ordering {
     a.partition_key().cmp(b.partition_key()).then_with(|| a.row_key().cmp(b.row_key()))
 }
 
+/// What [`Sorted`] reads of each record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reading {
+    /// Whole entities.
+    Entities,
+    /// The keys alone (`format::open_keys_reader`).
+    Keys,
+    /// The keys, and each record's line of JSON: the file's own line (`jsonl`), or the line written for the
+    /// record's entity (the other formats, whose records are read whole).
+    Lines,
+}
+
+/// A record of a [`Sorted`] read for its line ([`Sorted::take_line`]).
+#[derive(Debug)]
+pub(crate) struct Line {
+    /// The entity's line of JSON, with its `\n`.
+    pub text: Vec<u8>,
+    /// Where it is.
+    pub position: Position,
+}
+
+/// A record read ahead by [`Sorted`]: its entity (its keys alone, unless the files are read for whole entities),
+/// and with [`Reading::Lines`] its line.
+struct Head {
+    entity: Entity,
+    line: Option<Line>,
+}
+
 /// The entities of files read one after another, checked to be in strictly increasing key order, one read
 /// ahead.
 pub(crate) struct Sorted {
     files: VecDeque<PathBuf>,
     reader: Option<(PathBuf, Box<dyn EntityReader>)>,
-    /// The next entity, read ahead.
-    head: Option<Entity>,
-    /// Whether the files are read for their keys only.
-    keys_only: bool,
+    /// The next record, read ahead.
+    head: Option<Head>,
+    reading: Reading,
 }
 
 impl Sorted {
     /// The entities of `files`, in order.
     pub(crate) fn open(files: Vec<PathBuf>) -> Result<Sorted, TransferError> {
-        Sorted::start(files, false)
+        Sorted::start(files, Reading::Entities)
     }
 
     /// The keys of the entities of `files`, in order, as entities of their keys alone (`format::open_keys_reader`):
     /// for merges of key sets.
     pub(crate) fn open_keys(files: Vec<PathBuf>) -> Result<Sorted, TransferError> {
-        Sorted::start(files, true)
+        Sorted::start(files, Reading::Keys)
     }
 
-    fn start(files: Vec<PathBuf>, keys_only: bool) -> Result<Sorted, TransferError> {
-        let mut sorted = Sorted { files: files.into(), reader: None, head: None, keys_only };
+    /// The keys of the entities of `files`, in order, each with its line of JSON ([`Sorted::take_line`]): for a
+    /// merge that passes lines on without decoding them.
+    pub(crate) fn open_lines(files: Vec<PathBuf>) -> Result<Sorted, TransferError> {
+        Sorted::start(files, Reading::Lines)
+    }
+
+    fn start(files: Vec<PathBuf>, reading: Reading) -> Result<Sorted, TransferError> {
+        let mut sorted = Sorted { files: files.into(), reader: None, head: None, reading };
         sorted.head = sorted.read()?;
         Ok(sorted)
     }
 
     /// The next entity, without taking it.
     pub(crate) fn peek(&self) -> Option<&Entity> {
-        self.head.as_ref()
+        self.head.as_ref().map(|head| &head.entity)
     }
 
     /// Takes the next entity.
     pub(crate) fn take(&mut self) -> Result<Option<Entity>, TransferError> {
+        Ok(self.advance()?.map(|head| head.entity))
+    }
+
+    /// Takes the next record with its line; `None` at the end, and for files not opened with
+    /// [`open_lines`](Sorted::open_lines).
+    pub(crate) fn take_line(&mut self) -> Result<Option<Line>, TransferError> {
+        Ok(self.advance()?.and_then(|head| head.line))
+    }
+
+    fn advance(&mut self) -> Result<Option<Head>, TransferError> {
         let next = self.read()?;
-        if let (Some(before), Some(after)) = (&self.head, &next)
+        if let (Some(Head { entity: before, .. }), Some(Head { entity: after, .. })) = (&self.head, &next)
             && key_order(before, after) != Ordering::Less
         {
             let path = self.reader.as_ref().map_or_else(String::new, |(p, _)| p.display().to_string());
@@ -68,28 +111,49 @@ impl Sorted {
         Ok(std::mem::replace(&mut self.head, next))
     }
 
-    fn read(&mut self) -> Result<Option<Entity>, TransferError> {
+    fn read(&mut self) -> Result<Option<Head>, TransferError> {
         loop {
             if self.reader.is_none() {
                 let Some(path) = self.files.pop_front() else { return Ok(None) };
-                let reader =
-                    if self.keys_only { format::open_keys_reader(&path)? } else { format::open_reader(&path, None)? };
+                let reader = match self.reading {
+                    Reading::Entities => format::open_reader(&path, None)?,
+                    // A line of JSON is read for its keys; a record of another format whole, to write its line.
+                    Reading::Keys | Reading::Lines => format::open_keys_reader(&path)?,
+                };
                 self.reader = Some((path, reader));
             }
             let (path, reader) = self.reader.as_mut().expect("a file is open");
-            match reader.next_record()? {
-                Some(record) => {
-                    return record.entity.map(Some).map_err(|rejected| {
-                        TransferError::invalid(format!(
-                            "`{}` line {} is not an entity: {}",
-                            path.display(),
-                            record.position.line,
-                            rejected.rule
-                        ))
-                    });
-                }
-                None => self.reader = None,
+            let Some(record) = reader.next_record()? else {
+                self.reader = None;
+                continue;
+            };
+            let entity = record.entity.map_err(|rejected| {
+                TransferError::invalid(format!(
+                    "`{}` line {} is not an entity: {}",
+                    path.display(),
+                    record.position.line,
+                    rejected.rule
+                ))
+            })?;
+            if self.reading != Reading::Lines {
+                return Ok(Some(Head { entity, line: None }));
             }
+            let text = match reader.line() {
+                Some(line) => line.to_vec(),
+                None => {
+                    let mut text = Vec::new();
+                    jsonl::write_entity(&entity, &mut text).map_err(|e| {
+                        TransferError::invalid(format!(
+                            "`{}` line {} cannot be read as a line of JSON: {e}",
+                            path.display(),
+                            record.position.line
+                        ))
+                    })?;
+                    text
+                }
+            };
+            let line = Line { text, position: record.position };
+            return Ok(Some(Head { entity: keys_only(&entity), line: Some(line) }));
         }
     }
 }
@@ -159,17 +223,43 @@ pub(crate) struct State {
 }
 
 impl State {
-    /// Opens every file of `generations`.
+    /// Opens every file of `generations`, for [`next_entity`](State::next_entity).
     pub(crate) fn open(generations: Vec<GenerationFiles>) -> Result<State, TransferError> {
+        State::open_with(generations, Sorted::open)
+    }
+
+    /// Opens every file of `generations`, for [`next_line`](State::next_line).
+    pub(crate) fn open_lines(generations: Vec<GenerationFiles>) -> Result<State, TransferError> {
+        State::open_with(generations, Sorted::open_lines)
+    }
+
+    fn open_with(
+        generations: Vec<GenerationFiles>,
+        entities: fn(Vec<PathBuf>) -> Result<Sorted, TransferError>,
+    ) -> Result<State, TransferError> {
         let sources = generations
             .into_iter()
-            .map(|g| Ok(Source { entities: Sorted::open(g.entities)?, deleted: Sorted::open(g.deleted)? }))
+            .map(|g| Ok(Source { entities: entities(g.entities)?, deleted: Sorted::open_keys(g.deleted)? }))
             .collect::<Result<_, TransferError>>()?;
         Ok(State { sources })
     }
 
     /// The next entity of the table, in key order.
     pub(crate) fn next_entity(&mut self) -> Result<Option<Entity>, TransferError> {
+        self.next(Sorted::take)
+    }
+
+    /// The next entity of the table, in key order, as its keys and line of JSON (a state opened with
+    /// [`open_lines`](State::open_lines)).
+    pub(crate) fn next_line(&mut self) -> Result<Option<Line>, TransferError> {
+        self.next(Sorted::take_line)
+    }
+
+    /// The next entity of the table, as `take` takes it from the head of its newest generation.
+    fn next<T>(
+        &mut self,
+        take: fn(&mut Sorted) -> Result<Option<T>, TransferError>,
+    ) -> Result<Option<T>, TransferError> {
         loop {
             // The least key at the head of any file.
             let mut least: Option<Entity> = None;
@@ -183,19 +273,19 @@ impl State {
             let Some(key) = least else { return Ok(None) };
             let at = |s: &Sorted| s.peek().is_some_and(|h| key_order(h, &key) == Ordering::Equal);
             // The newest generation with the key decides; every head with the key is taken.
-            let mut decided: Option<Option<Entity>> = None;
+            let mut decided: Option<Option<T>> = None;
             for source in self.sources.iter_mut().rev() {
                 let deleted = at(&source.deleted);
                 if deleted {
                     source.deleted.take()?;
                 }
-                let version = if at(&source.entities) { source.entities.take()? } else { None };
+                let version = if at(&source.entities) { take(&mut source.entities)? } else { None };
                 if decided.is_none() && (deleted || version.is_some()) {
                     decided = Some(if deleted { None } else { version });
                 }
             }
-            if let Some(Some(entity)) = decided {
-                return Ok(Some(entity));
+            if let Some(Some(version)) = decided {
+                return Ok(Some(version));
             }
         }
     }

@@ -26,12 +26,13 @@
 //! its checkpoint). [`restore`](restore::restore), [`verify`](verify::verify) and [`prune`](prune::prune) read
 //! the finished generations only.
 //!
-//! Layer: operations (on [`crate::export`] and [`crate::import`]); [`chain`] and `merge` are its files.
+//! Layer: operations (on [`crate::export`] and [`crate::import`]); [`chain`], `merge` and `staging` are its files.
 
 pub mod chain;
 pub(crate) mod merge;
 pub mod prune;
 pub mod restore;
+mod staging;
 pub mod verify;
 
 pub use chain::{generation_dir_name, Chain, Generation, GenerationKind, GenerationManifest, Link};

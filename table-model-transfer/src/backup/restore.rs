@@ -2,9 +2,10 @@
 //! it ([`RestoreOptions::exact`]).
 //!
 //! Before anything is sent, the generations are checked against their manifests, and the table as of the
-//! generation is merged (the module `merge`) into one file of JSON lines in a work directory, each entity
-//! checked against the target service's rules (`docs/rules.md` §13.1) on the way: an entity the target would
-//! refuse stops the restore there, naming its keys, property and rule. The file is then imported
+//! generation is merged (the modules `merge` and `staging`: on the entities' keys, their lines passed on as they
+//! are) into one file of JSON lines in a work directory, each entity checked against the target service's rules
+//! (`docs/rules.md` §13.1) on the way, on every core: an entity the target would refuse stops the restore there,
+//! naming its keys, property and rule. The file is then imported
 //! ([`crate::import`]: inserted into a new table, or inserted or replaced with `exact`; resumable from its
 //! checkpoint in the work directory); with `exact`, the
 //! target's keys are then read (`$select=PartitionKey,RowKey`) and merged against the file's, and every entity
@@ -15,10 +16,11 @@
 
 use super::chain::{Chain, Generation, Part};
 use super::merge::{key_order, keys_only, GenerationFiles, Sorted, State};
-use crate::check::{check_entity, Finding};
+use super::staging::{self, Target};
 use crate::checkpoint;
 use crate::error::{ErrorKind, TransferError};
-use crate::format::{self, Compression, FileFormat, Keys, Sink, WriteOptions};
+use crate::format::compress::Output;
+use crate::format::{Compression, Sink};
 use crate::import::{import, ImportOptions};
 use crate::progress::{Control, Event};
 use crate::scan;
@@ -301,7 +303,7 @@ async fn refuse_if_not_empty(table: &TableClient, ranges: &[KeyRange]) -> Result
 }
 
 /// Merges the table as of the last of `generations` into the work directory's file, each entity checked against
-/// the target's rules (with its original `Timestamp` in `timestamp_as`), and records it.
+/// the target's rules (with its original `Timestamp` in `timestamp_as`), and records it (the module `staging`).
 fn stage(
     generations: &[Generation],
     work: &Path,
@@ -315,37 +317,11 @@ fn stage(
         .iter()
         .map(|g| GenerationFiles { entities: g.paths(Part::Entities), deleted: g.paths(Part::Deleted) })
         .collect();
-    let mut state = State::open(files)?;
-    let options = WriteOptions { format: FileFormat::Jsonl, compression: Compression::None, schema: None };
-    let path = work.join(ENTITIES);
-    let mut writer = format::create_writer(Sink::create(&path, true)?, &options)?;
-    let rules = table.kind().rules();
-    let mut findings: Vec<Finding> = Vec::new();
-    let refuse = |keys: Keys, property: Option<String>, rule: String| {
-        let at = property.map_or_else(String::new, |p| format!(", property `{p}`"));
-        TransferError::invalid(format!(
-            "the backup's entity {keys}{at} cannot be restored into `{}`: {rule}; nothing was written",
-            table.table()
-        ))
-    };
-    while let Some(mut entity) = state.next_entity()? {
-        if control.is_cancelled() {
-            return Err(TransferError::new(ErrorKind::Cancelled, "the restore was cancelled before it wrote anything"));
-        }
-        if let (Some(name), Some(timestamp)) = (timestamp_as, entity.timestamp())
-            && let Err(e) = entity.insert(name.clone(), timestamp)
-        {
-            return Err(refuse(Keys::of(&entity), Some(name.to_string()), e.to_string()));
-        }
-        check_entity(rules, &entity, &mut findings);
-        if let Some(finding) = findings.pop() {
-            return Err(refuse(Keys::of(&entity), finding.property, finding.rule));
-        }
-        writer.write(&entity)?;
-    }
-    let written = writer.finish()?;
-    staged.entities = written.entities;
-    staged.sha256 = written.sha256;
+    let state = State::open_lines(files)?;
+    let mut out = Output::new(Sink::create(&work.join(ENTITIES), true)?, Compression::None);
+    let target = Target { rules: table.kind().rules(), table: table.table(), timestamp_as };
+    staged.entities = staging::stage(state, &mut out, target, control)?;
+    staged.sha256 = out.finish()?.1;
     checkpoint::write_atomic(&work.join(STAGED), &staged)?;
     Ok(staged)
 }
@@ -360,7 +336,7 @@ async fn delete_others(
     control: &Control,
 ) -> Result<u64, TransferError> {
     const BATCH: usize = 1000;
-    let mut wanted = Sorted::open(vec![merged.to_owned()])?;
+    let mut wanted = Sorted::open_keys(vec![merged.to_owned()])?;
     let mut doomed: Vec<Entity> = Vec::new();
     let mut deleted = 0;
     for range in ranges {

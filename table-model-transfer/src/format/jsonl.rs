@@ -96,6 +96,8 @@ pub struct JsonlReader {
     buf: Vec<u8>,
     /// Whether each line is read for its keys only ([`read_keys_line`]).
     keys_only: bool,
+    /// Whether `buf` holds the whole line of the record returned last.
+    whole: bool,
 }
 
 impl std::fmt::Debug for JsonlReader {
@@ -113,14 +115,25 @@ impl JsonlReader {
     /// let mut reader = JsonlReader::new("in.jsonl", Box::new(input));
     /// let first = reader.next_record()?.unwrap();
     /// assert_eq!((first.position.line, first.entity.is_ok()), (1, true));
+    /// assert_eq!(reader.line(), Some(&b"{\"PartitionKey\":\"p\",\"RowKey\":\"r\"}\n"[..]));
     /// let second = reader.next_record()?.unwrap();
     /// assert_eq!(second.position.line, 3);
     /// assert!(second.entity.unwrap_err().rule.starts_with("invalid JSON"));
+    /// assert_eq!(reader.line(), Some(&b"{oops\n"[..]));
     /// assert!(reader.next_record()?.is_none());
+    /// assert_eq!(reader.line(), None);
     /// # Ok::<(), table_model_transfer::error::TransferError>(())
     /// ```
     pub fn new(source: impl Into<Arc<str>>, reader: Box<dyn BufRead + Send>) -> Self {
-        JsonlReader { source: source.into(), reader, line: 0, bytes: 0, buf: Vec::new(), keys_only: false }
+        JsonlReader {
+            source: source.into(),
+            reader,
+            line: 0,
+            bytes: 0,
+            buf: Vec::new(),
+            keys_only: false,
+            whole: false,
+        }
     }
 
     /// The same reader, each record an entity of its line's keys only ([`read_keys_line`]): for a merge of key
@@ -138,6 +151,7 @@ impl EntityReader for JsonlReader {
                 super::read_line_bounded(&mut *self.reader, &mut self.buf, MAX_RECORD_BYTES).map_err(|e| {
                     TransferError::failed(format!("cannot read `{}` after line {}: {e}", self.source, self.line))
                 })?;
+            self.whole = n > 0 && !over;
             if n == 0 {
                 return Ok(None);
             }
@@ -155,6 +169,10 @@ impl EntityReader for JsonlReader {
 
     fn bytes_read(&self) -> u64 {
         self.bytes
+    }
+
+    fn line(&self) -> Option<&[u8]> {
+        self.whole.then_some(self.buf.as_slice())
     }
 }
 

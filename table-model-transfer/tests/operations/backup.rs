@@ -311,6 +311,27 @@ async fn hostile_backups_are_refused_before_anything_is_written() {
         assert!(err.to_string().contains(expected), "{name}: {err}");
         std::fs::remove_dir_all(&spoiled).unwrap();
     }
+    // Two files spoiled: the first in the chain's order is named, whichever is hashed first (files are hashed
+    // side by side).
+    let spoiled = temp_dir("backup-hostile-two");
+    copy_dir(&dir, &spoiled);
+    let first_file = |n: u32| {
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(spoiled.join(generation(n)).join("generation.json")).unwrap())
+                .unwrap();
+        spoiled.join(generation(n)).join(manifest["files"][0]["path"].as_str().unwrap())
+    };
+    let (first, last) = (first_file(1), first_file(3));
+    std::fs::write(&last, b"").unwrap();
+    std::fs::remove_file(&first).unwrap();
+    let expected = format!("`{}` of generation 1 is missing", first.display());
+    for _ in 0..3 {
+        assert!(verify(&spoiled).unwrap_err().to_string().contains(&expected));
+    }
+    let err = restore(&spoiled, &target, &RestoreOptions::default(), &Control::new()).await.unwrap_err();
+    assert!(err.to_string().contains(&expected), "{err}");
+    assert!(recorder.take().is_empty(), "nothing is sent");
+    std::fs::remove_dir_all(&spoiled).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
