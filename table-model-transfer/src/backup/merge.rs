@@ -138,8 +138,9 @@ impl Sorted {
             if self.reading != Reading::Lines {
                 return Ok(Some(Head { entity, line: None }));
             }
-            let text = match reader.line() {
-                Some(line) => line.to_vec(),
+            // A jsonl record is its keys already; a record read whole is written as its line, then cut to its keys.
+            let (keys, text) = match reader.line() {
+                Some(line) => (entity, line.to_vec()),
                 None => {
                     let mut text = Vec::new();
                     jsonl::write_entity(&entity, &mut text).map_err(|e| {
@@ -149,11 +150,11 @@ impl Sorted {
                             record.position.line
                         ))
                     })?;
-                    text
+                    (keys_only(&entity), text)
                 }
             };
             let line = Line { text, position: record.position };
-            return Ok(Some(Head { entity: keys_only(&entity), line: Some(line) }));
+            return Ok(Some(Head { entity: keys, line: Some(line) }));
         }
     }
 }
