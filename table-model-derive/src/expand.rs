@@ -52,6 +52,20 @@ fn type_params(generics: &Generics) -> HashSet<String> {
     generics.type_params().map(|p| p.ident.to_string()).collect()
 }
 
+/// The identifiers of all of a type's generic parameters: types, consts and lifetimes (without the `'`). A
+/// type that [`mentions`] none of them means the same in every instantiation.
+fn generic_names(generics: &Generics) -> HashSet<String> {
+    generics
+        .params
+        .iter()
+        .map(|p| match p {
+            GenericParam::Type(t) => t.ident.to_string(),
+            GenericParam::Const(c) => c.ident.to_string(),
+            GenericParam::Lifetime(l) => l.lifetime.ident.to_string(),
+        })
+        .collect()
+}
+
 /// Whether a type mentions one of the generic parameters (then the impl needs a bound on it).
 fn mentions(tokens: TokenStream, params: &HashSet<String>) -> bool {
     tokens.into_iter().any(|tt| match tt {
@@ -356,47 +370,87 @@ fn rule_set_tokens(private: &TokenStream, rules: table_model_rules::RuleSet) -> 
     quote!(#private::RuleSet::#variant)
 }
 
-/// The `const` checks the derive cannot do itself, or `None`.
-fn const_checks(cx: &Ctx, fields: &[Field]) -> Option<TokenStream> {
-    let private = private();
-    let mut checks = Vec::new();
-    if let Some(first) = fields.iter().find(|f| f.attrs.flatten.is_set()) {
-        let span = first.attrs.flatten.tokens().map_or_else(Span::call_site, |t| t.span());
-        let all = match cx.derive {
-            Derive::Entity => quote!(<Self as #private::TableEntity>::SCHEMA.fields()),
-            _ => quote!(<Self as #private::TableProperties>::FIELDS),
-        };
-        // A flattened struct is checked by the entity that flattens it, with the entity's service.
-        let rules = match cx.derive {
-            Derive::Entity => rule_set_tokens(&private, cx.cont.attrs.rules()),
-            _ => rule_set_tokens(&private, table_model_rules::RuleSet::Storage),
-        };
-        checks.push(quote_spanned! {span=>
-            match #private::check_fields(#all, #rules) {
-                __tm::Ok(()) => {}
-                __tm::Err(__msg) => ::core::panic!("{}", __msg.as_str()),
-            }
-        });
-    }
-    for field in fields {
-        if let Role::Property { edm: Some((t, lit)) } = field.role() {
-            let ty = field.ty;
-            let msg = format!(
-                "#[table(edm = \"{}\")] cannot store this field's type without loss; an override may only widen an Edm.Int32 type to Int64 or Double",
-                lit.value()
-            );
-            let t = edm_type_ident(t);
-            checks.push(quote_spanned! {lit.span()=>
-                if !#private::lossless(<#ty as #private::EdmField>::EDM_TYPE, #private::EdmType::#t) {
-                    ::core::panic!(#msg);
+/// The `const` checks the derive cannot do itself: the flattened names joined with their prefixes, and the EDM
+/// overrides against their field's type.
+struct ConstChecks {
+    /// Checks that depend on no generic parameter: evaluated where the struct is defined, in a `const _` item,
+    /// so that `cargo check` reports them too.
+    eager: Vec<TokenStream>,
+    /// Checks that depend on a generic parameter: the associated `const __CHECK`, evaluated for each
+    /// instantiation (see [`StructParts::force_check`]).
+    lazy: Vec<TokenStream>,
+}
+
+impl ConstChecks {
+    fn new(cx: &Ctx, fields: &[Field]) -> Self {
+        let private = private();
+        let generic = generic_names(&cx.cont.original.generics);
+        let mut checks = ConstChecks { eager: Vec::new(), lazy: Vec::new() };
+        if let Some(first) = fields.iter().find(|f| f.attrs.flatten.is_set()) {
+            let span = first.attrs.flatten.tokens().map_or_else(Span::call_site, |t| t.span());
+            let flattened_generic =
+                fields.iter().filter(|f| f.attrs.flatten.is_set()).any(|f| mentions(f.ty.to_token_stream(), &generic));
+            // Only the names are checked: a property's own type does not matter, so a field of a parameter's
+            // type leaves the check eager; a flattened group whose type depends on a parameter does not.
+            let all = match (flattened_generic, cx.derive) {
+                (false, _) => {
+                    let names = fields.iter().filter_map(name_schema);
+                    quote!(&[#(#names),*])
                 }
-            });
+                (true, Derive::Entity) => quote!(<Self as #private::TableEntity>::SCHEMA.fields()),
+                (true, _) => quote!(<Self as #private::TableProperties>::FIELDS),
+            };
+            // A flattened struct is checked by the entity that flattens it, with the entity's service.
+            let rules = match cx.derive {
+                Derive::Entity => rule_set_tokens(&private, cx.cont.attrs.rules()),
+                _ => rule_set_tokens(&private, table_model_rules::RuleSet::Storage),
+            };
+            let check = quote_spanned! {span=>
+                match #private::check_fields(#all, #rules) {
+                    __tm::Ok(()) => {}
+                    __tm::Err(__msg) => ::core::panic!("{}", __msg.as_str()),
+                }
+            };
+            checks.push(flattened_generic, check);
+        }
+        for field in fields {
+            if let Role::Property { edm: Some((t, lit)) } = field.role() {
+                let ty = field.ty;
+                let msg = format!(
+                    "#[table(edm = \"{}\")] cannot store this field's type without loss; an override may only widen an Edm.Int32 type to Int64 or Double",
+                    lit.value()
+                );
+                let t = edm_type_ident(t);
+                let check = quote_spanned! {lit.span()=>
+                    if !#private::lossless(<#ty as #private::EdmField>::EDM_TYPE, #private::EdmType::#t) {
+                        ::core::panic!(#msg);
+                    }
+                };
+                checks.push(mentions(ty.to_token_stream(), &generic), check);
+            }
+        }
+        checks
+    }
+
+    fn push(&mut self, lazy: bool, check: TokenStream) {
+        if lazy {
+            self.lazy.push(check);
+        } else {
+            self.eager.push(check);
         }
     }
-    if checks.is_empty() {
-        None
-    } else {
-        Some(quote!(const __CHECK: () = { #(#checks)* };))
+}
+
+/// A field's entry in the list of names the flattened-names check reads: as [`field_schema`]'s, with no
+/// EDM type (the check reads names only), so that it does not depend on the field's type.
+fn name_schema(field: &Field) -> Option<TokenStream> {
+    let private = private();
+    let (name, field_name) = (&field.name, field.field_name());
+    match field.role() {
+        Role::Property { .. } | Role::Json => {
+            Some(quote!(#private::property_schema(#name, #field_name, __tm::None, false)))
+        }
+        _ => field_schema(field),
     }
 }
 
@@ -483,15 +537,19 @@ struct StructParts<'a> {
     reads: Vec<TokenStream>,
     members: Vec<&'a Ident>,
     schema_fields: Vec<TokenStream>,
+    /// The associated `const __CHECK` of the checks that depend on a generic parameter, if any.
     checks: Option<TokenStream>,
+    /// The checks that depend on none, evaluated where the struct is defined.
+    eager_checks: Vec<TokenStream>,
     /// Each field written into the JSON body `__w`.
     json_writes: Vec<TokenStream>,
-    is_generic: bool,
 }
 
 impl<'a> StructParts<'a> {
     fn new(cx: &Ctx<'a>) -> Self {
         let fields = fields(cx.cont);
+        let ConstChecks { eager, lazy } = ConstChecks::new(cx, fields);
+        let checks = (!lazy.is_empty()).then(|| quote!(const __CHECK: () = { #(#lazy)* };));
         StructParts {
             fields,
             generics: bounded_generics(cx, fields),
@@ -500,29 +558,31 @@ impl<'a> StructParts<'a> {
             reads: fields.iter().map(|f| read_expr(cx, f)).collect(),
             members: fields.iter().map(|f| f.ident).collect(),
             schema_fields: fields.iter().filter_map(|f| field_schema(f)).collect(),
-            checks: const_checks(cx, fields),
+            checks,
+            eager_checks: eager,
             json_writes: fields.iter().map(|f| json::json_write_stmt(cx, f)).collect(),
-            is_generic: !cx.cont.original.generics.params.is_empty(),
         }
     }
 
-    /// The statement that evaluates the `const` checks in each method of a generic impl (whose associated
-    /// `const` is evaluated only where it is used); nothing for an impl that is not generic or has no checks.
+    /// The statement that evaluates the checks that depend on a generic parameter in each method of the impl
+    /// (an associated `const` is evaluated only where it is used); nothing when there are none.
     fn force_check(&self, trait_path: &TokenStream) -> TokenStream {
-        match (&self.checks, self.is_generic) {
-            (Some(_), true) => quote! {
+        match &self.checks {
+            Some(_) => quote! {
                 #[allow(clippy::let_unit_value)]
                 let () = <Self as #trait_path>::__CHECK;
             },
-            _ => quote!(),
+            None => quote!(),
         }
     }
 
-    /// The item that evaluates the `const` checks of an impl that is not generic, when the crate is built.
-    fn eager_check(&self, ident: &Ident, trait_path: &TokenStream) -> TokenStream {
-        match (&self.checks, self.is_generic) {
-            (Some(_), false) => quote!(const _: () = <#ident as #trait_path>::__CHECK;),
-            _ => quote!(),
+    /// The item that evaluates the checks that depend on no generic parameter, when the crate is built or
+    /// checked.
+    fn eager_check(&self) -> TokenStream {
+        let checks = &self.eager_checks;
+        match checks.is_empty() {
+            true => quote!(),
+            false => quote!(const _: () = { #(#checks)* };),
         }
     }
 }
@@ -544,7 +604,7 @@ fn properties_impl(cx: &Ctx, parts: &StructParts) -> TokenStream {
     let StructParts { writes, vars, reads, members, schema_fields, checks, json_writes, .. } = parts;
     let trait_path = quote!(#private::TableProperties);
     let force = parts.force_check(&trait_path);
-    let eager = parts.eager_check(ident, &trait_path);
+    let eager = parts.eager_check();
     quote! {
         #[automatically_derived]
         impl #impl_generics #trait_path for #ident #ty_generics #where_clause {
@@ -594,5 +654,71 @@ fn wrap(krate: &TokenStream, body: TokenStream) -> TokenStream {
             use #krate::__private as __tm;
             #body
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    fn expand(input: DeriveInput) -> String {
+        derive(&input, Derive::Entity).to_string()
+    }
+
+    #[test]
+    fn const_checks_wait_for_an_instantiation_only_where_a_parameter_decides_them() {
+        // A property of a parameter's type: the names are known, so they are checked where the struct is
+        // defined, and no method evaluates anything.
+        let eager = expand(parse_quote! {
+            struct G<'a, T, const N: usize> {
+                #[table(partition_key)] pk: String,
+                #[table(row_key)] rk: String,
+                value: T,
+                #[table(skip)] unused: Option<&'a [u8; N]>,
+                #[table(flatten, prefix = "Row")] row: Part,
+            }
+        });
+        assert!(!eager.contains("__CHECK"), "{eager}");
+        assert_eq!(eager.matches("check_fields").count(), 1, "{eager}");
+        assert!(eager.contains("property_schema (\"value\" , \"value\" , __tm :: None , false)"), "{eager}");
+
+        // A flattened group whose type depends on a parameter (a lifetime counts): checked per instantiation,
+        // in every method that can be the first used.
+        for lazy in [
+            expand(parse_quote! {
+                struct G<T> {
+                    #[table(partition_key)] pk: String,
+                    #[table(row_key)] rk: String,
+                    #[table(flatten)] row: Part<T>,
+                }
+            }),
+            expand(parse_quote! {
+                struct G<'a> {
+                    #[table(partition_key)] pk: String,
+                    #[table(row_key)] rk: String,
+                    #[table(flatten)] row: Part<'a>,
+                }
+            }),
+        ] {
+            assert_eq!(lazy.matches("const __CHECK").count(), 1, "{lazy}");
+            // to_entity, from_entity, to_json and the visitor's two methods
+            assert!(lazy.matches(":: __CHECK ;").count() >= 4, "{lazy}");
+            assert!(!lazy.contains("const _ : () = { match"), "{lazy}");
+        }
+
+        // An EDM override on a parameter's type waits; one on a concrete type does not.
+        let mixed = expand(parse_quote! {
+            struct G<T> {
+                #[table(partition_key)] pk: String,
+                #[table(row_key)] rk: String,
+                #[table(edm = "Int64")] wide: T,
+                #[table(edm = "Double")] concrete: i32,
+            }
+        });
+        let lazy = mixed.split_once("const __CHECK").map(|(_, rest)| &rest[..rest.find("fn ").unwrap()]).unwrap();
+        assert!(lazy.contains("< T as __tm :: EdmField >") && !lazy.contains("< i32 as"), "{mixed}");
+        let eager = &mixed[mixed.rfind("const _ : () = {").unwrap()..];
+        assert!(eager.contains("< i32 as __tm :: EdmField > :: EDM_TYPE") && !eager.contains("< T as"), "{mixed}");
     }
 }

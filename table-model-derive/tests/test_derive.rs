@@ -332,6 +332,40 @@ fn generic_structs() {
     assert_eq!(handle.name(), "maybe");
 }
 
+#[derive(TableProperties, Debug, PartialEq)]
+#[table(rename_all = "PascalCase")]
+struct Measure<T> {
+    value: T,
+    unit: String,
+}
+
+// A flattened group whose type depends on the parameter: its joined names are checked for each instantiation
+// (the derive's `__CHECK`), where the other checks run where the struct is defined.
+#[derive(TableEntity, Debug, PartialEq)]
+struct Sensor<T> {
+    #[table(partition_key)]
+    site: String,
+    #[table(row_key)]
+    id: u32,
+    #[table(flatten, prefix = "Last")]
+    last: Measure<T>,
+    #[table(edm = "Int64")]
+    count: T,
+}
+
+#[test]
+fn generic_flattened_groups() {
+    let s = Sensor { site: "s".into(), id: 1, last: Measure { value: 7i32, unit: "C".into() }, count: 3i32 };
+    let e = s.to_entity().unwrap();
+    assert_eq!(e.value("LastValue"), Some(&EdmValue::Int32(7)));
+    assert_eq!(e.value("LastUnit"), Some(&EdmValue::try_from("C").unwrap()));
+    assert_eq!(e.value("count"), Some(&EdmValue::Int64(3)));
+    assert_eq!(Sensor::<i32>::from_entity(e).unwrap(), s);
+    assert_eq!(Sensor::<i32>::from_json(s.to_json().unwrap().as_bytes()).unwrap(), s);
+    let names: Vec<_> = Sensor::<i32>::SCHEMA.properties().map(|p| p.name().to_string()).collect();
+    assert_eq!(names, ["LastValue", "LastUnit", "count"]);
+}
+
 #[test]
 fn keys_must_be_valid_at_run_time() {
     let bad = Setting { name: "a/b".into(), value: String::new() };
@@ -662,4 +696,92 @@ fn json_none_is_not_stored_and_absent_reads_as_none() {
     assert_eq!(JsonFields::from_entity(without).unwrap_err().to_string(), "missing property `always`");
     let err = JsonFields::from_json(br#"{"PartitionKey":"p","RowKey":"r"}"#).unwrap_err();
     assert!(err.to_string().contains("`always`"), "{err}");
+}
+
+// `#[table(service = "...")]`: the same names are fine under "storage" (and by default), and a "cosmos" or
+// "portable" struct without reserved names builds and round-trips (the reserved ones: `tests/ui/service-*.rs`).
+#[derive(TableEntity, Debug, PartialEq)]
+#[table(service = "storage", rename_all = "PascalCase")]
+struct OnStorage {
+    #[table(partition_key)]
+    site: String,
+    #[table(row_key)]
+    serial: String,
+    id: u32,
+    e_tag: String,
+    #[table(rename = "rid")]
+    r: String,
+    resource_id: Option<String>,
+}
+
+#[derive(TableEntity, Debug, PartialEq)]
+#[table(rename_all = "PascalCase")]
+struct ByDefault {
+    #[table(partition_key)]
+    site: String,
+    #[table(row_key)]
+    serial: String,
+    id: u32,
+}
+
+#[derive(TableProperties, Debug, PartialEq)]
+struct CosmosPart {
+    id: u32,
+}
+
+#[derive(TableEntity, Debug, PartialEq)]
+#[table(service = "cosmos", rename_all = "PascalCase")]
+struct OnCosmos {
+    #[table(partition_key)]
+    site: String,
+    #[table(row_key)]
+    serial: String,
+    device_id: u32,
+    ids: Vec<u8>,
+    #[table(etag)]
+    etag: Option<table_model::ETag>,
+    #[table(flatten, prefix = "Part")]
+    part: CosmosPart,
+}
+
+#[derive(TableEntity, Debug, PartialEq)]
+#[table(service = "portable", partition_key = "p")]
+struct Portable {
+    #[table(row_key)]
+    serial: String,
+    identity: String,
+}
+
+#[test]
+fn service_rule_sets() {
+    use table_model::RuleSet;
+    assert_eq!(OnStorage::SCHEMA.rules(), RuleSet::Storage);
+    assert_eq!(ByDefault::SCHEMA.rules(), RuleSet::Storage);
+    assert_eq!(OnCosmos::SCHEMA.rules(), RuleSet::CosmosDb);
+    assert_eq!(Portable::SCHEMA.rules(), RuleSet::Portable);
+
+    let s =
+        OnStorage { site: "s".into(), serial: "1".into(), id: 7, e_tag: "x".into(), r: "y".into(), resource_id: None };
+    let e = s.to_entity().unwrap();
+    assert!(e.value("Id").is_some() && e.value("ETag").is_some() && e.value("rid").is_some());
+    assert_eq!(OnStorage::from_entity(e).unwrap(), s);
+
+    let c = OnCosmos {
+        site: "s".into(),
+        serial: "1".into(),
+        device_id: 7,
+        ids: vec![1, 2],
+        etag: None,
+        part: CosmosPart { id: 3 },
+    };
+    let json = c.to_json().unwrap();
+    assert!(json.as_str().contains(r#""Partid":"3""#), "{}", json.as_str());
+    assert_eq!(OnCosmos::from_json(json.as_bytes()).unwrap(), c);
+    assert_eq!(OnCosmos::from_entity(c.to_entity().unwrap()).unwrap(), c);
+    for name in OnCosmos::SCHEMA.properties() {
+        assert!(RuleSet::CosmosDb.check_property_name(name.name()).is_ok(), "{}", name.name());
+    }
+
+    let p = Portable { serial: "1".into(), identity: "me".into() };
+    assert_eq!(Portable::from_json(p.to_json().unwrap().as_bytes()).unwrap(), p);
 }

@@ -2,6 +2,9 @@
 //! otherwise pick up by accident (serde's `test_gen.rs` does the same).
 #![allow(dead_code, non_camel_case_types, clippy::upper_case_acronyms)]
 
+// `#[table(crate = "...")]`: a crate that re-exports table_model under another name.
+extern crate table_model as tm;
+
 mod shadowed {
     struct Result;
     struct Option;
@@ -103,4 +106,37 @@ fn shadowed_names_do_not_leak_into_unique_keys() {
     let v = shadowed::ShadowedTieBreaker { pk: "p".into(), rk: at, seq: 3 };
     assert_eq!(shadowed::ShadowedTieBreaker::from_entity(v.to_entity().unwrap()).unwrap(), v);
     assert_eq!(shadowed::ShadowedTieBreaker::from_json(v.to_json().unwrap().as_bytes()).unwrap(), v);
+}
+
+mod renamed {
+    #[derive(tm::TableEntity, Debug, PartialEq)]
+    #[table(crate = "tm", partition_key = "p")]
+    pub struct Renamed {
+        #[table(row_key)]
+        pub id: u32,
+        pub value: Option<String>,
+    }
+
+    #[derive(tm::TableEnum, Debug, PartialEq)]
+    #[table(crate = "tm")]
+    pub enum Kind {
+        One,
+    }
+
+    #[derive(tm::TableProperties, Debug, PartialEq)]
+    #[table(crate = "tm")]
+    pub struct Part {
+        pub kind: Kind,
+    }
+}
+
+#[test]
+fn the_crate_path_can_be_renamed() {
+    use tm::TableEntity;
+    let r = renamed::Renamed { id: 1, value: Some("v".into()) };
+    let e = r.to_entity().unwrap();
+    assert_eq!(e.row_key(), "0000000001");
+    assert_eq!(renamed::Renamed::from_entity(e).unwrap(), r);
+    assert_eq!(renamed::Renamed::from_json(r.to_json().unwrap().as_bytes()).unwrap(), r);
+    let _ = renamed::Part { kind: renamed::Kind::One };
 }

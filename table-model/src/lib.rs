@@ -449,8 +449,11 @@ pub use table_entity::{
 /// Every property name after renaming (the C# identifier and XML rules, 255 UTF-16 units, no system name in
 /// any case, and no name the struct's service reserves), no two alike, at most 252 properties, flattened ones included; exactly one partition key and one
 /// row key; the table name and constant keys; `unique` only on a key field, `tie_breaker` only with a `unique`
-/// key; unknown attributes (with a suggestion), duplicate or conflicting ones. All errors of a struct are
-/// reported in one build, with the messages the runtime checks give:
+/// key; unknown attributes (with a suggestion), duplicate or conflicting ones. The names joined from flattened
+/// groups and the `edm` overrides are checked by `const` evaluation where the struct is defined, so `cargo check`
+/// reports them too; in a generic struct, a check that depends on a parameter (a flattened group of type
+/// `Part<T>`, an override on a field of type `T`) is made for each instantiation a build compiles. All errors of
+/// a struct are reported in one build, with the messages the runtime checks give:
 ///
 /// ```compile_fail
 /// #[derive(table_model::TableEntity)]

@@ -21,7 +21,7 @@ pub(super) fn expand_entity(cx: &Ctx, parts: &StructParts) -> TokenStream {
     let StructParts { writes, vars, reads, members, schema_fields, checks, json_writes, .. } = parts;
     let trait_path = quote!(#private::TableEntity);
     let force = parts.force_check(&trait_path);
-    let eager = parts.eager_check(ident, &trait_path);
+    let eager = parts.eager_check();
     let slots_items = json::slots_items(cx, fields, generics, &slots_force(parts, ident));
     let capacity = 64 + fields.iter().map(|f| f.name.len() + 32).sum::<usize>();
 
@@ -125,19 +125,19 @@ pub(super) fn expand_entity(cx: &Ctx, parts: &StructParts) -> TokenStream {
     }
 }
 
-/// The statement that evaluates the `const` checks in the generated visitor's methods, for a generic struct
-/// with checks (see [`StructParts::force_check`]).
+/// The statement that evaluates the checks that depend on a generic parameter in the generated visitor's
+/// methods (see [`StructParts::force_check`]).
 fn slots_force(parts: &StructParts, ident: &Ident) -> TokenStream {
     let private = private();
-    match (&parts.checks, parts.is_generic) {
-        (Some(_), true) => {
+    match &parts.checks {
+        Some(_) => {
             let (_, ty_generics, _) = parts.generics.split_for_impl();
             quote! {
                 #[allow(clippy::let_unit_value)]
                 let () = <#ident #ty_generics as #private::TableEntity>::__CHECK;
             }
         }
-        _ => quote!(),
+        None => quote!(),
     }
 }
 
