@@ -66,3 +66,12 @@ pub use exec::AzureScanExec;
 pub use keys::AzureKeysExec;
 pub use sink::{AzureSink, InsertError};
 pub use table::AzureTable;
+
+// The unit tests and the provider's suites (`tests/suite/`) in one test binary. Each binary that links
+// DataFusion is over 250 MB in a debug build, and a second one compiled this crate again for its harness; the
+// suites use the crate by its name, as an integration test does.
+#[cfg(test)]
+extern crate self as table_model_datafusion;
+#[cfg(test)]
+#[path = "../tests/suite/main.rs"]
+mod suite;

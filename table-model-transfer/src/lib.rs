@@ -111,3 +111,12 @@ pub use tokio_util::sync::CancellationToken;
 
 /// The writer a manifest names: `tablectl` and the version of its engine, whichever program runs it.
 pub const TOOL: &str = concat!("tablectl ", env!("CARGO_PKG_VERSION"));
+
+// The unit tests and the operations' suite against Azurite (`tests/operations/`) in one test binary: a second one
+// linked the client stack again (about 75 MB in a debug build) and compiled this crate again for its harness.
+// The suite uses the crate by its name, as an integration test does.
+#[cfg(test)]
+extern crate self as table_model_transfer;
+#[cfg(test)]
+#[path = "../tests/operations/main.rs"]
+mod operations;

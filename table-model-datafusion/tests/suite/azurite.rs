@@ -17,7 +17,7 @@ use table_model_arrow::infer::overflow_field;
 use table_model_arrow::mapping::ColumnKind;
 use table_model_datafusion::AzureTable;
 
-use crate::{canonical, param, rows, Recorder};
+use super::{canonical, param, rows, Recorder};
 use table_model_test_utils::azurite::endpoint_or_skip;
 const ENTITIES: usize = 3000;
 

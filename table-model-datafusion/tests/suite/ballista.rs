@@ -20,7 +20,7 @@ use table_model::{AccountKey, DateTime, EdmBinary, EdmValue, Entity, PartitionKe
 use table_model_datafusion::codec::AzureCodec;
 use table_model_datafusion::AzureTable;
 
-use crate::{param, rows, Recorder};
+use super::{param, rows, Recorder};
 use table_model_test_utils::azurite::endpoint_or_skip;
 
 const ORDERS: usize = 3000;

@@ -13,7 +13,7 @@ use table_model::client::{BulkOperation, TableClient, TableServiceClient};
 use table_model::{AccountKey, DateTime, EdmValue, Entity, PartitionKey, RowKey, TableName};
 use table_model_datafusion::AzureTable;
 
-use crate::writes::{same, stored};
+use super::writes::{same, stored};
 use table_model_test_utils::azurite::endpoint_or_skip;
 
 const N: usize = 240;
@@ -72,7 +72,7 @@ async fn delete_and_update_write_exactly_the_rows_the_where_clause_selects() {
     expected.retain(|e| !doomed(e));
     assert_eq!(n as usize, before - expected.len());
     assert!(n > 0);
-    same(&stored(&table).await, &expected.iter().map(crate::canonical).collect::<Vec<_>>().tap_sort());
+    same(&stored(&table).await, &expected.iter().map(super::canonical).collect::<Vec<_>>().tap_sort());
 
     // A date comparison over a column with 1601 values, and a mixed column: the String values show as text.
     let n =
@@ -91,7 +91,7 @@ async fn delete_and_update_write_exactly_the_rows_the_where_clause_selects() {
     }
     assert_eq!(n, updated);
     // Every other property as it was: `When` to the 100 ns, `Priority` with its own type.
-    same(&stored(&table).await, &expected.iter().map(crate::canonical).collect::<Vec<_>>().tap_sort());
+    same(&stored(&table).await, &expected.iter().map(super::canonical).collect::<Vec<_>>().tap_sort());
 
     // Setting a column to NULL removes the property.
     let n = run(&ctx, r#"UPDATE t SET "Priority" = NULL WHERE "PartitionKey" = 'p2' AND "RowKey" < '0050'"#).await;
@@ -103,7 +103,7 @@ async fn delete_and_update_write_exactly_the_rows_the_where_clause_selects() {
         }
     }
     assert_eq!(n, removed);
-    same(&stored(&table).await, &expected.iter().map(crate::canonical).collect::<Vec<_>>().tap_sort());
+    same(&stored(&table).await, &expected.iter().map(super::canonical).collect::<Vec<_>>().tap_sort());
 
     // The keys cannot be set; a value that breaks a rule writes nothing of its page.
     let err = ctx.sql(r#"UPDATE t SET "RowKey" = 'x'"#).await.map(|_| ()).err();
@@ -121,7 +121,7 @@ async fn delete_and_update_write_exactly_the_rows_the_where_clause_selects() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("0 written"), "{err}");
-    same(&stored(&table).await, &expected.iter().map(crate::canonical).collect::<Vec<_>>().tap_sort());
+    same(&stored(&table).await, &expected.iter().map(super::canonical).collect::<Vec<_>>().tap_sort());
 
     // Without WHERE: every entity, through the keys-only delete.
     let n = run(&ctx, "DELETE FROM t").await;

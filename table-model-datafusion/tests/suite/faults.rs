@@ -8,8 +8,8 @@
 //! `bash scripts/azurite.sh run cargo test -p table-model-datafusion`. A failure names the seed, which
 //! `TABLE_MODEL_FAULT_SEED` replays.
 
-use crate::writes::{entity, same, stored};
-use crate::{canonical, rows};
+use super::writes::{entity, same, stored};
+use super::{canonical, rows};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::TableProvider as _;
 use datafusion::prelude::{SessionConfig, SessionContext};

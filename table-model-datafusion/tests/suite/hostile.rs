@@ -16,7 +16,7 @@ use table_model::{AccountKey, DateTime, EdmBinary, EdmValue, Entity, PartitionKe
 use table_model_datafusion::pushdown::IN_SPLIT_MAX;
 use table_model_datafusion::AzureTable;
 
-use crate::{param, rows, Recorder};
+use super::{param, rows, Recorder};
 use table_model_test_utils::azurite::endpoint_or_skip;
 
 /// The filters a [`Recorder`] saw.

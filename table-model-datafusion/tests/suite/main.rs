@@ -1,5 +1,8 @@
-//! The provider's suites against Azurite (one through a fault-injecting proxy), in one test binary: each links DataFusion (and one Ballista), so one
-//! binary instead of four keeps `target/` about 750 MB smaller.
+//! The provider's suites against Azurite (one through a fault-injecting proxy). They are compiled into the
+//! library's own test binary (`src/lib.rs`), beside the unit tests: each binary that links DataFusion (and
+//! Ballista) is over 250 MB in a debug build, so one binary instead of five keeps `target/` about a gigabyte
+//! smaller, and the crate is compiled once for its tests. They use the crate by its name, as an integration test
+//! does, and their helpers by `super::`.
 //!
 //! Each suite is skipped with a notice without `TABLE_MODEL_AZURITE_ENDPOINT`, unless `CI` is set, where that
 //! fails; run with `bash scripts/azurite.sh run cargo test -p table-model-datafusion`.

@@ -19,7 +19,7 @@ use table_model_arrow::mapping::ColumnKind;
 use table_model_arrow::parquet::ParquetEntityWriter;
 use table_model_datafusion::{AzureTable, InsertError};
 
-use crate::{canonical, rows};
+use super::{canonical, rows};
 use table_model_test_utils::azurite::endpoint_or_skip;
 
 const ENTITIES: usize = 360;

@@ -3,6 +3,9 @@
 //! resumed import settles the chunk a stopped run had written in part with a few range reads, not a read per
 //! entity; a scan by ranges plans while it reads its first range (`plan`) and reads its ranges in tasks of their
 //! own (`scan`); backups (`backup`).
+//!
+//! The suite is compiled into the library's own test binary (`src/lib.rs`), beside the unit tests; it uses the
+//! crate by its name, as an integration test does.
 
 mod backup;
 mod plan;
