@@ -69,9 +69,11 @@ pub use table::AzureTable;
 
 // The unit tests and the provider's suites (`tests/suite/`) in one test binary. Each binary that links
 // DataFusion is over 250 MB in a debug build, and a second one compiled this crate again for its harness; the
-// suites use the crate by its name, as an integration test does.
+// suites use the crate by its name, as an integration test does; `build.rs` leaves them out of the published
+// package's tests, which do not carry them.
 #[cfg(test)]
 extern crate self as table_model_datafusion;
 #[cfg(test)]
+#[cfg(workspace_suite)]
 #[path = "../tests/suite/main.rs"]
 mod suite;

@@ -114,9 +114,11 @@ pub const TOOL: &str = concat!("tablectl ", env!("CARGO_PKG_VERSION"));
 
 // The unit tests and the operations' suite against Azurite (`tests/operations/`) in one test binary: a second one
 // linked the client stack again (about 75 MB in a debug build) and compiled this crate again for its harness.
-// The suite uses the crate by its name, as an integration test does.
+// The suite uses the crate by its name, as an integration test does; `build.rs` leaves it out of the published
+// package's tests, which do not carry it.
 #[cfg(test)]
 extern crate self as table_model_transfer;
 #[cfg(test)]
+#[cfg(workspace_suite)]
 #[path = "../tests/operations/main.rs"]
 mod operations;

@@ -487,13 +487,3 @@ pub use table_model_rules::{RuleSet, RuleSetError, RuleSetErrorKind};
 #[cfg(all(doctest, feature = "client", feature = "derive"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
-
-// The model's and the client's suites (`tests/model/`, `tests/client/`) in the library's own test binary,
-// beside the unit tests: each binary of its own linked the model or the client stack again (60 MB between them in
-// a debug build). They use the crate by its name, as integration tests do.
-#[cfg(test)]
-#[path = "../tests/client/main.rs"]
-mod client_suite;
-#[cfg(test)]
-#[path = "../tests/model/main.rs"]
-mod model_suite;

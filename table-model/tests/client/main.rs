@@ -1,9 +1,6 @@
 //! The client's tests against in-memory and loopback services, one binary (each module was a binary of its own,
 //! and each linked the client stack): bulk writes, Cosmos DB's differences, Microsoft Entra ID over HTTPS, errors
 //! and retries, paging.
-//!
-//! Compiled into the library's own test binary (`src/lib.rs`), with the feature `client`.
-#![cfg(feature = "client")]
 
 mod bulk;
 mod cosmos;
