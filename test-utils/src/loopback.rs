@@ -28,6 +28,8 @@ use tokio::task::{JoinHandle, JoinSet};
 
 pub use hyper::body::Bytes;
 
+mod alarm;
+
 /// A test's server stops accepting after this many connections (a client keeps one or a few alive).
 pub const MAX_CONNECTIONS: usize = 64;
 /// A connection of a test's server that takes longer than this (handshake and every request on it) is dropped.
@@ -274,16 +276,17 @@ where
         async move {
             let (parts, body) = request.into_parts();
             let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-            let received = tokio::time::Instant::now();
+            let received = std::time::Instant::now();
             let request = Request { method: parts.method, target: parts.uri.to_string(), headers: parts.headers, body };
             let (response, delay) = handler(&request);
             if let Some(seen) = seen {
                 seen.lock().expect("not poisoned").push(request);
             }
             // The delay runs from the request read whole, its handling included, as a service's latency
-            // includes its own work: the server's CPU on the client's machine is not added to the pace.
+            // includes its own work: the server's CPU on the client's machine is not added to the pace. The
+            // answer leaves at its time to a fraction of a millisecond ([`alarm`]), not at tokio's next tick.
             if !delay.is_zero() {
-                tokio::time::sleep_until(received + delay).await;
+                alarm::sleep_until(received + delay).await;
             }
             Ok::<_, Infallible>(response.map(Full::new))
         }
