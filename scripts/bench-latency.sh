@@ -6,7 +6,8 @@
 #
 #   scripts/bench-latency.sh [ROUNDS] [PYTHON_ROUNDS]     (3 and 2 by default)
 #
-# Builds a release tablectl without default features (no SQL) and a release table-server; creates the git-ignored
+# Builds a release tablectl without default features (no SQL), a release table-server and the bench
+# import_floor (the import's transactions sent by a bare client); creates the git-ignored
 # .bench/venv with azure-data-tables (scripts/bench-common.sh). Works in .bench/latency.
 set -euo pipefail
 
@@ -18,8 +19,10 @@ bench_python_venv bench-latency.sh
 echo "bench-latency.sh: building tablectl and table-server (release)" >&2
 cargo build --release --quiet -p table-model-cli --no-default-features --bin tablectl
 cargo build --release --quiet -p table-model-test-utils --features service --bin table-server
+floor=$(cargo bench -p table-model-cli --no-default-features --bench import_floor --no-run --message-format=json \
+    2>/dev/null | grep -o '"executable":"[^"]*import_floor-[^"]*"' | tail -1 | cut -d'"' -f4)
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$BENCH_VENV/bin/python" "$ROOT/scripts/bench_latency.py" --tablectl "$TARGET/release/tablectl" \
-    --server "$TARGET/release/table-server" --rounds "${1:-3}" --python-rounds "${2:-2}" --work "$ROOT/.bench/latency"
+    --server "$TARGET/release/table-server" --import-floor "$floor" --rounds "${1:-3}" --python-rounds "${2:-2}" --work "$ROOT/.bench/latency"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

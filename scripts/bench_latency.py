@@ -1,7 +1,7 @@
 """The driver of scripts/bench-latency.sh: tablectl and the Python SDK (azure-data-tables) against the in-memory
 Table service with the service's latency and throttle (`table-server`, test-utils/src/service.rs), in one run.
 
-    bench_latency.py --tablectl PATH --server PATH [--rounds R] [--python-rounds R] [--work DIR]
+    bench_latency.py --tablectl PATH --server PATH --import-floor PATH [--rounds R] [--python-rounds R] [--work DIR]
 
 Starts `table-server --latency-query 30 --latency-write 15 --throttle 2000` with three tables of the benchmarks'
 entity (test-utils/src/entity.rs): Customers (100,000 entities in 400 partitions), Small (2,000 in 4) and Big
@@ -14,6 +14,9 @@ from round to round (interleaved), each tablectl run in its own process:
     count/P       tablectl count Customers --parallel P                  P = 1, 16
     copy/P        tablectl copy Customers <new table> --parallel P       P = 1, 16
     import/200k   tablectl import big.jsonl <new table>
+    floor/200k    the same transactions built and signed beforehand, sent by a bare reqwest client as the import
+                  sends them (table-model-cli/benches/import_floor.rs): the seconds from its first transaction to
+                  its last answer, the floor this machine sets under import/200k
     import/20k    tablectl import customers20k.jsonl <new table>   (the first 20,000 of Customers, 80 partitions)
     small/P       tablectl export Small -o DIR/ --parallel P             P = 1, 16
     backup/P      tablectl backup Backed -o COPY --parallel P --margin 5: an incremental generation, into a copy
@@ -115,6 +118,7 @@ class Run:
         os.environ["TABLE_MODEL_AZURITE_ENDPOINT"] = endpoint
         from bench_python_tables import ACCOUNT, KEY
 
+        self.env_endpoint = endpoint
         self.env = dict(os.environ, AZURE_STORAGE_CONNECTION_STRING=(
             f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={KEY};TableEndpoint={endpoint}"))
 
@@ -193,6 +197,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tablectl", required=True)
     parser.add_argument("--server", required=True)
+    parser.add_argument("--import-floor", required=True, help="the bench import_floor's binary")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--python-rounds", type=int, default=2)
     parser.add_argument("--work", default=".bench/latency")
@@ -219,6 +224,15 @@ def main():
                 open(customers, "w", encoding="utf-8") as out:
             for _, line in zip(range(SMALL_IMPORT), f):
                 out.write(line)
+
+        def import_floor(path):
+            """The same transactions as the import, sent by a bare client (table-model-cli/benches/import_floor.rs):
+            the seconds it prints, from its first transaction to its last answer."""
+            name = run.fresh("Floor")
+            out = subprocess.run([args.import_floor, run.env_endpoint, name, path], cwd=args.work, check=True,
+                                 stdout=subprocess.PIPE, text=True).stdout
+            drop(port, name)
+            return float(out.split()[0])
 
         def tablectl_import(path):
             name = run.fresh("Import")
@@ -265,6 +279,7 @@ def main():
             ("copy/1", lambda: copy(1)),
             ("copy/16", lambda: copy(16)),
             ("import/200k", lambda: tablectl_import(big)),
+            ("floor/200k", lambda: import_floor(big)),
             ("import/20k", lambda: tablectl_import(customers)),
             ("small/1", lambda: run.export("Small", 1)),
             ("small/16", lambda: run.export("Small", 16)),
@@ -309,7 +324,7 @@ def main():
              "py-import": SMALL_IMPORT, "backup": backed, "full": backed, "restore": backed}
     for name, seconds in best.items():
         kind = name.split("/")[0]
-        n = big if name == "import/200k" else SMALL_IMPORT if kind == "import" else sizes[kind]
+        n = big if name in ("import/200k", "floor/200k") else SMALL_IMPORT if kind == "import" else sizes[kind]
         print(f"| {name} | {seconds:.3f} | {n / seconds:,.0f} |")
 
     def ratio(a, b):
@@ -330,6 +345,9 @@ def main():
         print(f"  import of {big:,} in 400 partitions: {best['import/200k']:.3f} s; the throttle allows "
               f"{throttle_bound:.3f} s, the latency with {IN_FLIGHT} transactions in flight {latency_bound:.3f} s: "
               f"{best['import/200k'] / allowed:.2f}x what they allow (goal: within 1.10)")
+    if "import/200k" in best and "floor/200k" in best:
+        print(f"  import of {big:,} / the same transactions sent by a bare client (floor/200k, "
+              f"{best['floor/200k']:.3f} s): {ratio('import/200k', 'floor/200k'):.2f} (goal: within 1.10)")
     for py in ("py-export/1", "py-export/8"):
         for ours in ("export/1", "export/16"):
             print(f"  tablectl {ours} against Python {py}: {ratio(py, ours):.2f}x (goal: 5x)")
