@@ -399,8 +399,11 @@ async fn busy_answers_are_retried_and_other_client_errors_are_not() {
 }
 
 /// One of each operation the bulk and write tests above do not cover, each meeting `fault` on its first try (or,
-/// for paging, on every second page), and each checked against what Azurite holds.
-async fn every_operation_survives(url: String, fault: Fault) {
+/// for paging, on every second page), and each checked against what Azurite holds: the table's life and the
+/// account's settings. Each group of [`every_operation_meets_every_fault`] has a table of its own, so the groups
+/// of a fault run side by side (a `Delay` holds each operation past the per-try timeout: one after another, the
+/// operations of one fault took 46 s).
+async fn table_and_account_operations_survive(url: String, fault: Fault) {
     let url = url.as_str();
     let direct = client(url);
     let name = unique_table_name("Each");
@@ -411,62 +414,6 @@ async fn every_operation_survives(url: String, fault: Fault) {
     through(&proxy, url).create_table(&name, None).await.unwrap_or_else(|e| panic!("{fault:?}: create: {e}"));
     assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: the fault was met");
     assert!(!direct.table_client(name.clone()).create_table_if_not_exists(None).await.unwrap(), "{fault:?}");
-    let table = direct.table_client(name.clone());
-
-    // Point reads: an entity, a missing one, and a reload.
-    let first = entity(1, 1);
-    table.insert(&first, None).await.unwrap();
-    let (pk, rk) = (first.partition_key().clone(), first.row_key().clone());
-    let proxy = scripted(vec![fault]).await;
-    let got: Entity = through(&proxy, url).table_client(name.clone()).get(&pk, &rk, None).await.unwrap();
-    assert!(same_properties(&got, &first), "{fault:?}: get read {got:?}");
-    let proxy = scripted(vec![fault]).await;
-    let faulty = through(&proxy, url).table_client(name.clone());
-    let missing = faulty.try_get::<Entity>(&pk, &"none".parse().unwrap(), None).await.unwrap();
-    assert!(missing.is_none(), "{fault:?}: try_get");
-    let proxy = scripted(vec![fault]).await;
-    let reloaded = through(&proxy, url).table_client(name.clone()).reload(&got, None).await.unwrap();
-    assert_eq!(reloaded.etag(), got.etag(), "{fault:?}: reload");
-
-    // An upsert: idempotent, so a retry leaves what one write leaves.
-    let proxy = scripted(vec![fault]).await;
-    let newer = entity(1, 7);
-    through(&proxy, url).table_client(name.clone()).upsert(&newer, UpdateMode::Replace, None).await.unwrap();
-    let stored_now: Entity = table.get(&pk, &rk, None).await.unwrap();
-    assert!(same_properties(&stored_now, &newer), "{fault:?}: upsert stored {stored_now:?}");
-
-    // Paging: 23 entities in pages of 5, a fault on each page after the first; every entity once, in order.
-    let mut batch = table.batch(PartitionKey::new("p0").unwrap());
-    for i in 1..=22 {
-        batch.insert(&entity(i * 10, 1)).unwrap();
-    }
-    table.submit_transaction(&batch, None).await.unwrap();
-    let expected: Vec<_> = stored(&table).await.into_keys().collect();
-    assert_eq!(expected.len(), 23);
-    let proxy = scripted([Fault::None, fault].repeat(5)).await;
-    let faulty = through(&proxy, url).table_client(name.clone());
-    let read: Vec<Entity> = faulty.query(&Query::new().top(5), None).unwrap().try_collect().await.unwrap();
-    let read: Vec<_> = read.iter().map(keys).collect();
-    assert_eq!(read, expected, "{fault:?}: paging lost or repeated entities");
-    assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each of pages 2 to 5");
-    // The same pages undecoded (`query_raw`, what the SQL scan reads): each body decodes to its page's entities.
-    let proxy = scripted([Fault::None, fault].repeat(5)).await;
-    let faulty = through(&proxy, url).table_client(name.clone());
-    let pages: Vec<_> = faulty.query_raw(&Query::new().top(5), None).unwrap().try_collect().await.unwrap();
-    let mut read = Vec::new();
-    for page in &pages {
-        read.extend(table_model::json::decode_query(&page.body, None).unwrap().iter().map(keys));
-    }
-    assert_eq!(read, expected, "{fault:?}: raw paging lost or repeated entities");
-    assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each raw page 2 to 5");
-
-    // A scan plan: its keys-only probes meet the fault, and the planned ranges still cover every entity once.
-    let proxy = scripted(vec![fault]).await;
-    let two = std::num::NonZeroUsize::new(2).expect("not zero");
-    let plan = through(&proxy, url).table_client(name.clone()).plan_ranges(two, None, None).await.unwrap();
-    assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: plan_ranges met the fault");
-    let scanned = keys_in_ranges(&table, &plan).await;
-    assert_eq!(scanned, expected, "{fault:?}: the ranges of {plan:?} lost or repeated entities");
 
     // Listing tables, filtered to this one.
     let proxy = scripted(vec![fault]).await;
@@ -509,17 +456,97 @@ async fn every_operation_survives(url: String, fault: Fault) {
     assert!(!direct.delete_table_if_exists(&name, None).await.unwrap(), "{fault:?}: the table survived");
 }
 
+/// Point reads (an entity, a missing one, a reload) and an upsert, each meeting `fault` on its first try.
+async fn point_operations_survive(url: String, fault: Fault) {
+    let url = url.as_str();
+    let direct = client(url);
+    let name = fresh_table(&direct, "Point").await;
+    let table = direct.table_client(name.clone());
+    let scripted = |script: Vec<Fault>| Proxy::scripted(socket_of(url), script, 0, 0, DELAY);
+
+    let first = entity(1, 1);
+    table.insert(&first, None).await.unwrap();
+    let (pk, rk) = (first.partition_key().clone(), first.row_key().clone());
+    let proxy = scripted(vec![fault]).await;
+    let got: Entity = through(&proxy, url).table_client(name.clone()).get(&pk, &rk, None).await.unwrap();
+    assert!(same_properties(&got, &first), "{fault:?}: get read {got:?}");
+    let proxy = scripted(vec![fault]).await;
+    let faulty = through(&proxy, url).table_client(name.clone());
+    let missing = faulty.try_get::<Entity>(&pk, &"none".parse().unwrap(), None).await.unwrap();
+    assert!(missing.is_none(), "{fault:?}: try_get");
+    let proxy = scripted(vec![fault]).await;
+    let reloaded = through(&proxy, url).table_client(name.clone()).reload(&got, None).await.unwrap();
+    assert_eq!(reloaded.etag(), got.etag(), "{fault:?}: reload");
+
+    // An upsert: idempotent, so a retry leaves what one write leaves.
+    let proxy = scripted(vec![fault]).await;
+    let newer = entity(1, 7);
+    through(&proxy, url).table_client(name.clone()).upsert(&newer, UpdateMode::Replace, None).await.unwrap();
+    let stored_now: Entity = table.get(&pk, &rk, None).await.unwrap();
+    assert!(same_properties(&stored_now, &newer), "{fault:?}: upsert stored {stored_now:?}");
+    direct.delete_table(&name, None).await.unwrap();
+}
+
+/// Paging, decoded and raw, with `fault` on every second page, and a scan plan whose probes meet it.
+async fn paging_and_planning_survive(url: String, fault: Fault) {
+    let url = url.as_str();
+    let direct = client(url);
+    let name = fresh_table(&direct, "Pages").await;
+    let table = direct.table_client(name.clone());
+    let scripted = |script: Vec<Fault>| Proxy::scripted(socket_of(url), script, 0, 0, DELAY);
+
+    // 23 entities in pages of 5, a fault on each page after the first; every entity once, in order.
+    table.insert(&entity(1, 7), None).await.unwrap();
+    let mut batch = table.batch(PartitionKey::new("p0").unwrap());
+    for i in 1..=22 {
+        batch.insert(&entity(i * 10, 1)).unwrap();
+    }
+    table.submit_transaction(&batch, None).await.unwrap();
+    let expected: Vec<_> = stored(&table).await.into_keys().collect();
+    assert_eq!(expected.len(), 23);
+    let proxy = scripted([Fault::None, fault].repeat(5)).await;
+    let faulty = through(&proxy, url).table_client(name.clone());
+    let read: Vec<Entity> = faulty.query(&Query::new().top(5), None).unwrap().try_collect().await.unwrap();
+    let read: Vec<_> = read.iter().map(keys).collect();
+    assert_eq!(read, expected, "{fault:?}: paging lost or repeated entities");
+    assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each of pages 2 to 5");
+    // The same pages undecoded (`query_raw`, what the SQL scan reads): each body decodes to its page's entities.
+    let proxy = scripted([Fault::None, fault].repeat(5)).await;
+    let faulty = through(&proxy, url).table_client(name.clone());
+    let pages: Vec<_> = faulty.query_raw(&Query::new().top(5), None).unwrap().try_collect().await.unwrap();
+    let mut read = Vec::new();
+    for page in &pages {
+        read.extend(table_model::json::decode_query(&page.body, None).unwrap().iter().map(keys));
+    }
+    assert_eq!(read, expected, "{fault:?}: raw paging lost or repeated entities");
+    assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each raw page 2 to 5");
+
+    // A scan plan: its keys-only probes meet the fault, and the planned ranges still cover every entity once.
+    let proxy = scripted(vec![fault]).await;
+    let two = std::num::NonZeroUsize::new(2).expect("not zero");
+    let plan = through(&proxy, url).table_client(name.clone()).plan_ranges(two, None, None).await.unwrap();
+    assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: plan_ranges met the fault");
+    let scanned = keys_in_ranges(&table, &plan).await;
+    assert_eq!(scanned, expected, "{fault:?}: the ranges of {plan:?} lost or repeated entities");
+    direct.delete_table(&name, None).await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_operation_meets_every_fault() {
     let Some(url) = endpoint() else { return };
-    let runs = [
+    let faults = [
         Fault::CloseBeforeForwarding,
         Fault::CloseAfterForwarding,
         Fault::ServerBusy,
         Fault::OperationTimedOut,
         Fault::Delay,
-    ]
-    .map(|fault| tokio::spawn(every_operation_survives(url.clone(), fault)));
+    ];
+    let mut runs = Vec::new();
+    for fault in faults {
+        runs.push(tokio::spawn(table_and_account_operations_survive(url.clone(), fault)));
+        runs.push(tokio::spawn(point_operations_survive(url.clone(), fault)));
+        runs.push(tokio::spawn(paging_and_planning_survive(url.clone(), fault)));
+    }
     for run in runs {
         run.await.expect("no fault run panicked");
     }
