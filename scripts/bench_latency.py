@@ -118,7 +118,7 @@ class Run:
         os.environ["TABLE_MODEL_AZURITE_ENDPOINT"] = endpoint
         from bench_python_tables import ACCOUNT, KEY
 
-        self.env_endpoint = endpoint
+        self.endpoint = endpoint
         self.env = dict(os.environ, AZURE_STORAGE_CONNECTION_STRING=(
             f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={KEY};TableEndpoint={endpoint}"))
 
@@ -229,7 +229,7 @@ def main():
             """The same transactions as the import, sent by a bare client (table-model-cli/benches/import_floor.rs):
             the seconds it prints, from its first transaction to its last answer."""
             name = run.fresh("Floor")
-            out = subprocess.run([args.import_floor, run.env_endpoint, name, path], cwd=args.work, check=True,
+            out = subprocess.run([args.import_floor, run.endpoint, name, path], cwd=args.work, check=True,
                                  stdout=subprocess.PIPE, text=True).stdout
             drop(port, name)
             return float(out.split()[0])

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-use table_model::client::{BulkOperation, BulkOptions, ErrorKind, PlanOptions, TableClient};
+use table_model::client::{BulkOperation, BulkOptions, ErrorKind, PlanOptions, TableClient, TableServiceClient};
 use table_model::filter::KeyPosition;
 use table_model::sas::{AccessPolicy, PolicyId, SignedIdentifier, TableSasPermissions};
 use table_model::service_properties::{AnalyticsLogging, GeoReplicationStatus, RetentionPolicy, ServiceProperties};
@@ -398,6 +398,19 @@ async fn busy_answers_are_retried_and_other_client_errors_are_not() {
     direct.delete_table(&name, None).await.unwrap();
 }
 
+/// A proxy in front of Azurite at `url` whose requests meet `script`, one fault each, in turn.
+async fn scripted(url: &str, script: Vec<Fault>) -> Proxy {
+    Proxy::scripted(socket_of(url), script, 0, 0, DELAY).await
+}
+
+/// A table of its own for one group of a fault run, made directly: the client, the table's name, its client.
+async fn own_table(url: &str, prefix: &str) -> (TableServiceClient, TableName, TableClient) {
+    let direct = client(url);
+    let name = fresh_table(&direct, prefix).await;
+    let table = direct.table_client(name.clone());
+    (direct, name, table)
+}
+
 /// One of each operation the bulk and write tests above do not cover, each meeting `fault` on its first try (or,
 /// for paging, on every second page), and each checked against what Azurite holds: the table's life and the
 /// account's settings. Each group of [`every_operation_meets_every_fault`] has a table of its own, so the groups
@@ -407,16 +420,15 @@ async fn table_and_account_operations_survive(url: String, fault: Fault) {
     let url = url.as_str();
     let direct = client(url);
     let name = unique_table_name("Each");
-    let scripted = |script: Vec<Fault>| Proxy::scripted(socket_of(url), script, 0, 0, DELAY);
 
     // Create the table: a retry after a lost reply finds it made, which is what was asked.
-    let proxy = scripted(vec![fault]).await;
+    let proxy = scripted(url, vec![fault]).await;
     through(&proxy, url).create_table(&name, None).await.unwrap_or_else(|e| panic!("{fault:?}: create: {e}"));
     assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: the fault was met");
     assert!(!direct.table_client(name.clone()).create_table_if_not_exists(None).await.unwrap(), "{fault:?}");
 
     // Listing tables, filtered to this one.
-    let proxy = scripted(vec![fault]).await;
+    let proxy = scripted(url, vec![fault]).await;
     let only = Query::new().filter(table_model::filter::Filter::property("TableName").eq(name.as_str()));
     let tables: Vec<TableName> = through(&proxy, url).list_tables(&only, None).unwrap().try_collect().await.unwrap();
     assert_eq!(tables, std::slice::from_ref(&name), "{fault:?}: list_tables");
@@ -428,10 +440,10 @@ async fn table_and_account_operations_survive(url: String, fault: Fault) {
         PolicyId::new("faults").unwrap(),
         AccessPolicy::new(TableSasPermissions::READ).with_start(at - hour).with_expiry(at + hour),
     )];
-    let proxy = scripted(vec![fault]).await;
+    let proxy = scripted(url, vec![fault]).await;
     through(&proxy, url).table_client(name.clone()).set_access_policy(&policies, None).await.unwrap();
     assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: set_access_policy met the fault");
-    let proxy = scripted(vec![fault]).await;
+    let proxy = scripted(url, vec![fault]).await;
     let read = through(&proxy, url).table_client(name.clone()).get_access_policy(None).await.unwrap();
     assert_eq!(read, policies, "{fault:?}: get_access_policy");
 
@@ -439,18 +451,18 @@ async fn table_and_account_operations_survive(url: String, fault: Fault) {
     // secondary's statistics.
     let logging =
         ServiceProperties::new().with_logging(AnalyticsLogging::new(RetentionPolicy::Days(3)).with_read(true));
-    let proxy = scripted(vec![fault]).await;
+    let proxy = scripted(url, vec![fault]).await;
     through(&proxy, url).set_service_properties(&logging, None).await.unwrap();
     assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: set_service_properties met the fault");
-    let proxy = scripted(vec![fault]).await;
+    let proxy = scripted(url, vec![fault]).await;
     let read = through(&proxy, url).get_service_properties(None).await.unwrap();
     assert_eq!(read.logging, logging.logging, "{fault:?}: get_service_properties");
-    let proxy = scripted(vec![fault]).await;
+    let proxy = scripted(url, vec![fault]).await;
     let stats = through(&proxy, url).get_service_stats(None).await.unwrap();
     assert_eq!(stats.geo_replication.map(|g| g.status), Some(GeoReplicationStatus::Live), "{fault:?}: stats");
 
     // Delete the table: a retry after a lost reply finds it gone, which is what was asked.
-    let proxy = scripted(vec![fault]).await;
+    let proxy = scripted(url, vec![fault]).await;
     through(&proxy, url).delete_table(&name, None).await.unwrap_or_else(|e| panic!("{fault:?}: delete: {e}"));
     assert_eq!(proxy.counts().get(&fault), Some(&1));
     assert!(!direct.delete_table_if_exists(&name, None).await.unwrap(), "{fault:?}: the table survived");
@@ -459,27 +471,24 @@ async fn table_and_account_operations_survive(url: String, fault: Fault) {
 /// Point reads (an entity, a missing one, a reload) and an upsert, each meeting `fault` on its first try.
 async fn point_operations_survive(url: String, fault: Fault) {
     let url = url.as_str();
-    let direct = client(url);
-    let name = fresh_table(&direct, "Point").await;
-    let table = direct.table_client(name.clone());
-    let scripted = |script: Vec<Fault>| Proxy::scripted(socket_of(url), script, 0, 0, DELAY);
+    let (direct, name, table) = own_table(url, "Point").await;
 
     let first = entity(1, 1);
     table.insert(&first, None).await.unwrap();
     let (pk, rk) = (first.partition_key().clone(), first.row_key().clone());
-    let proxy = scripted(vec![fault]).await;
+    let proxy = scripted(url, vec![fault]).await;
     let got: Entity = through(&proxy, url).table_client(name.clone()).get(&pk, &rk, None).await.unwrap();
     assert!(same_properties(&got, &first), "{fault:?}: get read {got:?}");
-    let proxy = scripted(vec![fault]).await;
+    let proxy = scripted(url, vec![fault]).await;
     let faulty = through(&proxy, url).table_client(name.clone());
     let missing = faulty.try_get::<Entity>(&pk, &"none".parse().unwrap(), None).await.unwrap();
     assert!(missing.is_none(), "{fault:?}: try_get");
-    let proxy = scripted(vec![fault]).await;
+    let proxy = scripted(url, vec![fault]).await;
     let reloaded = through(&proxy, url).table_client(name.clone()).reload(&got, None).await.unwrap();
     assert_eq!(reloaded.etag(), got.etag(), "{fault:?}: reload");
 
     // An upsert: idempotent, so a retry leaves what one write leaves.
-    let proxy = scripted(vec![fault]).await;
+    let proxy = scripted(url, vec![fault]).await;
     let newer = entity(1, 7);
     through(&proxy, url).table_client(name.clone()).upsert(&newer, UpdateMode::Replace, None).await.unwrap();
     let stored_now: Entity = table.get(&pk, &rk, None).await.unwrap();
@@ -490,10 +499,7 @@ async fn point_operations_survive(url: String, fault: Fault) {
 /// Paging, decoded and raw, with `fault` on every second page, and a scan plan whose probes meet it.
 async fn paging_and_planning_survive(url: String, fault: Fault) {
     let url = url.as_str();
-    let direct = client(url);
-    let name = fresh_table(&direct, "Pages").await;
-    let table = direct.table_client(name.clone());
-    let scripted = |script: Vec<Fault>| Proxy::scripted(socket_of(url), script, 0, 0, DELAY);
+    let (direct, name, table) = own_table(url, "Pages").await;
 
     // 23 entities in pages of 5, a fault on each page after the first; every entity once, in order.
     table.insert(&entity(1, 7), None).await.unwrap();
@@ -504,14 +510,14 @@ async fn paging_and_planning_survive(url: String, fault: Fault) {
     table.submit_transaction(&batch, None).await.unwrap();
     let expected: Vec<_> = stored(&table).await.into_keys().collect();
     assert_eq!(expected.len(), 23);
-    let proxy = scripted([Fault::None, fault].repeat(5)).await;
+    let proxy = scripted(url, [Fault::None, fault].repeat(5)).await;
     let faulty = through(&proxy, url).table_client(name.clone());
     let read: Vec<Entity> = faulty.query(&Query::new().top(5), None).unwrap().try_collect().await.unwrap();
     let read: Vec<_> = read.iter().map(keys).collect();
     assert_eq!(read, expected, "{fault:?}: paging lost or repeated entities");
     assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each of pages 2 to 5");
     // The same pages undecoded (`query_raw`, what the SQL scan reads): each body decodes to its page's entities.
-    let proxy = scripted([Fault::None, fault].repeat(5)).await;
+    let proxy = scripted(url, [Fault::None, fault].repeat(5)).await;
     let faulty = through(&proxy, url).table_client(name.clone());
     let pages: Vec<_> = faulty.query_raw(&Query::new().top(5), None).unwrap().try_collect().await.unwrap();
     let mut read = Vec::new();
@@ -522,7 +528,7 @@ async fn paging_and_planning_survive(url: String, fault: Fault) {
     assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each raw page 2 to 5");
 
     // A scan plan: its keys-only probes meet the fault, and the planned ranges still cover every entity once.
-    let proxy = scripted(vec![fault]).await;
+    let proxy = scripted(url, vec![fault]).await;
     let two = std::num::NonZeroUsize::new(2).expect("not zero");
     let plan = through(&proxy, url).table_client(name.clone()).plan_ranges(two, None, None).await.unwrap();
     assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: plan_ranges met the fault");

@@ -110,28 +110,25 @@ mod tests {
     use std::time::Duration;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn deadlines_fire_in_order_and_not_before_their_time() {
+    async fn every_deadline_fires_none_before_its_time() {
         let start = Instant::now();
-        let order = std::sync::Arc::new(Mutex::new(Vec::new()));
+        // Deadlines out of order, two equal, one already past: the heap keeps them apart by their serials.
         let tasks: Vec<_> = [30u64, 10, 20, 10, 0]
             .into_iter()
-            .enumerate()
-            .map(|(i, ms)| {
-                let order = order.clone();
+            .map(|ms| {
                 tokio::spawn(async move {
                     let deadline = start + Duration::from_millis(ms);
                     sleep_until(deadline).await;
-                    assert!(Instant::now() >= deadline, "woken before its deadline");
-                    order.lock().unwrap().push((ms, i));
+                    assert!(Instant::now() >= deadline, "woken before its deadline ({ms} ms)");
                 })
             })
             .collect();
-        for task in tasks {
-            task.await.unwrap();
-        }
-        let mut fired: Vec<u64> = order.lock().unwrap().iter().map(|&(ms, _)| ms).collect();
-        // Two tasks woken together may record in either order; each deadline fired, none early.
-        fired.sort();
-        assert_eq!(fired, [0, 10, 10, 20, 30]);
+        // A deadline that never fires fails here rather than hanging the suite.
+        let all = async {
+            for task in tasks {
+                task.await.expect("no deadline fired early");
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), all).await.expect("every deadline fired within 10 s");
     }
 }
