@@ -4,16 +4,17 @@
 //! continuations, at most `parallel` of them at once). `export`, `count`, `copy` and `validate` are consumers of
 //! the pages; none of them looks inside a range.
 //!
-//! Memory is bounded: each of the `parallel` tasks reading ranges holds at most one page (the service sends at
-//! most 1,000 entities in one, `docs/rules.md` §10) and the channel to the consumer as many, so a scan holds at
-//! most `2 × parallel` pages, and [`plan_reading`] two more.
+//! Memory is bounded: each of the `parallel` tasks reading ranges holds at most two pages (the one it reads and
+//! the next, requested before it reads that one; the service sends at most 1,000 entities in a page,
+//! `docs/rules.md` §10) and the channel to the consumer one more each, so a scan holds at most `3 × parallel`
+//! pages, and [`plan_reading`] two more.
 //!
 //! Layer: service.
 
 use crate::error::TransferError;
 pub use crate::shard::Shard;
 use futures::future::Either;
-use futures::{Stream, StreamExt as _, TryStreamExt as _};
+use futures::{Stream, TryStreamExt as _};
 use std::collections::VecDeque;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -270,13 +271,9 @@ pub fn scan_pages_read<'a, E: Send + 'static>(
             loop {
                 let next = queue.lock().unwrap_or_else(PoisonError::into_inner).pop_front();
                 let Some(start) = next else { return };
-                let mut pages = range_pages(&table, &query, start, metadata, read);
-                while let Some(page) = pages.next().await {
-                    let failed = page.is_err();
-                    // The consumer gone or the range failed: nothing more to read.
-                    if sender.send(page).await.is_err() || failed {
-                        return;
-                    }
+                // The consumer gone or the range failed: nothing more to read.
+                if !send_range(&table, &query, start, metadata, read, &sender).await {
+                    return;
                 }
             }
         });
@@ -297,30 +294,106 @@ pub fn scan_pages_read<'a, E: Send + 'static>(
     })
 }
 
-/// The pages of one range, as [`scan_pages_read`] yields them.
-fn range_pages<'a, E: Send + 'static>(
-    table: &'a TableClient,
+/// Sends the pages of one range into `sender`, in order, each read by `read`. Each page's next is requested, on
+/// a task of its own, before the page is read: the range's requests follow each other at the service's pace, where
+/// they would otherwise wait for the reading of their pages, which queue for the cores when the pages of many
+/// ranges come at once. Whether the scan goes on: `false` once the consumer is gone or the range failed (its error
+/// sent).
+async fn send_range<E: Send + 'static>(
+    table: &TableClient,
     query: &Query,
     start: RangeStart<E>,
     metadata: Option<MetadataLevel>,
     read: fn(&http::Response<bytes::Bytes>) -> Result<E, ResponseError>,
-) -> futures::stream::BoxStream<'a, Result<Page<E>, TransferError>> {
+    sender: &tokio::sync::mpsc::Sender<Result<Page<E>, TransferError>>,
+) -> bool {
+    let index = start.index;
+    if let Some(entities) = start.read {
+        return sender.send(Ok(Page { range: index, entities, next: None })).await.is_ok();
+    }
     let mut ranged = query.clone();
     if let Some(filter) = start.range.filter_with(query.filter_ref().cloned()) {
         ranged = ranged.filter(filter);
     }
-    let index = start.index;
-    if let Some(entities) = start.read {
-        return futures::stream::once(async move { Ok(Page { range: index, entities, next: None }) }).boxed();
+    let request = |from: Option<Continuation>| {
+        let (table, ranged) = (table.clone(), ranged.clone());
+        Requested(tokio::spawn(async move { answer(&table, &ranged, from, metadata).await }))
+    };
+    let mut requested = request(start.from);
+    loop {
+        let answer = match requested.answer().await {
+            Ok(answer) => answer,
+            Err(e) => {
+                let _ = sender.send(Err(e)).await;
+                return false;
+            }
+        };
+        let next = Continuation::from_headers(answer.headers());
+        if let Some(from) = &next {
+            requested = request(Some(from.clone()));
+            // A task spawned from a worker waits in that worker's slot for the next task to run, which the other
+            // workers do not take: yield, so that the request is on its way before this task reads the page.
+            tokio::task::yield_now().await;
+        }
+        let page = read(&answer)
+            .map(|entities| Page { range: index, entities, next: next.clone() })
+            .map_err(|e| TransferError::from(table_model::client::Error::from(e).in_table(table.table())));
+        let failed = page.is_err();
+        if sender.send(page).await.is_err() || failed {
+            return false;
+        }
+        if next.is_none() {
+            return true;
+        }
     }
-    let options = QueryOptions { continuation: start.from, metadata, ..Default::default() };
-    match table.query_read(&ranged, Some(options), read) {
-        Ok(pages) => pages
-            .map_ok(move |page| Page { range: index, entities: page.body, next: page.continuation })
-            .map_err(TransferError::from)
-            .boxed(),
-        Err(e) => futures::stream::once(async move { Err(TransferError::from(e)) }).boxed(),
+}
+
+/// The request of a page, on a task of its own; aborted when dropped, so that a scan stopped midway leaves no
+/// request running.
+struct Requested(tokio::task::JoinHandle<Result<http::Response<bytes::Bytes>, TransferError>>);
+
+impl Requested {
+    /// The service's answer, or the request's failure.
+    ///
+    /// # Panics
+    /// With the panic of the request's task.
+    async fn answer(&mut self) -> Result<http::Response<bytes::Bytes>, TransferError> {
+        match (&mut self.0).await {
+            Ok(answer) => answer,
+            Err(ended) if ended.is_panic() => std::panic::resume_unwind(ended.into_panic()),
+            Err(_) => Err(TransferError::failed("the request of a page was cancelled")),
+        }
     }
+}
+
+impl Drop for Requested {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// The service's answer to the request of one page of `query` from `from`, its status checked (a service error is
+/// the request's, retried or failed over to the secondary as the client's reads are), not yet read.
+async fn answer(
+    table: &TableClient,
+    query: &Query,
+    from: Option<Continuation>,
+    metadata: Option<MetadataLevel>,
+) -> Result<http::Response<bytes::Bytes>, TransferError> {
+    let options = QueryOptions { continuation: from, metadata, ..Default::default() };
+    let mut pages = table.query_read(query, Some(options), checked)?;
+    let page = pages.try_next().await?;
+    page.map(|page| page.body).ok_or_else(|| TransferError::failed("the service sent no page"))
+}
+
+/// A copy of the service's answer to a page's request, once its status is a page's (`200`).
+fn checked(answer: &http::Response<bytes::Bytes>) -> Result<http::Response<bytes::Bytes>, ResponseError> {
+    table_model::response::raw_query(answer)?;
+    let mut copy = http::Response::new(answer.body().clone());
+    *copy.status_mut() = answer.status();
+    *copy.version_mut() = answer.version();
+    *copy.headers_mut() = answer.headers().clone();
+    Ok(copy)
 }
 
 /// Parses a continuation kept in a checkpoint (its `Display` token).

@@ -107,8 +107,18 @@ impl Error {
         }
     }
 
-    /// The same error, naming the table of the call (unless it names one already).
-    pub(crate) fn in_table(mut self, table: &TableName) -> Self {
+    /// The same error, naming `table` (unless it names one already), as the client's own errors name the table of
+    /// their call: for the error of a page that the caller reads itself, from an answer it asked the client for.
+    ///
+    /// ```
+    /// use table_model::client::Error;
+    /// use table_model::{ResponseError, TableName};
+    /// let read = table_model::response::query(&http::Response::new(&b"{"[..]), None).unwrap_err();
+    /// let error = Error::from(read).in_table(&TableName::from_static("Orders"));
+    /// assert!(error.to_string().starts_with("table `Orders`: "), "{error}");
+    /// # let _: Option<ResponseError> = None;
+    /// ```
+    pub fn in_table(mut self, table: &TableName) -> Self {
         if self.inner.table.is_none() {
             self.inner.table = Some(table.clone());
         }
