@@ -124,9 +124,16 @@ impl AzureScanExec {
 
     /// The record batches of one query (the scan's, with a range's or a key's comparisons joined to its
     /// filter), a batch per page, stopping at the scan's limit. Each page's JSON is decoded straight into the
-    /// batch's columns ([`BatchBuilder::push_page`]).
+    /// batch's columns ([`BatchBuilder::push_page`]), the next page on its way meanwhile when there is no limit
+    /// ([`RawPages::read_ahead`](table_model::client::RawPages::read_ahead)).
     pub(crate) fn read(&self, query: &Query) -> Result<impl Stream<Item = Result<RecordBatch>> + Send + use<>> {
         let pages = self.table.query_raw(query, None).map_err(external)?;
+        // Without a limit every page is read: each next one is asked for while this one is decoded. With one, the
+        // partition may stop before its last page, and asks for no page it does not need.
+        let pages = match self.limit {
+            None => futures::future::Either::Left(pages.read_ahead()),
+            Some(_) => futures::future::Either::Right(pages),
+        };
         let builder = BatchBuilder::new(self.read.clone());
         let output: Arc<[usize]> = self.output.clone().into();
         let projected = self.properties.eq_properties.schema().clone();

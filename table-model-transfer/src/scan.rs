@@ -294,11 +294,11 @@ pub fn scan_pages_read<'a, E: Send + 'static>(
     })
 }
 
-/// Sends the pages of one range into `sender`, in order, each read by `read`. Each page's next is requested, on
-/// a task of its own, before the page is read: the range's requests follow each other at the service's pace, where
-/// they would otherwise wait for the reading of their pages, which queue for the cores when the pages of many
-/// ranges come at once. Whether the scan goes on: `false` once the consumer is gone or the range failed (its error
-/// sent).
+/// Sends the pages of one range into `sender`, in order, each read by `read`. Each page's next is requested
+/// before the page is read ([`RawPages::read_ahead`](table_model::client::RawPages::read_ahead)): the range's
+/// requests follow each other at the service's pace, where they would otherwise wait for the reading of their
+/// pages, which queue for the cores when the pages of many ranges come at once. Whether the scan goes on: `false`
+/// once the consumer is gone or the range failed (its error sent).
 async fn send_range<E: Send + 'static>(
     table: &TableClient,
     query: &Query,
@@ -315,27 +315,27 @@ async fn send_range<E: Send + 'static>(
     if let Some(filter) = start.range.filter_with(query.filter_ref().cloned()) {
         ranged = ranged.filter(filter);
     }
-    let request = |from: Option<Continuation>| {
-        let (table, ranged) = (table.clone(), ranged.clone());
-        Requested(tokio::spawn(async move { answer(&table, &ranged, from, metadata).await }))
+    let options = QueryOptions { continuation: start.from, metadata, ..Default::default() };
+    let answers = table.query_read(&ranged, Some(options), checked).map(|pages| pages.read_ahead());
+    let mut answers = match answers {
+        Ok(answers) => answers,
+        Err(e) => {
+            let _ = sender.send(Err(e.into())).await;
+            return false;
+        }
     };
-    let mut requested = request(start.from);
     loop {
-        let answer = match requested.answer().await {
-            Ok(answer) => answer,
+        let answer = match answers.try_next().await {
+            Ok(Some(answer)) => answer,
+            // After a last page, which ends the loop below.
+            Ok(None) => return true,
             Err(e) => {
-                let _ = sender.send(Err(e)).await;
+                let _ = sender.send(Err(e.into())).await;
                 return false;
             }
         };
-        let next = Continuation::from_headers(answer.headers());
-        if let Some(from) = &next {
-            requested = request(Some(from.clone()));
-            // A task spawned from a worker waits in that worker's slot for the next task to run, which the other
-            // workers do not take: yield, so that the request is on its way before this task reads the page.
-            tokio::task::yield_now().await;
-        }
-        let page = read(&answer)
+        let next = answer.continuation;
+        let page = read(&answer.body)
             .map(|entities| Page { range: index, entities, next: next.clone() })
             .map_err(|e| TransferError::from(table_model::client::Error::from(e).in_table(table.table())));
         let failed = page.is_err();
@@ -348,45 +348,8 @@ async fn send_range<E: Send + 'static>(
     }
 }
 
-/// The request of a page, on a task of its own; aborted when dropped, so that a scan stopped midway leaves no
-/// request running.
-struct Requested(tokio::task::JoinHandle<Result<http::Response<bytes::Bytes>, TransferError>>);
-
-impl Requested {
-    /// The service's answer, or the request's failure.
-    ///
-    /// # Panics
-    /// With the panic of the request's task.
-    async fn answer(&mut self) -> Result<http::Response<bytes::Bytes>, TransferError> {
-        match (&mut self.0).await {
-            Ok(answer) => answer,
-            Err(ended) if ended.is_panic() => std::panic::resume_unwind(ended.into_panic()),
-            Err(_) => Err(TransferError::failed("the request of a page was cancelled")),
-        }
-    }
-}
-
-impl Drop for Requested {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// The service's answer to the request of one page of `query` from `from`, its status checked (a service error is
-/// the request's, retried or failed over to the secondary as the client's reads are), not yet read.
-async fn answer(
-    table: &TableClient,
-    query: &Query,
-    from: Option<Continuation>,
-    metadata: Option<MetadataLevel>,
-) -> Result<http::Response<bytes::Bytes>, TransferError> {
-    let options = QueryOptions { continuation: from, metadata, ..Default::default() };
-    let mut pages = table.query_read(query, Some(options), checked)?;
-    let page = pages.try_next().await?;
-    page.map(|page| page.body).ok_or_else(|| TransferError::failed("the service sent no page"))
-}
-
-/// A copy of the service's answer to a page's request, once its status is a page's (`200`).
+/// A copy of the service's answer to a page's request, once its status is a page's (`200`): a service error is
+/// the request's, retried or failed over to the secondary as the client's reads are; the page is read after.
 fn checked(answer: &http::Response<bytes::Bytes>) -> Result<http::Response<bytes::Bytes>, ResponseError> {
     table_model::response::raw_query(answer)?;
     let mut copy = http::Response::new(answer.body().clone());

@@ -50,6 +50,7 @@ mod options;
 pub mod outcome;
 mod pager;
 mod ranges;
+mod read_ahead;
 mod read_back;
 mod service;
 mod table;
@@ -70,6 +71,7 @@ pub use matching::{DecideError, MatchOptions, MatchReport, MatchWrite, PageDone,
 pub use options::{ListTablesOptions, QueryOptions, RequestOptions, TableServiceClientOptions, UpdateOptions};
 pub use pager::{QueryPager, QueryPages, RawPages, TablePager};
 pub use ranges::PlanOptions;
+pub use read_ahead::ReadAhead;
 pub use service::TableServiceClient;
 pub use table::TableClient;
 pub use transport::{default_http_client, tls_config};
