@@ -1,7 +1,7 @@
 //! Pages read ahead: [`RawPages::read_ahead`] requests each next page on a task of its own as soon as a page is
 //! handed out, so that a reader's work on a page and the round trip of the next go side by side.
 
-use super::error::Error;
+use super::error::{Error, ErrorKind};
 use super::location::Location;
 use super::pager::RawPages;
 use crate::response::{Continuation, RawPage};
@@ -115,7 +115,17 @@ impl<B: Send + 'static> Stream for ReadAhead<B> {
                 let (pages, page) = match std::task::ready!(Pin::new(&mut fetching.0).poll(cx)) {
                     Ok(fetched) => fetched,
                     Err(ended) if ended.is_panic() => std::panic::resume_unwind(ended.into_panic()),
-                    Err(ended) => panic!("a page's request task was cancelled: {ended}"),
+                    // Only a runtime shutting down cancels the task (this stream aborts it only when dropped):
+                    // the page got no answer, and the pages end there.
+                    Err(_) => {
+                        this.fetching = None;
+                        this.ended = true;
+                        let cancelled = azure_core::Error::with_message(
+                            azure_core::error::ErrorKind::Other,
+                            "the request of the page was cancelled: its runtime shut down",
+                        );
+                        return Poll::Ready(Some(Err(Error::new(ErrorKind::Transport(cancelled)))));
+                    }
                 };
                 this.fetching = None;
                 this.next = pages.continuation().cloned();
@@ -204,5 +214,20 @@ mod tests {
         assert!(error.to_string().starts_with("table `Readings`: "), "{error}");
         assert!(pages.try_next().await.unwrap().is_none());
         assert_eq!(transport.urls.lock().unwrap().len(), 2);
+    }
+
+    /// A request whose runtime shut down is the page's error, not a panic, and the pages end there.
+    #[test]
+    fn a_request_cancelled_by_its_runtime_is_an_error() {
+        let (table, transport) = client(vec![page(1, None)]);
+        let runtime = || tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let mut pages = table.query_raw(&Query::new(), None).unwrap().read_ahead();
+        // The first poll spawns the request on the first runtime, which shuts down before running it.
+        let first = runtime().block_on(async { futures::poll!(pages.try_next()) });
+        assert!(first.is_pending());
+        let error = runtime().block_on(pages.try_next()).unwrap_err();
+        assert!(error.to_string().contains("the request of the page was cancelled: its runtime shut down"), "{error}");
+        assert!(runtime().block_on(pages.try_next()).unwrap().is_none());
+        assert!(transport.urls.lock().unwrap().is_empty());
     }
 }
