@@ -526,6 +526,17 @@ async fn paging_and_planning_survive(url: String, fault: Fault) {
     }
     assert_eq!(read, expected, "{fault:?}: raw paging lost or repeated entities");
     assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each raw page 2 to 5");
+    // And read ahead (`RawPages::read_ahead`, what the transfer's ranges and the SQL scan read): each next page's
+    // request, on a task of its own, meets the fault and is retried there.
+    let proxy = scripted(url, [Fault::None, fault].repeat(5)).await;
+    let faulty = through(&proxy, url).table_client(name.clone());
+    let pages: Vec<_> = faulty.query_raw(&Query::new().top(5), None).unwrap().read_ahead().try_collect().await.unwrap();
+    let mut read = Vec::new();
+    for page in &pages {
+        read.extend(table_model::json::decode_query(&page.body, None).unwrap().iter().map(keys));
+    }
+    assert_eq!(read, expected, "{fault:?}: pages read ahead lost or repeated entities");
+    assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each page read ahead, 2 to 5");
 
     // A scan plan: its keys-only probes meet the fault, and the planned ranges still cover every entity once.
     let proxy = scripted(url, vec![fault]).await;
