@@ -113,6 +113,9 @@ impl EncodedPage {
         self.odata_names.clear();
         // UTF-8 is checked once for the page, as the decoder does: every slice below is then a `str`.
         let Ok(page) = std::str::from_utf8(page) else { return false };
+        // The bodies, keys and tags take about the page's length (less its annotations and punctuation): room
+        // for them at once, where growing would copy them again and again.
+        self.text.reserve(page.len());
         let read = self.read_page(&mut Cursor { text: page, at: 0 });
         if read.is_none() {
             self.entities.clear();
@@ -486,21 +489,26 @@ impl<'a> Cursor<'a> {
 
 /// How many bytes `bytes` starts with that a JSON string holds as they are (none is `"`, `\\` or a control
 /// character), and whether any of them is not ASCII. Eight bytes at a time (the classic tests for a zero byte
-/// and a byte below a bound, on a `u64`), the last few one by one.
+/// and a byte below a bound, on a `u64` read little-endian, whose lowest flagged byte is the first such byte),
+/// the last few one by one.
 fn plain_run(bytes: &[u8]) -> (usize, bool) {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
     const QUOTES: u64 = ONES * b'"' as u64;
     const BACKSLASHES: u64 = ONES * b'\\' as u64;
-    // The high bit of each byte of `x` below `n` (for `n` up to 128) is set in the result (and possibly, after
-    // such a byte, others: the loop then goes on one byte at a time).
+    // The high bit of each byte of `x` below `n` (for `n` up to 128) is set in the result. A byte above one so
+    // flagged may be flagged too (the subtraction's borrow), but never a byte below it: the lowest flag is exact.
     let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x & HIGHS;
     let mut seen = 0u64;
     let mut i = 0;
     for chunk in bytes.chunks_exact(8) {
-        let word = u64::from_ne_bytes([chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7]]);
-        if below(word, 0x20) | below(word ^ QUOTES, 1) | below(word ^ BACKSLASHES, 1) != 0 {
-            break;
+        let word = u64::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7]]);
+        let special = below(word, 0x20) | below(word ^ QUOTES, 1) | below(word ^ BACKSLASHES, 1);
+        if special != 0 {
+            // The bytes before the first special one, the lowest first.
+            let run = special.trailing_zeros() / 8;
+            seen |= word & ((1u64 << (run * 8)) - 1);
+            return (i + run as usize, seen & HIGHS != 0);
         }
         seen |= word;
         i += 8;
