@@ -3,7 +3,7 @@
 //! conversions between `azure_core`'s types and `reqwest`'s.
 //!
 //! TLS is rustls with the *ring* crypto provider and the platform's certificate verifier (the system's roots,
-//! and `SSL_CERT_FILE` where set), given to `reqwest` ready made. `azure_core`'s default features would build
+//! and `SSL_CERT_FILE` where set, loaded at the first handshake), given to `reqwest` ready made. `azure_core`'s default features would build
 //! rustls on `aws-lc-rs`, whose C build was an eighth of the workspace's build time (`docs/ci.md`); the
 //! protocols and cipher suites the service offers (TLS 1.2 and 1.3, ECDHE with AES-GCM, RSA and ECDSA
 //! certificates) are *ring*'s too. Nothing process-wide is installed: an application's own rustls default is
@@ -23,10 +23,12 @@ use azure_core::error::ErrorKind as CoreErrorKind;
 use azure_core::http::headers::{HeaderName, HeaderValue, Headers};
 use azure_core::http::request::Body;
 use azure_core::http::{AsyncRawResponse, HttpClient, Method, Request};
-use rustls_platform_verifier::BuilderVerifierExt;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// `azure_core`'s defaults for its `reqwest` client.
@@ -62,8 +64,14 @@ impl ReqwestTransport {
 /// roots, and `SSL_CERT_FILE` where set), no client certificate. Give it to `reqwest`'s
 /// `ClientBuilder::tls_backend_preconfigured`.
 ///
+/// The verifier is set up at the first handshake, not here: reading and parsing the system's roots (some 140
+/// certificates, about 33 million instructions) would otherwise be paid by every client made, including those
+/// that never speak TLS (Azurite, a loopback server, `http` endpoints), and by every command before its first
+/// request. A platform whose roots cannot be loaded fails each handshake with the verifier's error ("no CA
+/// certificates were loaded from the system").
+///
 /// # Errors
-/// When the platform's verifier cannot be set up.
+/// When rustls refuses the provider's protocol versions (it does not for *ring*'s).
 ///
 /// # Example
 /// ```
@@ -73,10 +81,69 @@ impl ReqwestTransport {
 /// ```
 pub fn tls_config() -> Result<rustls::ClientConfig, rustls::Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    rustls::ClientConfig::builder_with_provider(provider)
+    let verifier = Arc::new(PlatformVerifier::new(provider.clone()));
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
-        .with_platform_verifier()
-        .map(|builder| builder.with_no_client_auth())
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth())
+}
+
+/// The platform's certificate verifier (`rustls_platform_verifier::Verifier`), set up when a handshake first
+/// needs it ([`tls_config`]).
+#[derive(Debug)]
+struct PlatformVerifier {
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    verifier: OnceLock<Result<rustls_platform_verifier::Verifier, rustls::Error>>,
+}
+
+impl PlatformVerifier {
+    fn new(provider: Arc<rustls::crypto::CryptoProvider>) -> Self {
+        PlatformVerifier { provider, verifier: OnceLock::new() }
+    }
+
+    /// The platform's verifier, set up on the first call.
+    fn get(&self) -> Result<&rustls_platform_verifier::Verifier, rustls::Error> {
+        let verifier = self.verifier.get_or_init(|| rustls_platform_verifier::Verifier::new(self.provider.clone()));
+        verifier.as_ref().map_err(Clone::clone)
+    }
+}
+
+impl ServerCertVerifier for PlatformVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.get()?.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.get()?.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.get()?.verify_tls13_signature(message, cert, dss)
+    }
+
+    /// The provider's schemes, which are the platform verifier's, known without its roots: the first message of
+    /// every handshake offers them.
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider.signature_verification_algorithms.supported_schemes()
+    }
 }
 
 /// The HTTP client a [`TableServiceClient`](super::TableServiceClient) sends with when its options give no
@@ -277,6 +344,26 @@ mod tests {
             assert!(schemes.contains(&scheme), "{scheme:?} missing from {schemes:?}");
         }
         assert!(!tls.client_auth_cert_resolver.has_certs(), "no client certificate is offered");
+    }
+
+    /// The system's roots are read when a handshake first needs them, not when the settings are made; the schemes
+    /// the first message offers need no roots.
+    #[test]
+    fn the_platform_verifier_is_set_up_at_the_first_certificate() {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let verifier = PlatformVerifier::new(provider.clone());
+        assert_eq!(verifier.supported_verify_schemes(), provider.signature_verification_algorithms.supported_schemes());
+        assert!(verifier.verifier.get().is_none(), "nothing is loaded before a certificate is checked");
+        // Not a certificate: refused by the verifier, which is then set up (this machine has roots).
+        let refused = verifier.verify_server_cert(
+            &CertificateDer::from(vec![0x30, 0x00]),
+            &[],
+            &ServerName::try_from("example.com").unwrap(),
+            &[],
+            UnixTime::now(),
+        );
+        assert!(matches!(refused, Err(rustls::Error::InvalidCertificate(_))), "{refused:?}");
+        assert!(matches!(verifier.verifier.get(), Some(Ok(_))));
     }
 
     #[test]
