@@ -180,6 +180,10 @@ pub struct BatchBuilder {
     timestamp: Option<ColumnBuilder>,
     properties: Vec<ColumnBuilder>,
     overflow: StringBuilder,
+    /// The buffer of the overflow's body writer, kept from row to row.
+    overflow_body: Vec<u8>,
+    /// The overflow JSON of the row being appended, kept from row to row.
+    overflow_json: String,
     rows: usize,
     bytes: usize,
     /// Per property column, where [`push`](BatchBuilder::push)'s entity has its value (reused).
@@ -225,6 +229,8 @@ impl BatchBuilder {
             timestamp: schema.timestamp.map(|(_, kind)| ColumnBuilder::new(kind, 0)),
             properties: schema.properties.iter().map(|&(_, _, kind)| ColumnBuilder::new(kind, 0)).collect(),
             overflow: StringBuilder::new(),
+            overflow_body: Vec::new(),
+            overflow_json: String::new(),
             rows: 0,
             bytes: 0,
             slots: vec![None; columns],
@@ -285,7 +291,7 @@ impl BatchBuilder {
                 _ => None,
             };
             if !kind.is_some_and(|kind| kind.keeps(value)) {
-                overflow.get_or_insert_with(|| BodyWriter::new("", "")).property(name, value);
+                overflow.get_or_insert_with(|| overflow_writer(&mut self.overflow_body)).property(name, value);
             }
         }
         let (timestamp, overflow) = self.overflow(overflow, timestamp, partition_key, row_key)?;
@@ -354,19 +360,19 @@ impl BatchBuilder {
     /// The row's `Timestamp` when its column shows it, and the row's overflow JSON: the values their columns do
     /// not keep, and a `Timestamp` that its column does not keep or that has no column.
     fn overflow(
-        &self,
+        &mut self,
         writer: Option<BodyWriter>,
         timestamp: Option<DateTime>,
         partition_key: &str,
         row_key: &str,
-    ) -> Result<(Option<DateTime>, Option<String>), Error> {
+    ) -> Result<(Option<DateTime>, bool), Error> {
         let (timestamp_shown, timestamp_kept) = match (&self.schema.timestamp, timestamp) {
             (_, None) => (true, true),
             (Some((_, kind)), Some(dt)) => (kind.accepts(&EdmValue::DateTime(dt)), kind.keeps(&EdmValue::DateTime(dt))),
             (None, Some(_)) => (false, false),
         };
         if writer.is_none() && timestamp_kept {
-            return Ok((timestamp, None));
+            return Ok((timestamp, false));
         }
         if self.schema.overflow.is_none() {
             return Err(Error::schema(format!(
@@ -374,10 +380,11 @@ impl BatchBuilder {
                  column"
             )));
         }
-        let body = writer.unwrap_or_else(|| BodyWriter::new("", "")).finish();
+        let body = writer.unwrap_or_else(|| overflow_writer(&mut self.overflow_body)).finish();
         let body = body.map_err(|e| Error::new(ErrorKind::Encode(e)))?;
-        let json = overflow_json(body.as_str(), (!timestamp_kept).then_some(timestamp).flatten());
-        Ok((timestamp.filter(|_| timestamp_shown), Some(json)))
+        write_overflow_json(body.as_str(), (!timestamp_kept).then_some(timestamp).flatten(), &mut self.overflow_json);
+        self.overflow_body = body.into_bytes();
+        Ok((timestamp.filter(|_| timestamp_shown), true))
     }
 
     /// Appends a row: its keys, the `Timestamp` its column holds, the value of each property column in the
@@ -387,7 +394,7 @@ impl BatchBuilder {
         partition_key: &str,
         row_key: &str,
         timestamp: Option<DateTime>,
-        overflow: Option<String>,
+        overflow: bool,
         values: impl Iterator<Item = Option<&'v EdmValue>>,
     ) {
         self.partition_key.append_value(partition_key);
@@ -399,12 +406,11 @@ impl BatchBuilder {
         for (builder, value) in self.properties.iter_mut().zip(values) {
             self.bytes += builder.append(value);
         }
-        match &overflow {
-            Some(json) => {
-                self.overflow.append_value(json);
-                self.bytes += json.len() + 4;
-            }
-            None => self.overflow.append_null(),
+        if overflow {
+            self.overflow.append_value(&self.overflow_json);
+            self.bytes += self.overflow_json.len() + 4;
+        } else {
+            self.overflow.append_null();
         }
         self.rows += 1;
     }
@@ -493,12 +499,14 @@ impl EntityVisitor for PageEntity<'_, '_> {
         match column(&builder.schema, &mut builder.order, position, name) {
             Some(p) if builder.schema.properties[p].2.accepts(&value) => {
                 if !builder.schema.properties[p].2.keeps(&value) {
-                    builder.row.overflow.get_or_insert_with(|| BodyWriter::new("", "")).property(name, &value);
+                    let spare = &mut builder.overflow_body;
+                    builder.row.overflow.get_or_insert_with(|| overflow_writer(spare)).property(name, &value);
                 }
                 builder.row.values[p] = Some(value);
             }
             _ => {
-                builder.row.overflow.get_or_insert_with(|| BodyWriter::new("", "")).property(name, &value);
+                let spare = &mut builder.overflow_body;
+                builder.row.overflow.get_or_insert_with(|| overflow_writer(spare)).property(name, &value);
             }
         }
         Ok(())
@@ -530,13 +538,19 @@ impl EntityVisitor for PageEntity<'_, '_> {
     }
 }
 
-/// The JSON object of a body written with empty keys, without them, plus a `Timestamp` that has no column.
-fn overflow_json(body: &str, timestamp: Option<DateTime>) -> String {
+/// A writer of an overflow body (empty keys) in the buffer kept for it.
+fn overflow_writer(spare: &mut Vec<u8>) -> BodyWriter {
+    BodyWriter::with_buffer(std::mem::take(spare), "", "")
+}
+
+/// Writes into `json` (cleared first) the JSON object of a body written with empty keys, without them, plus a
+/// `Timestamp` that has no column.
+fn write_overflow_json(body: &str, timestamp: Option<DateTime>, json: &mut String) {
     // `BodyWriter` always starts with the keys; the overflow holds properties only.
     const EMPTY_KEYS: &str = r#"{"PartitionKey":"","RowKey":"""#;
     let rest = body.strip_prefix(EMPTY_KEYS).expect("a body starts with its keys");
     let rest = rest.strip_prefix(',').unwrap_or(rest);
-    let mut json = String::with_capacity(rest.len() + 64);
+    json.clear();
     json.push('{');
     json.push_str(&rest[..rest.len() - 1]);
     if let Some(dt) = timestamp {
@@ -544,9 +558,8 @@ fn overflow_json(body: &str, timestamp: Option<DateTime>) -> String {
             json.push(',');
         }
         json.push_str(r#""Timestamp@odata.type":"Edm.DateTime","Timestamp":""#);
-        dt.write_to(&mut json);
+        dt.write_to(json);
         json.push('"');
     }
     json.push('}');
-    json
 }

@@ -67,8 +67,8 @@ impl ReqwestTransport {
 /// The verifier is set up at the first handshake, not here: reading and parsing the system's roots (some 140
 /// certificates, about 33 million instructions) would otherwise be paid by every client made, including those
 /// that never speak TLS (Azurite, a loopback server, `http` endpoints), and by every command before its first
-/// request. A platform whose roots cannot be loaded fails each handshake with the verifier's error ("no CA
-/// certificates were loaded from the system").
+/// request. A platform whose roots cannot be loaded fails each handshake with the verifier's error (`No CA
+/// certificates were loaded from the system`).
 ///
 /// # Errors
 /// When rustls refuses the provider's protocol versions (it does not for *ring*'s).

@@ -101,9 +101,23 @@ impl BodyWriter {
         w
     }
 
-    /// As [`new`](BodyWriter::new), writing into `buf` (cleared first): a reader of many entities reuses one
-    /// buffer ([`EntityBody::into_bytes`] gives it back).
-    pub(crate) fn with_buffer(mut buf: Vec<u8>, partition_key: &str, row_key: &str) -> Self {
+    /// As [`new`](BodyWriter::new), writing into `buf` (cleared first): a writer of many bodies reuses one
+    /// buffer ([`EntityBody::into_bytes`] gives it back) instead of allocating one for each.
+    ///
+    /// ```
+    /// use table_model::json::BodyWriter;
+    /// let mut buf = Vec::with_capacity(256);
+    /// for row in ["1", "2"] {
+    ///     let mut w = BodyWriter::with_buffer(buf, "p", row);
+    ///     w.property_i64("N", 7);
+    ///     let body = w.finish()?;
+    ///     assert!(body.as_str().starts_with(&format!(r#"{{"PartitionKey":"p","RowKey":"{row}""#)));
+    ///     buf = body.into_bytes();
+    /// }
+    /// assert!(buf.capacity() >= 256);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_buffer(mut buf: Vec<u8>, partition_key: &str, row_key: &str) -> Self {
         buf.clear();
         BodyWriter::checked(buf, partition_key, row_key)
     }
