@@ -22,7 +22,7 @@ use std::task::Poll;
 use table_model::client::{PlanOptions, QueryOptions, TableClient};
 use table_model::filter::Filter;
 use table_model::filter::{shard, KeyPosition, KeyRange};
-use table_model::response::{Continuation, ReadEntity as _};
+use table_model::response::{Continuation, RawPage, ReadEntity as _};
 use table_model::ResponseError;
 use table_model::{Entity, MetadataLevel, Query};
 
@@ -106,31 +106,57 @@ pub async fn plan_reading(
         return whole(None);
     }
     let options = QueryOptions { metadata, ..Default::default() };
-    let mut pages = table.query::<Entity>(query, Some(options))?.into_pages();
-    let mut entities = pages.try_next().await?.map(|page| page.entities).unwrap_or_default();
-    if pages.continuation().is_none() {
-        return whole(Some(entities));
-    }
-    let keys = entities.iter().map(|e| KeyPosition::new(e.partition_key().clone(), e.row_key().clone())).collect();
-    let mut planning = Box::pin(table.plan_ranges_after(
-        parallel,
-        query.filter_ref(),
-        keys,
-        Some(PlanOptions::side_by_side(parallel)),
-    ));
-    let (second, planned) = match futures::future::select(Box::pin(pages.try_next()), &mut planning).await {
-        Either::Left((second, _)) => (second, None),
-        Either::Right((planned, second)) => (second.await, Some(planned)),
+    let decode = |page: RawPage<http::Response<bytes::Bytes>>| {
+        Entity::read_page(&page.body)
+            .map(|page| page.entities)
+            .map_err(|e| TransferError::from(table_model::client::Error::from(e).in_table(table.table())))
     };
-    entities.extend(second?.map(|page| page.entities).unwrap_or_default());
+    let mut pages = table.query_read(query, Some(options), checked)?;
+    let first = pages.try_next().await?;
     if pages.continuation().is_none() {
-        // The table is read: the plan's probes still under way are dropped.
-        return whole(Some(entities));
+        return whole(Some(first.map(decode).transpose()?.unwrap_or_default()));
     }
-    let planned = match planned {
-        Some(planned) => planned?,
-        None => planning.await?,
+    let (second, planned, mut entities) = {
+        // The second page is asked for before the first is decoded: its request is handed to the connection's
+        // task on this poll, and the turn given up after it lets that task send it.
+        let mut second = Box::pin(pages.try_next());
+        let early = match futures::poll!(second.as_mut()) {
+            Poll::Ready(second) => Some(second),
+            Poll::Pending => {
+                tokio::task::yield_now().await;
+                None
+            }
+        };
+        let entities = first.map(decode).transpose()?.unwrap_or_default();
+        let keys = entities.iter().map(|e| KeyPosition::new(e.partition_key().clone(), e.row_key().clone())).collect();
+        let mut planning = Box::pin(table.plan_ranges_after(
+            parallel,
+            query.filter_ref(),
+            keys,
+            Some(PlanOptions::side_by_side(parallel)),
+        ));
+        let (second, planned) = match early {
+            Some(second) => (second, None),
+            None => match futures::future::select(second, &mut planning).await {
+                Either::Left((second, _)) => (second, None),
+                Either::Right((planned, second)) => (second.await, Some(planned)),
+            },
+        };
+        // Whether the table goes on after the second page: only then is the plan awaited and used.
+        let continues = matches!(&second, Ok(Some(page)) if page.continuation.is_some());
+        let planned = match planned {
+            Some(planned) => Some(planned).filter(|_| continues),
+            None if continues => Some(planning.await),
+            // The table is read (or its page failed): the plan's probes still under way are dropped.
+            None => None,
+        };
+        (second, planned, entities)
     };
+    entities.extend(second?.map(decode).transpose()?.unwrap_or_default());
+    let Some(planned) = planned else {
+        return whole(Some(entities));
+    };
+    let planned = planned?;
     let Some(last) = entities.pop() else {
         // Two empty pages that continue: nothing to start the first range with.
         return Ok(Planned { plan: Plan { all: planned.clone(), mine: planned }, first: None });
