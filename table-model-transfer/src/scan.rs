@@ -107,56 +107,50 @@ pub async fn plan_reading(
     }
     let options = QueryOptions { metadata, ..Default::default() };
     let decode = |page: RawPage<http::Response<bytes::Bytes>>| {
-        Entity::read_page(&page.body)
-            .map(|page| page.entities)
-            .map_err(|e| TransferError::from(table_model::client::Error::from(e).in_table(table.table())))
+        Entity::read_page(&page.body).map(|page| page.entities).map_err(|e| page_error(table, e))
     };
     let mut pages = table.query_read(query, Some(options), checked)?;
     let first = pages.try_next().await?;
     if pages.continuation().is_none() {
         return whole(Some(first.map(decode).transpose()?.unwrap_or_default()));
     }
-    let (second, planned, mut entities) = {
-        // The second page is asked for before the first is decoded: its request is handed to the connection's
-        // task on this poll, and the turn given up after it lets that task send it.
-        let mut second = Box::pin(pages.try_next());
-        let early = match futures::poll!(second.as_mut()) {
-            Poll::Ready(second) => Some(second),
-            Poll::Pending => {
-                tokio::task::yield_now().await;
-                None
-            }
-        };
-        let entities = first.map(decode).transpose()?.unwrap_or_default();
-        let keys = entities.iter().map(|e| KeyPosition::new(e.partition_key().clone(), e.row_key().clone())).collect();
-        let mut planning = Box::pin(table.plan_ranges_after(
-            parallel,
-            query.filter_ref(),
-            keys,
-            Some(PlanOptions::side_by_side(parallel)),
-        ));
-        let (second, planned) = match early {
-            Some(second) => (second, None),
-            None => match futures::future::select(second, &mut planning).await {
-                Either::Left((second, _)) => (second, None),
-                Either::Right((planned, second)) => (second.await, Some(planned)),
-            },
-        };
-        // Whether the table goes on after the second page: only then is the plan awaited and used.
-        let continues = matches!(&second, Ok(Some(page)) if page.continuation.is_some());
-        let planned = match planned {
-            Some(planned) => Some(planned).filter(|_| continues),
-            None if continues => Some(planning.await),
-            // The table is read (or its page failed): the plan's probes still under way are dropped.
-            None => None,
-        };
-        (second, planned, entities)
+    // The second page is asked for before the first is decoded: its request is handed to the connection's task
+    // on this poll, and the turn given up after it lets that task send it.
+    let mut second = Box::pin(pages.try_next());
+    let early = match futures::poll!(second.as_mut()) {
+        Poll::Ready(second) => Some(second),
+        Poll::Pending => {
+            tokio::task::yield_now().await;
+            None
+        }
+    };
+    let mut entities = first.map(decode).transpose()?.unwrap_or_default();
+    let keys = entities.iter().map(|e| KeyPosition::new(e.partition_key().clone(), e.row_key().clone())).collect();
+    let mut planning = Box::pin(table.plan_ranges_after(
+        parallel,
+        query.filter_ref(),
+        keys,
+        Some(PlanOptions::side_by_side(parallel)),
+    ));
+    let (second, planned) = match early {
+        Some(answered) => {
+            drop(second);
+            (answered, None)
+        }
+        None => match futures::future::select(second, &mut planning).await {
+            Either::Left((second, _)) => (second, None),
+            Either::Right((planned, second)) => (second.await, Some(planned)),
+        },
     };
     entities.extend(second?.map(decode).transpose()?.unwrap_or_default());
-    let Some(planned) = planned else {
+    if pages.continuation().is_none() {
+        // The table is read: the plan's probes still under way are dropped.
         return whole(Some(entities));
+    }
+    let planned = match planned {
+        Some(planned) => planned?,
+        None => planning.await?,
     };
-    let planned = planned?;
     let Some(last) = entities.pop() else {
         // Two empty pages that continue: nothing to start the first range with.
         return Ok(Planned { plan: Plan { all: planned.clone(), mine: planned }, first: None });
@@ -363,7 +357,7 @@ async fn send_range<E: Send + 'static>(
         let next = answer.continuation;
         let page = read(&answer.body)
             .map(|entities| Page { range: index, entities, next: next.clone() })
-            .map_err(|e| TransferError::from(table_model::client::Error::from(e).in_table(table.table())));
+            .map_err(|e| page_error(table, e));
         let failed = page.is_err();
         if sender.send(page).await.is_err() || failed {
             return false;
@@ -372,6 +366,11 @@ async fn send_range<E: Send + 'static>(
             return true;
         }
     }
+}
+
+/// The error of a page the scan read itself (after [`checked`]), naming the table as the client's errors do.
+fn page_error(table: &TableClient, error: ResponseError) -> TransferError {
+    TransferError::from(table_model::client::Error::from(error).in_table(table.table()))
 }
 
 /// A copy of the service's answer to a page's request, once its status is a page's (`200`): a service error is

@@ -3,11 +3,11 @@
 //! conversions between `azure_core`'s types and `reqwest`'s.
 //!
 //! TLS is rustls with the *ring* crypto provider and the platform's certificate verifier (the system's roots,
-//! and `SSL_CERT_FILE` where set, loaded at the first handshake), given to `reqwest` ready made. `azure_core`'s default features would build
-//! rustls on `aws-lc-rs`, whose C build was an eighth of the workspace's build time (`docs/ci.md`); the
-//! protocols and cipher suites the service offers (TLS 1.2 and 1.3, ECDHE with AES-GCM, RSA and ECDSA
-//! certificates) are *ring*'s too. Nothing process-wide is installed: an application's own rustls default is
-//! left as it is.
+//! and `SSL_CERT_FILE` where set, loaded at the first handshake), given to `reqwest` ready made.
+//! `azure_core`'s default features would build rustls on `aws-lc-rs`, whose C build was an eighth of the
+//! workspace's build time (`docs/ci.md`); the protocols and cipher suites the service offers (TLS 1.2 and 1.3,
+//! ECDHE with AES-GCM, RSA and ECDSA certificates) are *ring*'s too. Nothing process-wide is installed: an
+//! application's own rustls default is left as it is.
 //!
 //! `azure_core`'s adapter for `reqwest` parses every request header again through `reqwest`'s builder, and
 //! copies every response header into an owned, lowercased name (`HeaderName::from(String)` lowercases a copy)
