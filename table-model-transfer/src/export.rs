@@ -337,8 +337,8 @@ struct DirExport<'a> {
     unsaved: Vec<Option<Option<String>>>,
     /// When the checkpoint was last saved.
     saved: Instant,
-    /// The first range's entities, read while planning (`scan::plan_reading`): written as its one page.
-    first: Option<Vec<table_model::Entity>>,
+    /// The first range's pages, read while planning (`scan::plan_reading_read`).
+    first: Option<Vec<Page<Entities>>>,
     /// Entities written by this run.
     entities: u64,
     /// Files this run created, to remove when it fails before writing any entity.
@@ -396,7 +396,7 @@ impl<'a> DirExport<'a> {
                     Some(all) => scan::given(all.clone(), shard)?,
                     // One worker plans while it reads its first range.
                     None if shard.n == 1 => {
-                        let planned = scan::plan_reading(table, query, options.parallel, options.metadata).await?;
+                        let planned = plan_reading(table, query, options).await?;
                         first = planned.first;
                         planned.plan
                     }
@@ -460,7 +460,7 @@ impl<'a> DirExport<'a> {
         for (index, range) in self.state.ranges.iter().enumerate().filter(|(_, r)| !r.done) {
             let from =
                 range.next.as_deref().map(|token| scan::continuation(token, &self.checkpoint_path)).transpose()?;
-            let read = if index == 0 && from.is_none() { self.first.take().map(Entities::Decoded) } else { None };
+            let read = if index == 0 && from.is_none() { self.first.take() } else { None };
             starts.push(RangeStart { index, range: range.range.clone(), from, read });
         }
         let (table, query) = (self.table, self.query);
@@ -520,9 +520,9 @@ impl<'a> DirExport<'a> {
         let open = range.open.as_mut().expect("a live file is in the checkpoint");
         open.entities += entities.len() as u64;
         if open.first.is_none() {
-            open.first = entities.keys(0);
+            open.first = entities.owned_keys(0);
         }
-        if let Some(last) = entities.len().checked_sub(1).and_then(|i| entities.keys(i)) {
+        if let Some(last) = entities.len().checked_sub(1).and_then(|i| entities.owned_keys(i)) {
             open.last = Some(last);
         }
         // The file's checkpoint, and the range's `next` with it, moves at the next `save`.
@@ -628,12 +628,26 @@ fn pages<'a>(
     starts: Vec<RangeStart<Entities>>,
     options: &ExportOptions,
 ) -> impl futures::Stream<Item = Result<Page<Entities>, TransferError>> + 'a {
-    let read: fn(&http::Response<bytes::Bytes>) -> Result<Entities, ResponseError> = match options.format {
+    scan::scan_pages_read(table, query, starts, options.parallel, options.metadata, reader(options.format))
+}
+
+/// Plans the export's scan while it reads its first range, whose pages are read as the scan's
+/// ([`scan::plan_reading_read`]).
+async fn plan_reading(
+    table: &TableClient,
+    query: &Query,
+    options: &ExportOptions,
+) -> Result<scan::Planned<Entities>, TransferError> {
+    scan::plan_reading_read(table, query, options.parallel, options.metadata, reader(options.format)).await
+}
+
+/// How the export reads a page for `format`'s writer.
+fn reader(format: FileFormat) -> fn(&http::Response<bytes::Bytes>) -> Result<Entities, ResponseError> {
+    match format {
         FileFormat::Jsonl => read_encoded,
         FileFormat::Csv => read_rows,
         FileFormat::Parquet => read_values,
-    };
-    scan::scan_pages_read(table, query, starts, options.parallel, options.metadata, read)
+    }
 }
 
 /// A page's entities, as the export writes them.
@@ -649,9 +663,27 @@ enum Entities {
     Values(ValuesPage),
 }
 
-impl From<Vec<Entity>> for Entities {
-    fn from(entities: Vec<Entity>) -> Self {
-        Entities::Decoded(entities)
+impl scan::PageEntities for Entities {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn keys(&self, index: usize) -> Option<(&str, &str)> {
+        match self {
+            Entities::Decoded(entities) => scan::PageEntities::keys(entities, index),
+            Entities::Encoded(page) => page.get(index).map(|e| (e.partition_key, e.row_key)),
+            Entities::Rows(rows) => rows.get(index).map(|r| (r.partition_key(), r.row_key())),
+            Entities::Values(page) => page.get(index).map(|e| (e.partition_key, e.row_key)),
+        }
+    }
+
+    fn truncate(&mut self, len: usize) {
+        match self {
+            Entities::Decoded(entities) => entities.truncate(len),
+            Entities::Encoded(page) => page.truncate(len),
+            Entities::Rows(rows) => rows.truncate(len),
+            Entities::Values(page) => page.truncate(len),
+        }
     }
 }
 
@@ -669,20 +701,10 @@ impl Entities {
         self.len() == 0
     }
 
-    /// The keys of entity `index`.
-    fn keys(&self, index: usize) -> Option<Keys> {
-        match self {
-            Entities::Decoded(entities) => entities.get(index).map(Keys::of),
-            Entities::Encoded(page) => page
-                .get(index)
-                .map(|e| Keys { partition_key: e.partition_key.to_owned(), row_key: e.row_key.to_owned() }),
-            Entities::Rows(rows) => rows
-                .get(index)
-                .map(|r| Keys { partition_key: r.partition_key().to_owned(), row_key: r.row_key().to_owned() }),
-            Entities::Values(page) => page
-                .get(index)
-                .map(|e| Keys { partition_key: e.partition_key.to_owned(), row_key: e.row_key.to_owned() }),
-        }
+    /// The keys of entity `index`, owned.
+    fn owned_keys(&self, index: usize) -> Option<Keys> {
+        let (partition_key, row_key) = scan::PageEntities::keys(self, index)?;
+        Some(Keys { partition_key: partition_key.to_owned(), row_key: row_key.to_owned() })
     }
 
     /// Writes every entity, in order.
@@ -816,7 +838,7 @@ async fn to_stream(
     let mut writer = format::create_writer(sink, &options.write_options())?;
     let planned = match &options.plan {
         Some(all) => scan::Planned { plan: scan::given(all.clone(), Shard::ALL)?, first: None },
-        None => scan::plan_reading(table, query, options.parallel, options.metadata).await?,
+        None => plan_reading(table, query, options).await?,
     };
     let mut pages = pages(table, query, planned.into_starts(), options);
     let mut pace = Pace::new(limit_for(options.max_rate, table.kind()));

@@ -62,24 +62,50 @@ pub async fn plan(
     Ok(Plan { all, mine })
 }
 
-/// A plan of one worker's scan, made while its first range is read: the entities of that range, when they were
+/// A plan of one worker's scan, made while its first range is read: the pages of that range, when they were
 /// read.
 #[derive(Debug)]
-pub struct Planned {
+pub struct Planned<E = Vec<Entity>> {
     /// The plan.
     pub plan: Plan,
-    /// The entities of the plan's first range, read whole while planning, in key order: that range needs no
-    /// request more ([`RangeStart::read`]). `None` when nothing was read (one range, `parallel` 1).
-    pub first: Option<Vec<Entity>>,
+    /// The pages of the plan's first range, read whole while planning, in key order, the last with `next: None`:
+    /// that range needs no request more ([`RangeStart::read`]). `None` when nothing was read (one range,
+    /// `parallel` 1).
+    pub first: Option<Vec<Page<E>>>,
 }
 
-impl Planned {
-    /// A start for each of the worker's ranges, at its beginning; the first with its entities, when they were
-    /// read (as a page of [`scan_pages`], or of [`scan_pages_read`] whose pages take decoded entities).
-    pub fn into_starts<E: From<Vec<Entity>>>(self) -> Vec<RangeStart<E>> {
-        let mut first = self.first.map(E::from);
+impl<E> Planned<E> {
+    /// A start for each of the worker's ranges, at its beginning; the first with its pages, when they were read.
+    pub fn into_starts(self) -> Vec<RangeStart<E>> {
+        let mut first = self.first;
         let ranges = self.plan.mine.into_iter().enumerate();
         ranges.map(|(index, range)| RangeStart { index, range, from: None, read: first.take() }).collect()
+    }
+}
+
+/// The entities of a page as a scan's reader made them ([`scan_pages_read`]): what [`plan_reading_read`] needs
+/// of them to plan while it reads.
+pub trait PageEntities: Send + 'static {
+    /// How many entities the page holds.
+    fn count(&self) -> usize;
+    /// The keys of entity `index` (`PartitionKey`, `RowKey`); `None` past the last.
+    fn keys(&self, index: usize) -> Option<(&str, &str)>;
+    /// Keeps the first `len` entities (all of them, when there are fewer).
+    fn truncate(&mut self, len: usize);
+}
+
+/// Decoded entities ([`scan_pages`]).
+impl PageEntities for Vec<Entity> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn keys(&self, index: usize) -> Option<(&str, &str)> {
+        self.get(index).map(|e| (e.partition_key().as_str(), e.row_key().as_str()))
+    }
+
+    fn truncate(&mut self, len: usize) {
+        Vec::truncate(self, len);
     }
 }
 
@@ -91,7 +117,8 @@ impl Planned {
 ///
 /// So a small table costs what a scan of one range costs (one or two round trips), and a large one starts its
 /// ranges one round trip after its second page, where [`plan`] spends the plan's round trips before any. It is
-/// for one worker (no shard): workers must share a plan made once.
+/// for one worker (no shard): workers must share a plan made once. The pages read are decoded into entities, as
+/// [`scan_pages`]'s are.
 ///
 /// # Errors
 /// A failed request; a filter too long to take a range's comparisons.
@@ -101,21 +128,38 @@ pub async fn plan_reading(
     parallel: NonZeroUsize,
     metadata: Option<MetadataLevel>,
 ) -> Result<Planned, TransferError> {
+    plan_reading_read(table, query, parallel, metadata, read_entities).await
+}
+
+/// As [`plan_reading`], each page read by `read` as [`scan_pages_read`] reads the scan's (an export's pages are
+/// written through its format's reader, whichever range they belong to).
+///
+/// # Errors
+/// As [`plan_reading`]; the error of `read`, as the page's; a key of a page the rules refuse.
+pub async fn plan_reading_read<E: PageEntities>(
+    table: &TableClient,
+    query: &Query,
+    parallel: NonZeroUsize,
+    metadata: Option<MetadataLevel>,
+    read: fn(&http::Response<bytes::Bytes>) -> Result<E, ResponseError>,
+) -> Result<Planned<E>, TransferError> {
     let whole = |first| Ok(Planned { plan: Plan { all: vec![KeyRange::all()], mine: vec![KeyRange::all()] }, first });
     if parallel.get() == 1 {
         return whole(None);
     }
     let options = QueryOptions { metadata, ..Default::default() };
-    let decode = |page: RawPage<http::Response<bytes::Bytes>>| {
-        Entity::read_page(&page.body).map(|page| page.entities).map_err(|e| page_error(table, e))
+    let read_page = |answer: RawPage<http::Response<bytes::Bytes>>| -> Result<Page<E>, TransferError> {
+        let entities = read(&answer.body).map_err(|e| page_error(table, e))?;
+        Ok(Page { range: 0, entities, next: answer.continuation })
     };
     let mut pages = table.query_read(query, Some(options), checked)?;
-    let first = pages.try_next().await?;
+    // A stream of pages yields one before it ends; should it not, the scan reads the table as one range.
+    let Some(first) = pages.try_next().await? else { return whole(None) };
     if pages.continuation().is_none() {
-        return whole(Some(first.map(decode).transpose()?.unwrap_or_default()));
+        return whole(Some(vec![read_page(first)?]));
     }
-    // The second page is asked for before the first is decoded: its request is handed to the connection's task
-    // on this poll, and the turn given up after it lets that task send it.
+    // The second page is asked for before the first is read: its request is handed to the connection's task on
+    // this poll, and the turn given up after it lets that task send it.
     let mut second = Box::pin(pages.try_next());
     let early = match futures::poll!(second.as_mut()) {
         Poll::Ready(second) => Some(second),
@@ -124,8 +168,9 @@ pub async fn plan_reading(
             None
         }
     };
-    let mut entities = first.map(decode).transpose()?.unwrap_or_default();
-    let keys = entities.iter().map(|e| KeyPosition::new(e.partition_key().clone(), e.row_key().clone())).collect();
+    let first = read_page(first)?;
+    let keys =
+        (0..first.entities.count()).map(|index| key_position(&first.entities, index)).collect::<Result<Vec<_>, _>>()?;
     let mut planning = Box::pin(table.plan_ranges_after(
         parallel,
         query.filter_ref(),
@@ -142,23 +187,50 @@ pub async fn plan_reading(
             Either::Right((planned, second)) => (second.await, Some(planned)),
         },
     };
-    entities.extend(second?.map(decode).transpose()?.unwrap_or_default());
+    let mut read = vec![first];
+    read.extend(second?.map(read_page).transpose()?);
     if pages.continuation().is_none() {
         // The table is read: the plan's probes still under way are dropped.
-        return whole(Some(entities));
+        if let Some(end) = read.last_mut() {
+            end.next = None;
+        }
+        return whole(Some(read));
     }
     let planned = match planned {
         Some(planned) => planned?,
         None => planning.await?,
     };
-    let Some(last) = entities.pop() else {
+    // The first range ends at the last key read, which its successor reads again.
+    let Some(last) = read.iter_mut().rev().find(|page| page.entities.count() > 0) else {
         // Two empty pages that continue: nothing to start the first range with.
         return Ok(Planned { plan: Plan { all: planned.clone(), mine: planned }, first: None });
     };
-    let boundary = KeyPosition::new(last.partition_key().clone(), last.row_key().clone());
+    let kept = last.entities.count() - 1;
+    let boundary = key_position(&last.entities, kept)?;
+    last.entities.truncate(kept);
+    if let Some(end) = read.last_mut() {
+        end.next = None;
+    }
     let after = planned.iter().filter_map(KeyRange::start).filter(|start| **start > boundary).cloned();
     let all = KeyRange::all().split(std::iter::once(boundary.clone()).chain(after));
-    Ok(Planned { plan: Plan { all: all.clone(), mine: all }, first: Some(entities) })
+    Ok(Planned { plan: Plan { all: all.clone(), mine: all }, first: Some(read) })
+}
+
+/// The position of entity `index` of a page read.
+fn key_position(entities: &impl PageEntities, index: usize) -> Result<KeyPosition, TransferError> {
+    let refused =
+        |e: table_model::KeyError| TransferError::failed(format!("the service sent a key the rules refuse: {e}"));
+    let (partition_key, row_key) =
+        entities.keys(index).ok_or_else(|| TransferError::failed(format!("the page has no entity {index}")))?;
+    Ok(KeyPosition::new(
+        table_model::PartitionKey::new(partition_key).map_err(refused)?,
+        table_model::RowKey::new(row_key).map_err(refused)?,
+    ))
+}
+
+/// Reads a page into entities, as [`TableClient::query`] does: [`scan_pages`]'s reader.
+fn read_entities(answer: &http::Response<bytes::Bytes>) -> Result<Vec<Entity>, ResponseError> {
+    Entity::read_page(answer).map(|page| page.entities)
 }
 
 /// A plan made before (a backup's first generation's, kept in its manifest): every range of `all`, of which this
@@ -192,14 +264,14 @@ pub struct RangeStart<E = Vec<Entity>> {
     pub range: KeyRange,
     /// Where to resume in it: a continuation kept from an earlier page of the same range and query.
     pub from: Option<Continuation>,
-    /// The range's entities, read already and whole ([`Planned::first`]): the range yields them as its one
-    /// page, and sends nothing.
-    pub read: Option<E>,
+    /// The range's pages, read already and whole ([`Planned::first`]), the last with `next: None`: the range
+    /// yields them, and sends nothing.
+    pub read: Option<Vec<Page<E>>>,
 }
 
 /// One page of one range: its entities decoded ([`scan_pages`]), or as a reader of the caller's made them
 /// ([`scan_pages_read`]).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Page<E = Vec<Entity>> {
     /// The range's index, as in its [`RangeStart`].
     pub range: usize,
@@ -253,7 +325,7 @@ pub fn scan_pages<'a>(
     parallel: NonZeroUsize,
     metadata: Option<MetadataLevel>,
 ) -> impl Stream<Item = Result<Page, TransferError>> + 'a {
-    scan_pages_read(table, query, ranges, parallel, metadata, |answer| Entity::read_page(answer).map(|p| p.entities))
+    scan_pages_read(table, query, ranges, parallel, metadata, read_entities)
 }
 
 /// As [`scan_pages`], each page read by `read` from the service's answer ([`TableClient::query_read`]) instead
@@ -328,8 +400,13 @@ async fn send_range<E: Send + 'static>(
     sender: &tokio::sync::mpsc::Sender<Result<Page<E>, TransferError>>,
 ) -> bool {
     let index = start.index;
-    if let Some(entities) = start.read {
-        return sender.send(Ok(Page { range: index, entities, next: None })).await.is_ok();
+    if let Some(pages) = start.read {
+        for page in pages {
+            if sender.send(Ok(Page { range: index, ..page })).await.is_err() {
+                return false;
+            }
+        }
+        return true;
     }
     let mut ranged = query.clone();
     if let Some(filter) = start.range.filter_with(query.filter_ref().cloned()) {

@@ -231,6 +231,21 @@ impl ValuesPage {
         self.entities.get(index).map(|spans| self.entity(spans))
     }
 
+    /// Keeps the first `len` entities (all of them, when there are fewer): a page cut where a range of keys
+    /// ends.
+    ///
+    /// ```
+    /// use table_model_transfer::format::parquet::ValuesPage;
+    /// let mut values = ValuesPage::new();
+    /// values.read_page(br#"{"value":[{"PartitionKey":"p","RowKey":"1"},{"PartitionKey":"p","RowKey":"2"}]}"#)?;
+    /// values.truncate(1);
+    /// assert_eq!(values.iter().map(|e| e.row_key).collect::<Vec<_>>(), ["1"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn truncate(&mut self, len: usize) {
+        self.entities.truncate(len);
+    }
+
     /// The entities, in order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = EntityValues<'_>> + '_ {
         self.entities.iter().map(|spans| self.entity(spans))

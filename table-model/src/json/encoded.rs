@@ -138,6 +138,20 @@ impl EncodedPage {
         self.entities.get(index).map(|spans| self.entity(spans))
     }
 
+    /// Keeps the first `len` entities (all of them, when there are fewer): a page cut where a range of keys
+    /// ends.
+    ///
+    /// ```
+    /// use table_model::json::EncodedPage;
+    /// let mut page = EncodedPage::new();
+    /// assert!(page.read(br#"{"value":[{"PartitionKey":"p","RowKey":"1"},{"PartitionKey":"p","RowKey":"2"}]}"#));
+    /// page.truncate(1);
+    /// assert_eq!(page.iter().map(|e| e.row_key).collect::<Vec<_>>(), ["1"]);
+    /// ```
+    pub fn truncate(&mut self, len: usize) {
+        self.entities.truncate(len);
+    }
+
     /// The entities, in the page's order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = EncodedEntity<'_>> + DoubleEndedIterator + '_ {
         self.entities.iter().map(|spans| self.entity(spans))

@@ -142,6 +142,20 @@ impl CsvRows {
         self.rows.get(index).map(|spans| CsvRow { rows: self, spans })
     }
 
+    /// Keeps the first `len` rows (all of them, when there are fewer): a page cut where a range of keys ends.
+    ///
+    /// ```
+    /// use table_model_transfer::format::csv::CsvRows;
+    /// let mut rows = CsvRows::new();
+    /// rows.read_page(br#"{"value":[{"PartitionKey":"p","RowKey":"1"},{"PartitionKey":"p","RowKey":"2"}]}"#)?;
+    /// rows.truncate(1);
+    /// assert_eq!(rows.iter().map(|r| r.row_key()).collect::<Vec<_>>(), ["1"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn truncate(&mut self, len: usize) {
+        self.rows.truncate(len);
+    }
+
     /// The rows, in order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = CsvRow<'_>> + '_ {
         self.rows.iter().map(|spans| CsvRow { rows: self, spans })
