@@ -24,14 +24,17 @@
 //! A generation stopped midway (killed, failed, cancelled) is unfinished: its directory has no
 //! `generation.json`, and the same backup run again goes on with it (each scan is an export, which resumes from
 //! its checkpoint). [`restore`](restore::restore), [`verify`](verify::verify) and [`prune`](prune::prune) read
-//! the finished generations only.
+//! the finished generations only. An incremental generation's two scans, its entities and its keys, run side by
+//! side (the module `sides`).
 //!
-//! Layer: operations (on [`crate::export`] and [`crate::import`]); [`chain`], `merge` and `staging` are its files.
+//! Layer: operations (on [`crate::export`] and [`crate::import`]); [`chain`], `merge`, `sides` and `staging` are
+//! its files.
 
 pub mod chain;
 pub(crate) mod merge;
 pub mod prune;
 pub mod restore;
+mod sides;
 mod staging;
 pub mod verify;
 
@@ -268,21 +271,29 @@ async fn run(
     };
     let gen_dir = dir.join(generation_dir_name(state.number));
     let entities_dir = gen_dir.join(Part::Entities.dir());
-    if !entities_dir.join(manifest::FILE_NAME).exists() {
-        let mut scan = scan_options(&state, options).format(options.format).compress(options.compress);
-        scan.filter = state.since.as_ref().map(|since| format!("Timestamp ge datetime'{since}'"));
-        export(table, ExportTarget::Dir(entities_dir.clone()), &scan, control).await?;
-    }
     let keys_dir = gen_dir.join(Part::Keys.dir());
-    if state.kind == GenerationKind::Incremental && !keys_dir.join(manifest::FILE_NAME).exists() {
-        let mut keys_only =
-            scan_options(&state, options).select(["PartitionKey", "RowKey"]).compress(match options.format {
-                FileFormat::Parquet => Compression::None,
-                _ => options.compress,
-            });
-        // Nothing typed is read: the pages without metadata are about half as large.
-        keys_only.metadata = Some(table_model::MetadataLevel::None);
-        export(table, ExportTarget::Dir(keys_dir.clone()), &keys_only, control).await?;
+    let mut changes = scan_options(&state, options).format(options.format).compress(options.compress);
+    changes.filter = state.since.as_ref().map(|since| format!("Timestamp ge datetime'{since}'"));
+    let mut keys_only =
+        scan_options(&state, options).select(["PartitionKey", "RowKey"]).compress(match options.format {
+            FileFormat::Parquet => Compression::None,
+            _ => options.compress,
+        });
+    // Nothing typed is read: the pages without metadata are about half as large.
+    keys_only.metadata = Some(table_model::MetadataLevel::None);
+    let scan = |options: ExportOptions, dir: PathBuf| {
+        move |control: Control| async move { export(table, ExportTarget::Dir(dir), &options, &control).await.map(drop) }
+    };
+    let changes_due = !entities_dir.join(manifest::FILE_NAME).exists();
+    let keys_due = state.kind == GenerationKind::Incremental && !keys_dir.join(manifest::FILE_NAME).exists();
+    match (changes_due, keys_due) {
+        // Side by side: the generation takes the time of the keys' scan alone.
+        (true, true) => {
+            sides::side_by_side(control, scan(changes, entities_dir.clone()), scan(keys_only, keys_dir.clone())).await?
+        }
+        (true, false) => scan(changes, entities_dir.clone())(control.clone()).await?,
+        (false, true) => scan(keys_only, keys_dir.clone())(control.clone()).await?,
+        (false, false) => {}
     }
     let mut files = part_files(&entities_dir, Part::Entities)?;
     if state.kind == GenerationKind::Incremental {
@@ -291,13 +302,20 @@ async fn run(
     let key_part = if state.kind == GenerationKind::Incremental { Part::Keys } else { Part::Entities };
     let count = |part: Part| files.iter().filter(|f| f.part == part).map(|f| f.entities).sum::<u64>();
     let (entities, keys) = (count(Part::Entities), count(key_part));
-    let mut deleted = 0;
-    if let Some(previous) = previous {
-        let file = write_deleted(&gen_dir, previous, &files, key_part)?;
-        deleted = file.entities;
-        files.push(file);
+    // The service's clock at the scans' end is asked for before the deleted keys are merged, and read after: the
+    // request is handed to the connection's task on the first poll, and the turn given up lets that task send it.
+    let mut ended = std::pin::pin!(table.service_time(None));
+    let early = futures::poll!(ended.as_mut());
+    if early.is_pending() {
+        tokio::task::yield_now().await;
     }
-    let ended = table.service_time(None).await?;
+    let file = previous.map(|previous| write_deleted(&gen_dir, previous, &files, key_part)).transpose()?;
+    let deleted = file.as_ref().map_or(0, |file| file.entities);
+    files.extend(file);
+    let ended = match early {
+        std::task::Poll::Ready(ended) => ended,
+        std::task::Poll::Pending => ended.await,
+    }?;
     let mut manifest = GenerationManifest {
         format: chain::FORMAT.to_owned(),
         tool: crate::TOOL.to_owned(),
