@@ -16,6 +16,7 @@ pub use crate::shard::Shard;
 use futures::future::Either;
 use futures::{Stream, TryStreamExt as _};
 use std::collections::VecDeque;
+use std::future::Future;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Poll;
@@ -158,16 +159,9 @@ pub async fn plan_reading_read<E: PageEntities>(
     if pages.continuation().is_none() {
         return whole(Some(vec![read_page(first)?]));
     }
-    // The second page is asked for before the first is read: its request is handed to the connection's task on
-    // this poll, and the turn given up after it lets that task send it.
+    // The second page is asked for before the first is read.
     let mut second = Box::pin(pages.try_next());
-    let early = match futures::poll!(second.as_mut()) {
-        Poll::Ready(second) => Some(second),
-        Poll::Pending => {
-            tokio::task::yield_now().await;
-            None
-        }
-    };
+    let early = send_early(&mut second).await;
     let first = read_page(first)?;
     let keys =
         (0..first.entities.count()).map(|index| key_position(&first.entities, index)).collect::<Result<Vec<_>, _>>()?;
@@ -178,11 +172,11 @@ pub async fn plan_reading_read<E: PageEntities>(
         Some(PlanOptions::side_by_side(parallel)),
     ));
     let (second, planned) = match early {
-        Some(answered) => {
+        Poll::Ready(answered) => {
             drop(second);
             (answered, None)
         }
-        None => match futures::future::select(second, &mut planning).await {
+        Poll::Pending => match futures::future::select(second, &mut planning).await {
             Either::Left((second, _)) => (second, None),
             Either::Right((planned, second)) => (second.await, Some(planned)),
         },
@@ -214,6 +208,17 @@ pub async fn plan_reading_read<E: PageEntities>(
     let after = planned.iter().filter_map(KeyRange::start).filter(|start| **start > boundary).cloned();
     let all = KeyRange::all().split(std::iter::once(boundary.clone()).chain(after));
     Ok(Planned { plan: Plan { all: all.clone(), mine: all }, first: Some(read) })
+}
+
+/// Polls `request` once, so that the request it makes is handed to the connection's task, then gives up a turn
+/// so that the task sends it (woken from this worker, it waits in the worker's LIFO slot, which the other
+/// workers do not take), for the caller to work while the answer is on its way: `Ready` when it is done already.
+pub(crate) async fn send_early<F: Future + Unpin>(request: &mut F) -> Poll<F::Output> {
+    let early = futures::poll!(request);
+    if early.is_pending() {
+        tokio::task::yield_now().await;
+    }
+    early
 }
 
 /// The position of entity `index` of a page read.

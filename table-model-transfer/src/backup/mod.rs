@@ -281,7 +281,7 @@ async fn run(
         });
     // Nothing typed is read: the pages without metadata are about half as large.
     keys_only.metadata = Some(table_model::MetadataLevel::None);
-    let scan = |options: ExportOptions, dir: PathBuf| {
+    let export_into = |options: ExportOptions, dir: PathBuf| {
         move |control: Control| async move { export(table, ExportTarget::Dir(dir), &options, &control).await.map(drop) }
     };
     let changes_due = !entities_dir.join(manifest::FILE_NAME).exists();
@@ -289,10 +289,12 @@ async fn run(
     match (changes_due, keys_due) {
         // Side by side: the generation takes the time of the keys' scan alone.
         (true, true) => {
-            sides::side_by_side(control, scan(changes, entities_dir.clone()), scan(keys_only, keys_dir.clone())).await?
+            let (changes, keys) =
+                (export_into(changes, entities_dir.clone()), export_into(keys_only, keys_dir.clone()));
+            sides::side_by_side(control, changes, keys).await?
         }
-        (true, false) => scan(changes, entities_dir.clone())(control.clone()).await?,
-        (false, true) => scan(keys_only, keys_dir.clone())(control.clone()).await?,
+        (true, false) => export_into(changes, entities_dir.clone())(control.clone()).await?,
+        (false, true) => export_into(keys_only, keys_dir.clone())(control.clone()).await?,
         (false, false) => {}
     }
     let mut files = part_files(&entities_dir, Part::Entities)?;
@@ -302,13 +304,9 @@ async fn run(
     let key_part = if state.kind == GenerationKind::Incremental { Part::Keys } else { Part::Entities };
     let count = |part: Part| files.iter().filter(|f| f.part == part).map(|f| f.entities).sum::<u64>();
     let (entities, keys) = (count(Part::Entities), count(key_part));
-    // The service's clock at the scans' end is asked for before the deleted keys are merged, and read after: the
-    // request is handed to the connection's task on the first poll, and the turn given up lets that task send it.
+    // The service's clock at the scans' end is asked for before the deleted keys are merged, and read after.
     let mut ended = std::pin::pin!(table.service_time(None));
-    let early = futures::poll!(ended.as_mut());
-    if early.is_pending() {
-        tokio::task::yield_now().await;
-    }
+    let early = scan::send_early(&mut ended).await;
     let file = previous.map(|previous| write_deleted(&gen_dir, previous, &files, key_part)).transpose()?;
     let deleted = file.as_ref().map_or(0, |file| file.entities);
     files.extend(file);
