@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The members that are never published (`publish = false`).
-unpublished=(table-model-suite table-model-fuzz-targets table-model-test-utils)
+unpublished=(table-model-suite table-model-fuzz-targets table-model-test-utils table-model-derive-tests)
 exclude=()
 for member in "${unpublished[@]}"; do exclude+=(--exclude "$member"); done
 

@@ -5,7 +5,7 @@
 // Every case fails at `cargo check` (the derive evaluates its `const` checks where the struct is defined), and
 // there is no case that must build and run: trybuild then checks them all in one `cargo check`, with no code
 // generated. What builds is tested as ordinary tests (`test_derive.rs`, `test_hygiene.rs`).
-// Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test -p table-model-derive --test compiletest` and
+// Regenerate the `.stderr` files with `TRYBUILD=overwrite cargo test -p table-model-derive-tests --test compiletest` and
 // review the diff. The messages depend on the toolchain: they are checked on the pinned stable one.
 #[test]
 fn ui() {
