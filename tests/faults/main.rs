@@ -501,7 +501,9 @@ async fn paging_and_planning_survive(url: String, fault: Fault) {
     let url = url.as_str();
     let (direct, name, table) = own_table(url, "Pages").await;
 
-    // 23 entities in pages of 5, a fault on each page after the first; every entity once, in order.
+    // 23 entities in pages of 5, a fault on each page after the first; every entity once, in order. The script
+    // holds the 4 faults and no more: a try that outlives the per-try timeout on a loaded machine takes a
+    // scripted answer of its own, and a fifth fault at the script's end would then be met by the last retry.
     table.insert(&entity(1, 7), None).await.unwrap();
     let mut batch = table.batch(PartitionKey::new("p0").unwrap());
     for i in 1..=22 {
@@ -510,14 +512,14 @@ async fn paging_and_planning_survive(url: String, fault: Fault) {
     table.submit_transaction(&batch, None).await.unwrap();
     let expected: Vec<_> = stored(&table).await.into_keys().collect();
     assert_eq!(expected.len(), 23);
-    let proxy = scripted(url, [Fault::None, fault].repeat(5)).await;
+    let proxy = scripted(url, [Fault::None, fault].repeat(4)).await;
     let faulty = through(&proxy, url).table_client(name.clone());
     let read: Vec<Entity> = faulty.query(&Query::new().top(5), None).unwrap().try_collect().await.unwrap();
     let read: Vec<_> = read.iter().map(keys).collect();
     assert_eq!(read, expected, "{fault:?}: paging lost or repeated entities");
     assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each of pages 2 to 5");
     // The same pages undecoded (`query_raw`, what the SQL scan reads): each body decodes to its page's entities.
-    let proxy = scripted(url, [Fault::None, fault].repeat(5)).await;
+    let proxy = scripted(url, [Fault::None, fault].repeat(4)).await;
     let faulty = through(&proxy, url).table_client(name.clone());
     let pages: Vec<_> = faulty.query_raw(&Query::new().top(5), None).unwrap().try_collect().await.unwrap();
     let mut read = Vec::new();
@@ -528,7 +530,7 @@ async fn paging_and_planning_survive(url: String, fault: Fault) {
     assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each raw page 2 to 5");
     // And read ahead (`RawPages::read_ahead`, what the transfer's ranges and the SQL scan read): each next page's
     // request, on a task of its own, meets the fault and is retried there.
-    let proxy = scripted(url, [Fault::None, fault].repeat(5)).await;
+    let proxy = scripted(url, [Fault::None, fault].repeat(4)).await;
     let faulty = through(&proxy, url).table_client(name.clone());
     let pages: Vec<_> = faulty.query_raw(&Query::new().top(5), None).unwrap().read_ahead().try_collect().await.unwrap();
     let mut read = Vec::new();
