@@ -39,7 +39,7 @@
 mod builder;
 mod rows;
 
-pub use builder::BatchBuilder;
+pub use builder::{BatchBuilder, Properties};
 pub use rows::{entities, Rows};
 
 use crate::error::Error;

@@ -361,14 +361,7 @@ impl ColumnKind {
     /// assert!(ColumnKind::Text.accepts(&EdmValue::Boolean(true)));
     /// ```
     pub fn accepts(self, value: &EdmValue) -> bool {
-        match (self, value) {
-            (ColumnKind::DateTimeNanos, EdmValue::DateTime(dt)) => timestamp_nanos(*dt).is_some(),
-            // A Binary's text is twice its length and more: a long one would be no Edm.String.
-            (ColumnKind::Text, EdmValue::Binary(b)) => 2 + 2 * b.len() <= table_model::limits::STRING_MAX_UTF16,
-            (ColumnKind::Text, _) => true,
-            (ColumnKind::WideInt64 | ColumnKind::WideDouble, EdmValue::Int32(_)) => true,
-            _ => value.edm_type() == self.edm_type(),
-        }
+        self.takes(value).is_some()
     }
 
     /// Whether the column alone gives the value back exactly (type and all): a value it
@@ -385,9 +378,23 @@ impl ColumnKind {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn keeps(self, value: &EdmValue) -> bool {
+        self.takes(value) == Some(true)
+    }
+
+    /// Whether the column [accepts](ColumnKind::accepts) a value, and if it does, whether it
+    /// [keeps](ColumnKind::keeps) it: both questions in one, as each value of each row asks them.
+    pub(crate) fn takes(self, value: &EdmValue) -> Option<bool> {
+        let own_type = value.edm_type() == self.edm_type();
         match (self, value) {
-            (ColumnKind::DateTime, EdmValue::DateTime(dt)) => dt.ticks() % TICKS_PER_MICRO == 0,
-            _ => self.accepts(value) && value.edm_type() == self.edm_type(),
+            (ColumnKind::DateTime, EdmValue::DateTime(dt)) => Some(dt.ticks() % TICKS_PER_MICRO == 0),
+            (ColumnKind::DateTimeNanos, EdmValue::DateTime(dt)) => timestamp_nanos(*dt).map(|_| true),
+            // A Binary's text is twice its length and more: a long one would be no Edm.String.
+            (ColumnKind::Text, EdmValue::Binary(b)) => {
+                (2 + 2 * b.len() <= table_model::limits::STRING_MAX_UTF16).then_some(false)
+            }
+            (ColumnKind::Text, _) => Some(own_type),
+            (ColumnKind::WideInt64 | ColumnKind::WideDouble, EdmValue::Int32(_)) => Some(false),
+            _ => own_type.then_some(true),
         }
     }
 

@@ -25,7 +25,7 @@
 //!
 //! Layer: files.
 
-use crate::batch::{self, BatchBuilder, EntitySchema};
+use crate::batch::{self, BatchBuilder, EntitySchema, Properties};
 use crate::error::Error;
 use crate::infer::Inference;
 use arrow_array::RecordBatch;
@@ -38,7 +38,7 @@ use parquet::file::reader::ChunkReader;
 use std::collections::VecDeque;
 use std::io::Write;
 use std::sync::Arc;
-use table_model::{DateTime, EdmValue, Entity, PartitionKey, PropertyName, RowKey};
+use table_model::{DateTime, Entity, PartitionKey, PropertyName, RowKey};
 
 /// How a [`ParquetEntityWriter`] bounds its memory and chooses its schema.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,12 +188,12 @@ impl<W: Write + Send> ParquetEntityWriter<W> {
     /// # Errors
     /// As [`write`](Self::write); while sampling, [`ErrorKind::Row`](crate::ErrorKind::Row) for keys or names that
     /// an [`Entity`] refuses.
-    pub fn write_properties(
+    pub fn write_properties<P: Properties + ?Sized>(
         &mut self,
         partition_key: &str,
         row_key: &str,
         timestamp: Option<DateTime>,
-        properties: &[(&str, &EdmValue)],
+        properties: &P,
     ) -> Result<(), Error> {
         if matches!(self.state, State::Sampling { .. }) {
             let row = |e: &dyn std::fmt::Display| Error::new(crate::ErrorKind::Row(e.to_string()));
@@ -201,7 +201,8 @@ impl<W: Write + Send> ParquetEntityWriter<W> {
                 PartitionKey::new(partition_key).map_err(|e| row(&e))?,
                 RowKey::new(row_key).map_err(|e| row(&e))?,
             );
-            for &(name, value) in properties {
+            for i in 0..properties.len() {
+                let (name, value) = properties.property(i);
                 let name: PropertyName = name.parse().map_err(|e| row(&e))?;
                 entity.insert(name, value.clone()).map_err(|e| row(&e))?;
             }

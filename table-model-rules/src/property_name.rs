@@ -208,6 +208,41 @@ const START: u8 = 1;
 /// May follow the first character: an ASCII letter, digit or `_`.
 const PART: u8 = 2;
 
+/// Whether two property names are the same name: byte for byte, as the service compares them (case counts).
+/// Names are short and compared for each property of each row (a column found by its name, a name known from
+/// the entity before): those of up to 16 bytes are compared as two overlapping words, not by a call to `memcmp`.
+///
+/// ```
+/// use table_model_rules::property_name::same;
+/// assert!(same(b"Balance", b"Balance"));
+/// assert!(!same(b"Balance", b"balance"));
+/// assert!(!same(b"Id", b"Ids"));
+/// assert!(same(b"PrefersAnalytical", b"PrefersAnalytical"));
+/// ```
+#[inline]
+pub fn same(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    match n {
+        0 => true,
+        // The first, middle and last bytes are every byte.
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=7 => word::<4>(a, 0) == word::<4>(b, 0) && word::<4>(a, n - 4) == word::<4>(b, n - 4),
+        8..=16 => word::<8>(a, 0) == word::<8>(b, 0) && word::<8>(a, n - 8) == word::<8>(b, n - 8),
+        _ => a == b,
+    }
+}
+
+/// The `N` bytes of `s` at `at` (within it), as an array to compare at once.
+#[inline]
+fn word<const N: usize>(s: &[u8], at: usize) -> [u8; N] {
+    let mut w = [0; N];
+    w.copy_from_slice(&s[at..at + N]);
+    w
+}
+
 /// Checks an ASCII property name in `const` context, for `PropertyName::from_static`.
 ///
 /// # Errors

@@ -86,7 +86,7 @@ pub use decode::{decode_entity, decode_entity_with, decode_query, decode_query_w
 pub(crate) use encode::ascii_json;
 #[cfg(feature = "client")]
 pub(crate) use encode::ascii_json_len;
-pub use encode::{encode_entity, AsPropertyName, BodyWriter, EntityBody};
+pub use encode::{encode_entity, write_property, AsPropertyName, BodyWriter, EntityBody};
 pub(crate) use encode::{key_ranges, properties_json};
 pub use encoded::{EncodedEntity, EncodedPage};
 

@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use table_model::json::{decode_query_with, EntityVisitor, SystemProperties};
 use table_model::limits::ENTITY_MAX_BYTES;
 use table_model::{DateTime, DecodeError, EdmValue, Entity, KeyKind};
+use table_model_arrow::batch::Properties;
 use table_model_arrow::infer::Inference;
 use table_model_arrow::parquet::{ParquetEntityReader, ParquetEntityWriter, ReaderOptions, WriterOptions};
 
@@ -122,8 +123,7 @@ impl EntityWriter for ParquetWriter<'_> {
 
     fn write_values(&mut self, entity: &EntityValues<'_>) -> Result<(), TransferError> {
         let writer = self.writer.as_mut().expect("finish consumes the writer");
-        let properties: Vec<(&str, &EdmValue)> = entity.properties().collect();
-        if let Err(e) = writer.write_properties(entity.partition_key, entity.row_key, entity.timestamp, &properties) {
+        if let Err(e) = writer.write_properties(entity.partition_key, entity.row_key, entity.timestamp, entity) {
             return Err(self.failed(e));
         }
         self.keys.wrote_keys(entity.partition_key, entity.row_key);
@@ -176,7 +176,7 @@ pub struct ValuesPage {
     /// Each property: where its name is in `names`, and its value.
     values: Vec<(Range<usize>, EdmValue)>,
     entities: Vec<ValuesSpans>,
-    /// The size of the entity being read, as the service counts it.
+    /// The size of the entity being read as the service counts it, or more (see [`ValuesPage::exact_size`]).
     size: usize,
 }
 
@@ -207,6 +207,22 @@ impl<'a> EntityValues<'a> {
     pub fn properties(&self) -> impl ExactSizeIterator<Item = (&'a str, &'a EdmValue)> + 'a {
         let names = self.names;
         self.values.iter().map(move |(name, value)| (&names[name.clone()], value))
+    }
+}
+
+/// The properties by position, for the writer's columns, without a list of them built for each entity.
+impl Properties for EntityValues<'_> {
+    fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    fn property(&self, index: usize) -> (&str, &EdmValue) {
+        let (name, value) = &self.values[index];
+        (&self.names[name.clone()], value)
+    }
+
+    fn value(&self, index: usize) -> &EdmValue {
+        &self.values[index].1
     }
 }
 
@@ -261,6 +277,16 @@ impl ValuesPage {
         }
     }
 
+    /// The size of the entity being read, as the service counts it, with a property `name` of `value` more: what
+    /// `size` bounds from above.
+    fn exact_size(&self, name: &str, value: &EdmValue) -> usize {
+        let Some(entity) = self.entities.last() else { return 0 };
+        let keys = super::keys_size(&self.names[entity.partition_key.clone()], &self.names[entity.row_key.clone()]);
+        let read = self.values[entity.properties.start..].iter();
+        let properties: usize = read.map(|(name, value)| super::property_size(&self.names[name.clone()], value)).sum();
+        keys + properties + super::property_size(name, value)
+    }
+
     /// Reads a query page (`{"value": [...]}`, the service's JSON at any metadata level), replacing the previous
     /// entities: the entities [`decode_query`](table_model::decode_query) (without hints) reads from it, with no
     /// [`Entity`] built.
@@ -273,6 +299,12 @@ impl ValuesPage {
         self.names.clear();
         self.values.clear();
         self.entities.clear();
+        // Room for what a page of this size typically holds, so that the buffers do not grow (copying what they
+        // hold, a page's worth) as it is read: the keys and names are part of the JSON, a property takes tens of
+        // its bytes, an entity hundreds. A large reservation that is not filled is not touched, nor resident.
+        self.names.reserve(page.len() / 8);
+        self.values.reserve(page.len() / 48);
+        self.entities.reserve(page.len() / 512);
         let values = RefCell::new(self);
         decode_query_with(page, || PageEntity { values: &values }).map(drop)
     }
@@ -304,8 +336,10 @@ impl EntityVisitor for PageEntity<'_, '_> {
 
     fn property(&mut self, name: &str, value: EdmValue) -> Result<(), DecodeError> {
         let page = &mut **self.values.borrow_mut();
-        page.size += super::property_size(name, &value);
-        if page.size > ENTITY_MAX_BYTES {
+        // At least the property's share of the size (a name's UTF-16 units are at most its bytes), without a pass
+        // over the name; the exact size only when that bound is over the limit.
+        page.size += 8 + 2 * name.len() + value.stored_size();
+        if page.size > ENTITY_MAX_BYTES && page.exact_size(name, &value) > ENTITY_MAX_BYTES {
             return Err(DecodeError::custom(format!(
                 "the entity is over the {ENTITY_MAX_BYTES} bytes the service stores"
             )));
@@ -471,5 +505,35 @@ mod tests {
         assert!(values.read_page(over.as_bytes()).is_err());
         values.read_page(page_of_32k_strings(15).as_bytes()).unwrap();
         assert_eq!(values.get(0).unwrap().properties().len(), 15);
+    }
+
+    /// An entity at the size limit is read and one a character over it is refused, as the decoder does, with
+    /// names of two-byte characters: their UTF-16 units are half their bytes, so near the limit the size the
+    /// page bounds cheaply is over the exact one, which decides.
+    #[test]
+    fn an_entity_at_the_size_limit_is_read_and_one_over_it_refused() {
+        let page = |last: usize| {
+            let big = "x".repeat(32 * 1024);
+            let mut properties: Vec<String> = (0..15).map(|i| format!(r#""Ñññññññññññ{i}":"{big}""#)).collect();
+            properties.push(format!(r#""Ññññññññññññlast":"{}""#, "x".repeat(last)));
+            format!(r#"{{"value":[{{"PartitionKey":"p","RowKey":"1",{}}}]}}"#, properties.join(","))
+        };
+        let fits = |last: usize| table_model::decode_query(page(last).as_bytes(), None).is_ok();
+        // The longest last string the decoder takes: `lo` fits, `hi` does not.
+        let (mut lo, mut hi) = (0, 32 * 1024);
+        assert!(fits(lo) && !fits(hi));
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let mut values = ValuesPage::new();
+        values.read_page(page(lo).as_bytes()).unwrap();
+        assert_eq!(values.get(0).unwrap().properties().len(), 16);
+        let refused = values.read_page(page(hi).as_bytes()).unwrap_err();
+        assert!(refused.to_string().contains("over the 1048576 bytes"), "{refused}");
     }
 }

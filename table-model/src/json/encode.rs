@@ -176,7 +176,7 @@ impl BodyWriter {
     /// Writes an `Edm.Int32` property: a JSON number.
     pub fn property_i32(&mut self, name: impl AsPropertyName, value: i32) -> &mut Self {
         if self.begin(&name, EdmValue::Int32(value).stored_size(), EdmType::Int32) {
-            serialize(&mut self.buf, |s| serde::Serializer::serialize_i32(s, value));
+            write_i32(&mut self.buf, value);
         }
         self
     }
@@ -184,9 +184,7 @@ impl BodyWriter {
     /// Writes an `Edm.Int64` property: annotated, as a JSON string of digits.
     pub fn property_i64(&mut self, name: impl AsPropertyName, value: i64) -> &mut Self {
         if self.begin(&name, EdmValue::Int64(value).stored_size(), EdmType::Int64) {
-            self.buf.push(b'"');
-            serialize(&mut self.buf, |s| serde::Serializer::serialize_i64(s, value));
-            self.buf.push(b'"');
+            write_i64(&mut self.buf, value);
         }
         self
     }
@@ -196,15 +194,7 @@ impl BodyWriter {
     /// strings `"NaN"`, `"Infinity"` and `"-Infinity"`; `-0.0` stays `-0.0`.
     pub fn property_f64(&mut self, name: impl AsPropertyName, value: f64) -> &mut Self {
         if self.begin(&name, EdmValue::Double(value).stored_size(), EdmType::Double) {
-            if value.is_finite() {
-                serialize(&mut self.buf, |s| serde::Serializer::serialize_f64(s, value));
-            } else if value.is_nan() {
-                self.buf.extend_from_slice(b"\"NaN\"");
-            } else if value > 0.0 {
-                self.buf.extend_from_slice(b"\"Infinity\"");
-            } else {
-                self.buf.extend_from_slice(b"\"-Infinity\"");
-            }
+            write_f64(&mut self.buf, value);
         }
         self
     }
@@ -212,7 +202,7 @@ impl BodyWriter {
     /// Writes an `Edm.Boolean` property: `true` or `false`.
     pub fn property_bool(&mut self, name: impl AsPropertyName, value: bool) -> &mut Self {
         if self.begin(&name, EdmValue::Boolean(value).stored_size(), EdmType::Boolean) {
-            self.buf.extend_from_slice(if value { b"true" } else { b"false" });
+            write_bool(&mut self.buf, value);
         }
         self
     }
@@ -220,10 +210,7 @@ impl BodyWriter {
     /// Writes an `Edm.Guid` property: annotated, lowercase and hyphenated.
     pub fn property_uuid(&mut self, name: impl AsPropertyName, value: Uuid) -> &mut Self {
         if self.begin(&name, EdmValue::Guid(value).stored_size(), EdmType::Guid) {
-            let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
-            self.buf.push(b'"');
-            self.buf.extend_from_slice(value.hyphenated().encode_lower(&mut text).as_bytes());
-            self.buf.push(b'"');
+            write_uuid(&mut self.buf, value);
         }
         self
     }
@@ -231,11 +218,7 @@ impl BodyWriter {
     /// Writes an `Edm.DateTime` property: annotated, with 7 fractional digits and `Z`.
     pub fn property_datetime(&mut self, name: impl AsPropertyName, value: DateTime) -> &mut Self {
         if self.begin(&name, EdmValue::DateTime(value).stored_size(), EdmType::DateTime) {
-            let mut text = [0u8; 28];
-            value.encode(&mut text);
-            self.buf.push(b'"');
-            self.buf.extend_from_slice(&text);
-            self.buf.push(b'"');
+            write_datetime(&mut self.buf, value);
         }
         self
     }
@@ -323,15 +306,7 @@ impl BodyWriter {
 
     fn write_bytes(&mut self, name: &impl AsPropertyName, value: &[u8]) {
         if self.begin(name, binary_stored_size(value.len()), EdmType::Binary) {
-            let engine = &base64::engine::general_purpose::STANDARD;
-            self.buf.push(b'"');
-            let start = self.buf.len();
-            // At most 64 KiB of input: the encoded length cannot overflow.
-            let encoded = base64::encoded_len(value.len(), true).unwrap_or(0);
-            self.buf.resize(start + encoded, 0);
-            let written = engine.encode_slice(value, &mut self.buf[start..]).unwrap_or(0);
-            debug_assert_eq!(written, encoded);
-            self.buf.push(b'"');
+            write_base64(&mut self.buf, value);
         }
     }
 
@@ -364,24 +339,13 @@ impl BodyWriter {
         }
         self.size = size;
         self.count = count;
-        // A valid property name never needs JSON escaping: C# identifier characters include no `"`, `\` or
-        // control character. It is therefore written as is, and found again as is.
-        if edm_type.needs_annotation() {
-            self.buf.extend_from_slice(b",\"");
-            self.buf.extend_from_slice(name.as_bytes());
-            self.buf.extend_from_slice(b"@odata.type\":\"");
-            self.buf.extend_from_slice(edm_type.as_str().as_bytes());
-            self.buf.push(b'"');
-        }
-        self.buf.extend_from_slice(b",\"");
+        self.buf.push(b',');
         // The size formula bounds the body to a few MiB, so offsets fit in `u32`.
-        let at = (self.buf.len() as u32, name.len() as u32);
+        let at = (write_name(&mut self.buf, name, edm_type) as u32, name.len() as u32);
         match self.names.get_mut(count - 1) {
             Some(slot) => *slot = at,
             None => self.more_names.push(at),
         }
-        self.buf.extend_from_slice(name.as_bytes());
-        self.buf.extend_from_slice(b"\":");
         true
     }
 
@@ -488,6 +452,132 @@ impl AsPropertyName for &PropertyName {
     fn is_checked(&self) -> bool {
         true
     }
+}
+
+/// Writes one property as [`BodyWriter`] writes it into a body (`"Name":value`, after the `"Name@odata.type"`
+/// annotation where the type needs one) at the end of `out`, without braces, keys or a comma before it: for JSON
+/// that holds some properties of an entity checked as a whole before, such as the overflow column of
+/// `table-model-arrow`. The name is checked as [`BodyWriter`] checks it (a [`PropertyName`] is valid already);
+/// the value's limits hold by its type. Nothing else is checked: repeats, counts and sizes are the caller's.
+///
+/// ```
+/// use table_model::json::write_property;
+/// use table_model::{DateTime, EdmValue};
+/// let mut out = Vec::new();
+/// write_property(&mut out, "Visits", &EdmValue::Int64(12))?;
+/// out.push(b',');
+/// write_property(&mut out, "Since", &EdmValue::DateTime(DateTime::UNIX_EPOCH))?;
+/// assert_eq!(
+///     String::from_utf8(out)?,
+///     concat!(
+///         r#""Visits@odata.type":"Edm.Int64","Visits":"12","#,
+///         r#""Since@odata.type":"Edm.DateTime","Since":"1970-01-01T00:00:00.0000000Z""#,
+///     )
+/// );
+/// assert!(write_property(&mut Vec::new(), "Not a name", &EdmValue::Int32(1)).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`EncodeErrorKind::InvalidPropertyName`] for a `&str` name that breaks the rules; `out` is then unchanged.
+pub fn write_property(out: &mut Vec<u8>, name: impl AsPropertyName, value: &EdmValue) -> Result<(), EncodeError> {
+    let checked = name.is_checked();
+    let name = name.as_name();
+    if !checked && let Err(e) = property_name::check(name) {
+        let e = PropertyNameError::new(e, name);
+        return Err(EncodeError::new(EncodeErrorKind::InvalidPropertyName(e), Some(name)));
+    }
+    write_name(out, name, value.edm_type());
+    match value {
+        EdmValue::String(s) => write_json_str(out, s),
+        EdmValue::Binary(b) => write_base64(out, b),
+        EdmValue::Boolean(v) => write_bool(out, *v),
+        EdmValue::DateTime(v) => write_datetime(out, *v),
+        EdmValue::Double(v) => write_f64(out, *v),
+        EdmValue::Guid(v) => write_uuid(out, *v),
+        EdmValue::Int32(v) => write_i32(out, *v),
+        EdmValue::Int64(v) => write_i64(out, *v),
+    }
+    Ok(())
+}
+
+/// Writes a property's name for a value of `edm_type`: `"Name@odata.type":"Edm.Int64",` where the type needs
+/// the annotation, then `"Name":`. Returns where the name's bytes start in the second part, to find it again.
+fn write_name(buf: &mut Vec<u8>, name: &str, edm_type: EdmType) -> usize {
+    // A valid property name never needs JSON escaping: C# identifier characters include no `"`, `\` or
+    // control character. It is therefore written as is, and found again as is.
+    if edm_type.needs_annotation() {
+        buf.push(b'"');
+        buf.extend_from_slice(name.as_bytes());
+        buf.extend_from_slice(b"@odata.type\":\"");
+        buf.extend_from_slice(edm_type.as_str().as_bytes());
+        buf.extend_from_slice(b"\",");
+    }
+    buf.push(b'"');
+    let at = buf.len();
+    buf.extend_from_slice(name.as_bytes());
+    buf.extend_from_slice(b"\":");
+    at
+}
+
+/// An `Edm.Int32` value: a JSON number.
+fn write_i32(buf: &mut Vec<u8>, value: i32) {
+    serialize(buf, |s| serde::Serializer::serialize_i32(s, value));
+}
+
+/// An `Edm.Int64` value: a JSON string of digits.
+fn write_i64(buf: &mut Vec<u8>, value: i64) {
+    buf.push(b'"');
+    serialize(buf, |s| serde::Serializer::serialize_i64(s, value));
+    buf.push(b'"');
+}
+
+/// An `Edm.Double` value ([`BodyWriter::property_f64`]).
+fn write_f64(buf: &mut Vec<u8>, value: f64) {
+    if value.is_finite() {
+        serialize(buf, |s| serde::Serializer::serialize_f64(s, value));
+    } else if value.is_nan() {
+        buf.extend_from_slice(b"\"NaN\"");
+    } else if value > 0.0 {
+        buf.extend_from_slice(b"\"Infinity\"");
+    } else {
+        buf.extend_from_slice(b"\"-Infinity\"");
+    }
+}
+
+/// An `Edm.Boolean` value: `true` or `false`.
+fn write_bool(buf: &mut Vec<u8>, value: bool) {
+    buf.extend_from_slice(if value { b"true" } else { b"false" });
+}
+
+/// An `Edm.Guid` value: lowercase and hyphenated, quoted.
+fn write_uuid(buf: &mut Vec<u8>, value: Uuid) {
+    let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    buf.push(b'"');
+    buf.extend_from_slice(value.hyphenated().encode_lower(&mut text).as_bytes());
+    buf.push(b'"');
+}
+
+/// An `Edm.DateTime` value: 7 fractional digits and `Z`, quoted.
+fn write_datetime(buf: &mut Vec<u8>, value: DateTime) {
+    let mut text = [0u8; 28];
+    value.encode(&mut text);
+    buf.push(b'"');
+    buf.extend_from_slice(&text);
+    buf.push(b'"');
+}
+
+/// An `Edm.Binary` value: standard padded base64, quoted.
+fn write_base64(buf: &mut Vec<u8>, value: &[u8]) {
+    let engine = &base64::engine::general_purpose::STANDARD;
+    buf.push(b'"');
+    let start = buf.len();
+    // At most 64 KiB of input: the encoded length cannot overflow.
+    let encoded = base64::encoded_len(value.len(), true).unwrap_or(0);
+    buf.resize(start + encoded, 0);
+    let written = engine.encode_slice(value, &mut buf[start..]).unwrap_or(0);
+    debug_assert_eq!(written, encoded);
+    buf.push(b'"');
 }
 
 /// Runs one `serde_json` serializer call that writes into `buf`.
@@ -764,6 +854,50 @@ pub fn encode_entity(entity: &Entity) -> Result<EntityBody, EncodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::edm::{EdmBinary, EdmString};
+    use proptest::prelude::*;
+
+    fn value() -> impl Strategy<Value = EdmValue> {
+        let ticks = DateTime::MIN.ticks()..=DateTime::MAX.ticks();
+        prop_oneof![
+            "\\PC{0,40}".prop_map(|s| EdmValue::String(EdmString::new(s).unwrap())),
+            proptest::collection::vec(any::<u8>(), 0..40).prop_map(|b| EdmValue::Binary(EdmBinary::new(b).unwrap())),
+            any::<bool>().prop_map(EdmValue::Boolean),
+            ticks.prop_map(|t| EdmValue::DateTime(DateTime::from_ticks(t).unwrap())),
+            prop_oneof![any::<f64>(), Just(f64::NAN), Just(f64::INFINITY), Just(-0.0)].prop_map(EdmValue::Double),
+            any::<u128>().prop_map(|g| EdmValue::Guid(Uuid::from_u128(g))),
+            any::<i32>().prop_map(EdmValue::Int32),
+            any::<i64>().prop_map(EdmValue::Int64),
+        ]
+    }
+
+    proptest! {
+        /// A property written alone ([`write_property`]) is, byte for byte, what a body writes for it: one
+        /// writer of each value's JSON for both.
+        #[test]
+        fn a_property_written_alone_is_the_member_of_a_body(name in "[A-Za-z_\\p{L}][A-Za-z0-9_\\p{L}]{0,12}", value in value()) {
+            prop_assume!(property_name::check(&name).is_ok());
+            let mut body = BodyWriter::new("p", "r");
+            body.property(name.as_str(), &value);
+            let body = body.finish().unwrap();
+            let mut alone = b"prefix".to_vec();
+            write_property(&mut alone, name.as_str(), &value).unwrap();
+            let alone = String::from_utf8(alone).unwrap();
+            prop_assert_eq!(body.as_str(), format!(r#"{{"PartitionKey":"p","RowKey":"r",{}}}"#, &alone["prefix".len()..]));
+        }
+    }
+
+    #[test]
+    fn a_property_with_an_invalid_name_is_not_written() {
+        let mut out = b"kept".to_vec();
+        let refused = write_property(&mut out, "Partition Key", &EdmValue::Int32(1)).unwrap_err();
+        assert!(matches!(refused.kind(), EncodeErrorKind::InvalidPropertyName(_)), "{refused}");
+        assert!(write_property(&mut out, "RowKey", &EdmValue::Int32(1)).is_err());
+        assert_eq!(out, b"kept");
+        let valid = PropertyName::new("Total").unwrap();
+        write_property(&mut out, &valid, &EdmValue::Int64(-5)).unwrap();
+        assert_eq!(out, br#"kept"Total@odata.type":"Edm.Int64","Total":"-5""#);
+    }
 
     fn ascii(text: &str) -> String {
         let out = ascii_json(text.as_bytes());
