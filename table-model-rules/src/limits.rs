@@ -37,7 +37,25 @@ pub const fn entity_keys_size(partition_key: &str, row_key: &str) -> usize {
 /// name, and the size of its value (`value_size`, as the EDM type counts it: 4 for an Int32, 2 a unit of a
 /// String, ...).
 pub const fn property_size(name: &str, value_size: usize) -> usize {
-    8 + 2 * utf16_len(name.as_bytes()) + value_size
+    property_size_of(utf16_len(name.as_bytes()), value_size)
+}
+
+/// At least [`property_size`], without a pass over the name: its bytes stand for its UTF-16 code units, of which
+/// there are never more. For a running check against the entity's limit that counts exactly only once this
+/// bound is over it.
+///
+/// ```
+/// use table_model_rules::limits::{property_size, property_size_at_most};
+/// assert_eq!(property_size_at_most("Age", 4), property_size("Age", 4));
+/// assert!(property_size_at_most("Größe", 4) > property_size("Größe", 4)); // ö is 2 bytes, 1 unit
+/// ```
+pub const fn property_size_at_most(name: &str, value_size: usize) -> usize {
+    property_size_of(name.len(), value_size)
+}
+
+/// The size formula of a property (`docs/rules.md` §4.2), given its name's UTF-16 code units.
+const fn property_size_of(name_units: usize, value_size: usize) -> usize {
+    8 + 2 * name_units + value_size
 }
 /// Maximum number of operations in one entity group transaction (`docs/rules.md` §8.1).
 pub const BATCH_MAX_OPERATIONS: usize = 100;

@@ -209,8 +209,9 @@ const START: u8 = 1;
 const PART: u8 = 2;
 
 /// Whether two property names are the same name: byte for byte, as the service compares them (case counts).
-/// Names are short and compared for each property of each row (a column found by its name, a name known from
-/// the entity before): those of up to 16 bytes are compared as two overlapping words, not by a call to `memcmp`.
+/// Names are short and compared for each property of each row (the Arrow batch builder checks the column it
+/// guessed for a name): those of 4 to 16 bytes are compared as two overlapping words, shorter ones byte by byte,
+/// longer ones by `memcmp`.
 ///
 /// ```
 /// use table_model_rules::property_name::same;

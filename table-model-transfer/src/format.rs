@@ -161,6 +161,12 @@ pub(crate) fn property_size(name: &str, value: &table_model::EdmValue) -> usize 
     table_model::limits::property_size(name, value.stored_size())
 }
 
+/// At least [`property_size`], without a pass over the name
+/// ([`property_size_at_most`](table_model::limits::property_size_at_most)).
+pub(crate) fn property_size_at_most(name: &str, value: &table_model::EdmValue) -> usize {
+    table_model::limits::property_size_at_most(name, value.stored_size())
+}
+
 /// An entity's keys.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Keys {

@@ -336,9 +336,9 @@ impl EntityVisitor for PageEntity<'_, '_> {
 
     fn property(&mut self, name: &str, value: EdmValue) -> Result<(), DecodeError> {
         let page = &mut **self.values.borrow_mut();
-        // At least the property's share of the size (a name's UTF-16 units are at most its bytes), without a pass
-        // over the name; the exact size only when that bound is over the limit.
-        page.size += 8 + 2 * name.len() + value.stored_size();
+        // At least the property's share of the size, without a pass over the name; the exact size only when that
+        // bound is over the limit.
+        page.size += super::property_size_at_most(name, &value);
         if page.size > ENTITY_MAX_BYTES && page.exact_size(name, &value) > ENTITY_MAX_BYTES {
             return Err(DecodeError::custom(format!(
                 "the entity is over the {ENTITY_MAX_BYTES} bytes the service stores"
