@@ -3,9 +3,10 @@
 # (`table-model-cli/benches/export.rs`):
 #   1. instructions per entity (callgrind, client process only) of decoding the page with `response::query_as`
 #      and `response::query`, of fetching and decoding it with a bare reqwest call and `query_as`, and of
-#      exporting it (the client's query and the jsonl, csv or Parquet writer); each operation runs N1 and N2 pages and
-#      (count(N2) - count(N1)) / ((N2 - N1) * 1000) is the cost of one entity, setup excluded. The exports are
-#      counted twice: in all, and only inside sha2's block function `compress256` (callgrind's
+#      exporting it (the client's query and the jsonl, csv or Parquet writer, every page into one file, as an
+#      export writes a table); each operation runs 2 and 18 pages and (count(18) - count(2)) / (16 * 1000) is the
+#      cost of one entity, setup excluded (16 pages: two of the Parquet writer's row groups of 8,192 rows). The
+#      exports are counted twice: in all, and only inside sha2's block function `compress256` (callgrind's
 #      `--toggle-collect`), the manifest's SHA-256, reported apart: under valgrind sha2 runs its portable code, as
 #      valgrind hides the CPU's SHA extensions;
 #   2. user time per entity of the same operations run natively (the loop's own user time, printed by the
@@ -36,14 +37,14 @@ if [[ "$what" == all || "$what" == instructions ]]; then
     for op in decode/query_as decode/query page/query_as page/export-jsonl page/export-jsonl-copy page/export-csv \
         page/export-csv-rows page/export-parquet page/export-parquet-values; do
         a=$(count "$op" 2)
-        b=$(count "$op" 12)
-        per[$op]=$(( (b - a) / 10 / 1000 ))
+        b=$(count "$op" 18)
+        per[$op]=$(( (b - a) / 16 / 1000 ))
         printf '%-32s %8d instructions per entity\n' "$op" "${per[$op]}"
         if [[ "$op" == page/export-* ]]; then
             # With a toggle, callgrind counts only inside the function (collection starts off): the digest.
             a=$(count "$op" 2 '--toggle-collect=sha2::sha256::compress256')
-            b=$(count "$op" 12 '--toggle-collect=sha2::sha256::compress256')
-            digest=$(( (b - a) / 10 / 1000 ))
+            b=$(count "$op" 18 '--toggle-collect=sha2::sha256::compress256')
+            digest=$(( (b - a) / 16 / 1000 ))
             per[$op/no-digest]=$(( per[$op] - digest ))
             printf '%-32s %8d instructions per entity (the digest: %d)\n' "$op/no-digest" "${per[$op/no-digest]}" \
                 "$digest"

@@ -13,7 +13,7 @@
 //!   before it copied the JSON, and still does in csv and Parquet: `TableClient::query` into `Entity`s, each
 //!   written by the format's writer (into `io::sink()`; csv through its spool file, Parquet with the page's
 //!   columns given, as `--schema` gives them, so that the entities are written as after the first 1,000 of a
-//!   table, which the writer holds to infer the columns from; each file finished);
+//!   table, which the writer holds to infer the columns from);
 //! - `page/export-csv-rows`: what `tablectl export` does for one page in csv: `TableClient::query_read` with the
 //!   page read straight into the fields of its rows by `CsvRows` (no `Entity` built), each row written by the
 //!   writer (`write_csv_row`);
@@ -24,6 +24,10 @@
 //!   with the page read by `EncodedPage`, each entity's JSON written by the writer (`write_encoded`);
 //! - `digest/sha256`: the SHA-256 of the page's JSON lines (the file's bytes, which the writer hashes for the
 //!   manifest), alone.
+//!
+//! An export operation writes every page of its loop into one file, finished after the loop, as `tablectl
+//! export` writes a table's pages into one file: a Parquet file's row groups (8,192 rows, each column chunk with
+//! its zstd contexts) and footer, and the csv spool, cost what they cost a whole export, not once a page.
 //!
 //! Modes (`cargo bench -p table-model-cli --bench export --no-run` prints the binary's path):
 //!
@@ -48,7 +52,17 @@ use table_model_test_utils::entity::{self, Customer, ACCOUNT, PAGE};
 use table_model_test_utils::loopback::{self, Bare, Bytes, ChildServer, Request, Response};
 use table_model_transfer::format::csv::CsvRows;
 use table_model_transfer::format::parquet::ValuesPage;
-use table_model_transfer::format::{self, Compression, FileFormat, Sink, WriteOptions};
+use table_model_transfer::format::{self, Compression, EntityWriter, FileFormat, Sink, WriteOptions};
+
+/// The operations that export, each into a file of its own ([`Fixture::file`]).
+const EXPORTS: [&str; 6] = [
+    "page/export-jsonl",
+    "page/export-jsonl-copy",
+    "page/export-csv",
+    "page/export-csv-rows",
+    "page/export-parquet",
+    "page/export-parquet-values",
+];
 
 /// The recorded page: [`PAGE`] entities of every EDM type.
 fn page_body(port: u16) -> Bytes {
@@ -139,15 +153,15 @@ impl Fixture {
         let entities = response::query(&self.recorded, None).unwrap().entities;
         assert_eq!(entities.len(), PAGE);
         assert_eq!(Customer::from_entity(entities[999].clone()).unwrap(), Customer::row(999));
-        self.runtime.block_on(async {
-            assert_eq!(self.page_query_as().await, PAGE);
-            assert_eq!(self.export(FileFormat::Jsonl).await, PAGE);
-            assert_eq!(self.export_copy().await, PAGE);
-            assert_eq!(self.export(FileFormat::Csv).await, PAGE);
-            assert_eq!(self.export_rows().await, PAGE);
-            assert_eq!(self.export(FileFormat::Parquet).await, PAGE);
-            assert_eq!(self.export_values().await, PAGE);
-        });
+        assert_eq!(self.runtime.block_on(self.page_query_as()), PAGE);
+        // Each export writes two pages into its file, which then holds both.
+        for op in EXPORTS {
+            let mut file = self.file(op).expect("an export's file");
+            for _ in 0..2 {
+                self.run(op, Some(file.as_mut()));
+            }
+            assert_eq!(file.finish().unwrap().entities, 2 * PAGE as u64, "{op}");
+        }
     }
 
     async fn page_query_as(&self) -> usize {
@@ -156,24 +170,34 @@ impl Fixture {
         black_box(response::query_as::<Customer, _>(&response).unwrap()).entities.len()
     }
 
-    /// One page of `tablectl export`: the client's query into entities, each written.
-    async fn export(&self, format: FileFormat) -> usize {
-        let schema = (format == FileFormat::Parquet).then(|| self.schema.clone());
+    /// The file an export operation writes its pages into: `tablectl export` writes a table's pages one after
+    /// another into one file, so its per-file costs (the Parquet writer's column chunks and their zstd contexts
+    /// once a row group, the footer; the csv spool) are paid at a file's rate, not a page's.
+    fn file(&self, op: &str) -> Option<Box<dyn EntityWriter + 'static>> {
+        let (format, schema) = match op {
+            "page/export-jsonl" | "page/export-jsonl-copy" => (FileFormat::Jsonl, None),
+            "page/export-csv" | "page/export-csv-rows" => (FileFormat::Csv, None),
+            "page/export-parquet" | "page/export-parquet-values" => (FileFormat::Parquet, Some(self.schema.clone())),
+            _ => return None,
+        };
         let options = WriteOptions { format, compression: Compression::None, schema };
-        let mut writer = format::create_writer(Sink::stream("bench", std::io::sink()), &options).unwrap();
+        Some(format::create_writer(Sink::stream("bench", std::io::sink()), &options).unwrap())
+    }
+
+    /// One page of `tablectl export` before it read pages straight into its formats: the client's query into
+    /// entities, each written.
+    async fn export(&self, writer: &mut dyn EntityWriter) -> usize {
         let mut pages = self.client.query::<Entity>(&self.query, None).unwrap().into_pages();
         let page = pages.try_next().await.unwrap().unwrap();
         for entity in &page.entities {
             writer.write(entity).unwrap();
         }
-        black_box(writer.finish().unwrap()).entities as usize
+        page.entities.len()
     }
 
     /// One page of `tablectl export` in jsonl: the page's JSON read with `EncodedPage`, each entity's line
     /// copied from it.
-    async fn export_copy(&self) -> usize {
-        let options = WriteOptions { format: FileFormat::Jsonl, compression: Compression::None, ..Default::default() };
-        let mut writer = format::create_writer(Sink::stream("bench", std::io::sink()), &options).unwrap();
+    async fn export_copy(&self, writer: &mut dyn EntityWriter) -> usize {
         let read = |answer: &http::Response<Bytes>| {
             let mut page = EncodedPage::new();
             let read = page.read(answer.body());
@@ -181,18 +205,16 @@ impl Fixture {
             Ok(page)
         };
         let mut pages = self.client.query_read(&self.query, None, read).unwrap();
-        let page = pages.try_next().await.unwrap().unwrap();
-        for entity in page.body.iter() {
+        let page = pages.try_next().await.unwrap().unwrap().body;
+        for entity in page.iter() {
             writer.write_encoded(&entity).unwrap();
         }
-        black_box(writer.finish().unwrap()).entities as usize
+        page.len()
     }
 
     /// One page of `tablectl export` in csv: the page read straight into the fields of its entities' rows, each
     /// row written.
-    async fn export_rows(&self) -> usize {
-        let options = WriteOptions { format: FileFormat::Csv, compression: Compression::None, ..Default::default() };
-        let mut writer = format::create_writer(Sink::stream("bench", std::io::sink()), &options).unwrap();
+    async fn export_rows(&self, writer: &mut dyn EntityWriter) -> usize {
         let read = |answer: &http::Response<Bytes>| {
             let mut rows = CsvRows::new();
             rows.read_page(answer.body())?;
@@ -203,18 +225,12 @@ impl Fixture {
         for row in rows.iter() {
             writer.write_csv_row(&row).unwrap();
         }
-        black_box(writer.finish().unwrap()).entities as usize
+        rows.len()
     }
 
     /// One page of `tablectl export` in Parquet: the page read into its entities' keys and typed values, each
     /// entity written.
-    async fn export_values(&self) -> usize {
-        let options = WriteOptions {
-            format: FileFormat::Parquet,
-            compression: Compression::None,
-            schema: Some(self.schema.clone()),
-        };
-        let mut writer = format::create_writer(Sink::stream("bench", std::io::sink()), &options).unwrap();
+    async fn export_values(&self, writer: &mut dyn EntityWriter) -> usize {
         let read = |answer: &http::Response<Bytes>| {
             let mut values = ValuesPage::new();
             values.read_page(answer.body())?;
@@ -225,20 +241,24 @@ impl Fixture {
         for entity in values.iter() {
             writer.write_values(&entity).unwrap();
         }
-        black_box(writer.finish().unwrap()).entities as usize
+        values.len()
     }
 
-    fn run(&self, op: &str) {
+    /// Runs `op` once: one page, written into `file` for the exports ([`Fixture::file`]).
+    fn run(&self, op: &str, file: Option<&mut (dyn EntityWriter + 'static)>) {
+        let written = |export: &dyn Fn(&mut dyn EntityWriter) -> usize| {
+            black_box(export(file.expect("an export's file")));
+        };
         match op {
             "decode/query_as" => drop(black_box(response::query_as::<Customer, _>(&self.recorded).unwrap())),
             "decode/query" => drop(black_box(response::query(&self.recorded, None).unwrap())),
             "page/query_as" => drop(self.runtime.block_on(self.page_query_as())),
-            "page/export-jsonl" => drop(self.runtime.block_on(self.export(FileFormat::Jsonl))),
-            "page/export-csv" => drop(self.runtime.block_on(self.export(FileFormat::Csv))),
-            "page/export-csv-rows" => drop(self.runtime.block_on(self.export_rows())),
-            "page/export-parquet-values" => drop(self.runtime.block_on(self.export_values())),
-            "page/export-parquet" => drop(self.runtime.block_on(self.export(FileFormat::Parquet))),
-            "page/export-jsonl-copy" => drop(self.runtime.block_on(self.export_copy())),
+            "page/export-jsonl" | "page/export-csv" | "page/export-parquet" => {
+                written(&|w| self.runtime.block_on(self.export(w)))
+            }
+            "page/export-csv-rows" => written(&|w| self.runtime.block_on(self.export_rows(w))),
+            "page/export-parquet-values" => written(&|w| self.runtime.block_on(self.export_values(w))),
+            "page/export-jsonl-copy" => written(&|w| self.runtime.block_on(self.export_copy(w))),
             "digest/sha256" => drop(black_box(table_model_transfer::digest::sha256_hex(black_box(&self.lines)))),
             _ => panic!("unknown operation `{op}`"),
         }
@@ -258,8 +278,12 @@ fn main() {
     let (op, count) = spec.rsplit_once(':').expect("EXPORT_BENCH_LOOP=<operation>:<count>");
     let fixture = Fixture::new();
     let start = user_ns();
+    let mut file = fixture.file(op);
     for _ in 0..count.parse::<usize>().expect("a count") {
-        fixture.run(op);
+        fixture.run(op, file.as_deref_mut());
+    }
+    if let Some(file) = file {
+        black_box(file.finish().unwrap());
     }
     eprintln!("user_ns={}", user_ns() - start);
 }
