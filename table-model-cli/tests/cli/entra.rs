@@ -11,8 +11,9 @@
 
 #![cfg(unix)]
 
+use crate::support::TempDir;
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use table_model_test_utils::loopback::{self, reply, Certificate, Request, Response};
 
@@ -58,10 +59,8 @@ fn answer(request: &Request) -> Response {
 /// A directory of the test's own with a fake `az` in it, which appends its arguments to `az.log` and answers as
 /// the Azure CLI does: with `token`, or, when `token` is `None`, with the error of a CLI that is not logged in
 /// (and then a fake `azd` that is not logged in either).
-fn fake_az(tag: &str, token: Option<&str>) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tablectl-entra-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn fake_az(tag: &str, token: Option<&str>) -> TempDir {
+    let dir = TempDir::new(&format!("tablectl-entra-{tag}"));
     let log = dir.join("az.log");
     let answer = match token {
         Some(token) => format!(
@@ -136,7 +135,6 @@ async fn a_token_from_az_is_sent_for_the_scope_of_the_service_kind() {
         "account get-access-token -o json --scope https://storage.azure.com/.default\n\
          account get-access-token -o json --scope https://cosmos.azure.com/.default\n"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -168,5 +166,4 @@ async fn no_token_or_no_trust_exits_3_and_says_why() {
         text(&out.stderr),
         "tablectl: --auth entra needs --url: the service's URL, such as https://acme.table.core.windows.net\n"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -109,7 +109,6 @@ async fn storage_explorer_csv_files_import_with_their_types() {
         entity("1979671", "155", &[("alarmStatus", string("ACK"))]),
     ];
     assert_same(&expected, &all(&azurite.service.table_client(name)).await);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -166,7 +165,6 @@ async fn hostile_lines_are_rejected_with_their_position_and_the_rest_is_imported
         "tablectl: invalid csv header in `wide.csv` line 1: over 16384 columns (an entity has at most 252 properties)\n"
     );
     assert!(all(&azurite.service.table_client(name)).await.is_empty());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -227,5 +225,4 @@ async fn a_corrupt_compressed_file_stops_with_its_position_and_keeps_what_was_re
     let out = tablectl(&azurite.connection_string, &dir, &["import", "backup", target.as_str()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("does not match the manifest: SHA-256"), "{}", text(&out.stderr));
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -13,9 +13,9 @@
 
 #![cfg(unix)]
 
+use crate::support::TempDir;
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use table_model::client::azure_core::http::Url;
 use table_model_test_utils::loopback::{self, reply, Request as Seen};
@@ -194,16 +194,14 @@ fn certificate_assertion_is_valid(assertion: &str) -> bool {
 struct World {
     https: Server,
     http: Server,
-    dir: PathBuf,
+    dir: TempDir,
 }
 
 impl World {
     async fn new(tag: &str) -> World {
         let https = Server::start(true, entra_and_tables).await;
         let http = Server::start(false, managed_identities).await;
-        let dir = std::env::temp_dir().join(format!("tablectl-identities-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = TempDir::new(&format!("tablectl-identities-{tag}"));
         std::fs::write(dir.join("server.pem"), https.certificate_pem.as_deref().unwrap()).unwrap();
         for (tool, message) in
             [("az", "ERROR: Please run 'az login' to setup account."), ("azd", "ERROR: not logged in")]
@@ -293,12 +291,6 @@ impl World {
         assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
         assert_eq!(self.https.table_authorizations().len(), before, "{args:?}: nothing is sent to the table service");
         stderr
-    }
-}
-
-impl Drop for World {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

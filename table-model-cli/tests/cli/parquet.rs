@@ -61,7 +61,6 @@ async fn a_parquet_export_imports_back_bit_for_bit() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("imported 254 entities"), "{}", text(&out.stderr));
     assert_same(&original, &all(&azurite.service.table_client(target)).await);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -110,7 +109,6 @@ async fn values_outside_a_given_schema_survive_in_the_overflow_column() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(!dir.join("x.parquet").exists() && !dir.join("x.jsonl").exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -121,7 +119,6 @@ fn a_file_that_is_not_parquet_is_an_error_naming_it() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
     assert!(stderr.starts_with("tablectl: cannot read `bad.parquet`: invalid parquet: "), "{stderr}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -166,5 +163,4 @@ async fn a_parquet_row_that_is_not_an_entity_is_rejected_with_its_row_and_the_ot
     assert!(rejects[0]["rule"].as_str().unwrap().starts_with("invalid row key \"bad/key\""), "{rejects:?}");
     assert_eq!((&rejects[1]["line"], &rejects[1]["row_key"]), (&serde_json::json!(4), &serde_json::json!("4")));
     assert!(rejects[1]["rule"].as_str().unwrap().starts_with("invalid @overflow column: "), "{rejects:?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -81,5 +81,4 @@ async fn twenty_thousand_mixed_entities_round_trip_in_every_format() {
         eprintln!("{name}: round trip of {ENTITIES} entities exact");
     }
     table.delete_table(None).await.unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -170,7 +170,6 @@ async fn parallel_and_sharded_exports_each_equal_the_plain_export() {
     let out = run(cs, &dir, &["import", "shard2", target.as_str()], &[]).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_holds(&azurite.service.table_client(target), &entities(3_000)).await;
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -230,7 +229,6 @@ async fn an_export_killed_anywhere_resumes_to_the_same_entities() {
     let out = run(cs, &dir, &[&args[..], &["--force"]].concat(), &[]).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(export_lines(&dir.join("f")).len(), 3_333);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A connection string whose table endpoint is `addr`.
@@ -346,7 +344,6 @@ async fn an_import_stopped_anywhere_resumes_to_each_entity_once() {
     let rejects = text(&std::fs::read(dir.join("conflicts.jsonl")).unwrap());
     assert_eq!(rejects.lines().count(), 3, "{rejects}");
     assert!(rejects.lines().next().unwrap().contains("EntityAlreadyExists"), "{rejects}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -382,7 +379,6 @@ async fn a_copy_stopped_anywhere_resumes_to_each_entity_once() {
         assert_eq!(summary["copied"], 8_000, "{tag}");
         assert_holds(&azurite.service.table_client(target), &expected).await;
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -399,7 +395,6 @@ async fn a_copy_through_ten_percent_faults_ends_exact() {
     let faults: u64 = proxy.counts().iter().filter(|(f, _)| **f != Fault::None).map(|(_, n)| n).sum();
     assert!(faults >= 5, "{:?}", proxy.counts());
     assert_holds(&azurite.service.table_client(target), &entities(10_000)).await;
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -434,7 +429,6 @@ async fn copy_takes_an_endpoint_on_each_side_and_checks_its_options() {
     let out = run("", &dir, &["copy", &name, "Nowhere", "--from-connection-string", cs], &[]).await;
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).starts_with("tablectl: no endpoint: "), "{}", text(&out.stderr));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -472,7 +466,6 @@ async fn a_copy_to_a_cosmos_kind_target_rejects_a_long_row_key_before_sending() 
     );
     // Never sent: the target (which would have taken it) holds the 50 others only.
     assert_holds(&azurite.service.table_client(target), &entities(50)).await;
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Ctrl-C (SIGINT) stops an export at its next checkpoint, saying so, with status 130; the same command then

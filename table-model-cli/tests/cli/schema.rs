@@ -32,7 +32,6 @@ fn schema_rust_of_the_mixed_fixture_is_the_checked_in_struct() {
         "regenerate with `cargo run -p table-model-cli -- schema tests/fixtures/mixed.jsonl --rust > \
          tests/fixtures/mixed_entity.rs` (from table-model-cli/) and review the difference"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -59,7 +58,6 @@ fn schema_of_a_file_lists_types_counts_and_conflicts_without_an_endpoint() {
     assert!(text(&out.stderr).starts_with("tablectl: `bad.jsonl` line 2: "), "{}", text(&out.stderr));
     let out = tablectl("", &dir, &["schema", "missing.parquet"]);
     assert!(text(&out.stderr).starts_with("tablectl: cannot read `missing.parquet`: "), "{}", text(&out.stderr));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -99,5 +97,4 @@ async fn the_schema_rust_struct_reads_the_table_it_was_made_from() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["entities"], 2);
     assert_eq!(json["properties"][2]["name"], "Timestamp");
-    let _ = std::fs::remove_dir_all(&dir);
 }

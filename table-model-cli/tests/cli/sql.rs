@@ -163,7 +163,6 @@ async fn each_format_holds_the_rows_the_entities_give() {
          itself\n"
     );
     assert!(!dir.join("rows.parquet").exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -210,7 +209,6 @@ async fn a_join_and_a_group_by_give_what_the_entities_give() {
     }
     // A sample of 5 entities (c0's first orders, o000 with a Note) types every column.
     assert_eq!(ok(&out), csv);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -257,7 +255,6 @@ async fn errors_have_their_exit_codes_and_nothing_on_stdout() {
     assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "");
     assert!(text(&out.stderr).contains("TableNotFound"), "{}", text(&out.stderr));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -306,7 +303,6 @@ async fn insert_writes_through_the_bulk_writer_and_a_bad_row_is_invalid_input() 
         )
     );
     assert_eq!(all(&table).await.len(), want.len());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -397,7 +393,6 @@ async fn compressed_files_stdout_as_dash_explain_show_tables_and_statements_it_r
         );
     }
     assert_eq!(all(&azurite.service.table_client(&name)).await.len(), orders().len(), "the table is still there");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -423,7 +418,6 @@ async fn an_insert_that_fails_partway_says_what_was_written_and_is_a_failure() {
     // Every order is in the target once: those of c1 as they were, the others written.
     let stored = all(&azurite.service.table_client(&to)).await;
     assert_eq!(stored.len(), orders().len());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A table deleted after the tables were listed is not there: `SHOW COLUMNS` (`information_schema.columns`

@@ -60,7 +60,6 @@ async fn export_then_import_gives_back_every_entity_bit_for_bit() {
     let copied = all(&azurite.service.table_client(target.clone())).await;
     assert_same(&exported, &copied);
     assert!(copied[0].timestamp() != original[0].timestamp() || copied[0].etag() != original[0].etag());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -105,7 +104,6 @@ async fn export_to_stdout_is_the_data_alone_and_query_pipes_json_lines() {
     assert_eq!(text(&out.stdout), format!("{{\"count\":12,\"table\":\"{name}\"}}\n"));
     let out = tablectl(&azurite.connection_string, &dir, &["--json", "tables"]);
     assert!(text(&out.stdout).lines().any(|l| l == format!("{{\"table\":\"{name}\"}}")), "{}", text(&out.stdout));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -152,7 +150,6 @@ async fn bad_lines_are_rejected_with_their_line_numbers_and_nothing_else_is_lost
     let stored = all(&azurite.service.table_client(name.clone())).await;
     let stored: Vec<String> = stored.iter().map(|e| format!("{}/{}", e.partition_key(), e.row_key())).collect();
     assert_eq!(stored, ["p/1", "p/6", "q/7"]);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -193,7 +190,6 @@ async fn an_existing_entity_is_rejected_alone_not_with_its_transaction() {
     let out = tablectl(&azurite.connection_string, &dir, &["import", "in.jsonl", name.as_str(), "--mode", "replace"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(all(&table).await[1].value("Old").is_none());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -228,7 +224,6 @@ async fn a_changed_export_is_refused_before_anything_is_sent() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let out = tablectl(&azurite.connection_string, &dir, &["import", "backup", target.as_str()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -249,7 +244,6 @@ async fn import_reads_stdin() {
     assert_eq!(all(&azurite.service.table_client(name)).await.len(), 250);
     let reject: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("r.jsonl")).unwrap()).unwrap();
     assert_eq!((&reject["source"], &reject["line"], &reject["text"]), (&"-".into(), &251.into(), &"[1]".into()));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A producer that writes a few lines and keeps its pipe open: what it wrote is imported without waiting for
@@ -282,7 +276,6 @@ async fn import_from_a_slow_stdin_writes_what_came_without_waiting_for_more() {
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -294,7 +287,6 @@ fn a_bad_filter_exits_2_with_its_position_before_any_request() {
     assert_eq!(text(&out.stdout), "");
     let stderr = text(&out.stderr);
     assert!(stderr.starts_with("tablectl: invalid --filter `Age gt`: invalid filter at position 6: "), "{stderr}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -318,7 +310,6 @@ fn usage_errors_exit_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).starts_with("tablectl: no endpoint: "), "{}", text(&out.stderr));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -349,7 +340,6 @@ fn nothing_listening_exits_3_fast() {
     assert!(start.elapsed() < Duration::from_secs(20), "took {:?}", start.elapsed());
     assert!(text(&out.stderr).starts_with("tablectl: "), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -376,7 +366,6 @@ async fn an_output_file_name_tells_the_format_and_compression() {
         target.delete_table(None).await.unwrap();
     }
     table.delete_table(None).await.unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// What an operator met: `export -o out --format csv` then `import out T` read every line as JSON and rejected

@@ -110,7 +110,6 @@ fn validate_reports_each_planted_error_with_its_line_key_property_and_rule() {
         assert!(stderr.contains("12 entities of `planted.jsonl` checked for "), "{stderr}");
         assert!(stderr.contains(&format!("{} valid, {n} invalid ({n} findings)", 12 - n)), "{stderr}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -147,7 +146,6 @@ fn validate_exits_0_when_all_is_valid_and_2_for_bad_input() {
     let out = run(&["validate", "table:People", "--service", "storage"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).starts_with("tablectl: no endpoint"), "{}", text(&out.stderr));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -179,7 +177,6 @@ async fn import_writes_nothing_for_a_planted_error_and_everything_else() {
         written.sort();
         assert_eq!(stored, written, "{kind}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
@@ -260,7 +257,6 @@ async fn validate_reads_a_table_and_tells_whether_it_can_move_to_cosmos() {
         }
         assert_eq!(from_file[2], reports[2]);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -277,7 +273,6 @@ fn validate_reads_stdin() {
         (&"-".into(), &3.into(), &"ETag".into())
     );
     assert_eq!(reports[1]["entities"], 2);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `tablectl validate big.jsonl | head`: the reader and the checking threads stop when stdout closes.
@@ -312,5 +307,4 @@ fn a_closed_stdout_ends_the_run() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(0), "a closed stdout ends the run quietly, as for query");
-    let _ = std::fs::remove_dir_all(&dir);
 }
