@@ -10,7 +10,8 @@
 #      `--toggle-collect`), the manifest's SHA-256, reported apart: under valgrind sha2 runs its portable code, as
 #      valgrind hides the CPU's SHA extensions;
 #   2. user time per entity of the same operations run natively (the loop's own user time, printed by the
-#      benchmark), where sha2 uses the SHA extensions, and of the SHA-256 of the page's lines alone;
+#      benchmark; interleaved minima of EXPORT_BENCH_ROUNDS rounds, 10 by default), where sha2 uses the SHA
+#      extensions, and of the SHA-256 of the page's lines alone;
 #   3. peak memory (max RSS, `/usr/bin/time -v`) and entities/s of the release `tablectl export` of 20,000 and
 #      200,000 entities in jsonl and csv, from the same server.
 # Usage: [EXPORT_BENCH=<path>] [TABLECTL=<path>] scripts/bench-export.sh [instructions|time|memory]   (all by default; needs valgrind and GNU time;
@@ -65,21 +66,21 @@ if [[ "$what" == all || "$what" == instructions ]]; then
 fi
 
 if [[ "$what" == all || "$what" == time ]]; then
-    # user ns per entity: the loop's user time over PAGES pages (the best of 3 runs).
-    user() {
-        local best=""
-        for _ in 1 2 3; do
-            local ns
-            ns=$(EXPORT_BENCH_LOOP="$1:$2" "$bin" 2>&1 >/dev/null | grep -o 'user_ns=[0-9]*' | cut -d= -f2)
-            if [[ -z "$best" || "$ns" -lt "$best" ]]; then best=$ns; fi
-        done
-        echo $(( best / $2 / 1000 ))
-    }
+    # user ns per entity: the loop's user time over 300 pages, the minimum of ROUNDS rounds (10 by default; the
+    # environment's EXPORT_BENCH_ROUNDS), each round running every operation once, so that the machine's load
+    # weighs on all of them alike (interleaved minima).
+    ops=(decode/query_as decode/query page/query_as page/export-jsonl page/export-jsonl-copy page/export-csv
+        page/export-csv-rows page/export-parquet page/export-parquet-values digest/sha256)
     declare -A ns
-    for op in decode/query_as decode/query page/query_as page/export-jsonl page/export-jsonl-copy page/export-csv \
-        page/export-csv-rows page/export-parquet page/export-parquet-values digest/sha256; do
-        ns[$op]=$(user "$op" 300)
-        printf '%-18s %8d ns user time per entity\n' "$op" "${ns[$op]}"
+    for _ in $(seq 1 "${EXPORT_BENCH_ROUNDS:-10}"); do
+        for op in "${ops[@]}"; do
+            t=$(EXPORT_BENCH_LOOP="$op:300" "$bin" 2>&1 >/dev/null | grep -o 'user_ns=[0-9]*' | cut -d= -f2)
+            t=$(( t / 300 / 1000 ))
+            if [[ -z "${ns[$op]:-}" || "$t" -lt "${ns[$op]}" ]]; then ns[$op]=$t; fi
+        done
+    done
+    for op in "${ops[@]}"; do
+        printf '%-26s %8d ns user time per entity\n' "$op" "${ns[$op]}"
     done
     echo "export jsonl / decode with query_as (user time): $(ratio "${ns[page/export-jsonl]}" "${ns[decode/query_as]}")"
     echo "export jsonl copied / query_as (user time):      $(ratio "${ns[page/export-jsonl-copy]}" "${ns[decode/query_as]}")"
