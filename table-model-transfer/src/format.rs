@@ -167,6 +167,27 @@ pub(crate) fn property_size_at_most(name: &str, value: &table_model::EdmValue) -
     table_model::limits::property_size_at_most(name, value.stored_size())
 }
 
+/// What a query page of so many bytes typically holds, for the readers of pages that build no `Entity`
+/// ([`csv::CsvRows`], [`parquet::ValuesPage`]) to make room for it at once: growing by doubling as the page is read
+/// would copy what they hold, a page's worth. The keys and names are part of the JSON, about an eighth of it; a
+/// property takes tens of its bytes, an entity hundreds. A large reservation that is not filled is not touched,
+/// nor resident.
+pub(crate) struct PageRoom {
+    /// Bytes of keys and property names.
+    pub names: usize,
+    /// Properties.
+    pub properties: usize,
+    /// Entities.
+    pub entities: usize,
+}
+
+impl PageRoom {
+    /// The room of a page of `len` bytes.
+    pub fn of(len: usize) -> PageRoom {
+        PageRoom { names: len / 8, properties: len / 48, entities: len / 512 }
+    }
+}
+
 /// An entity's keys.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Keys {

@@ -169,7 +169,6 @@ async fn generations_restore_exactly_after_kills_and_faults() {
     assert!(text(&refused.stderr).contains("does not match generation 3's manifest"), "{}", text(&refused.stderr));
     let missing = azurite.service.table_client(target).query_first::<Entity>(&table_model::Query::new(), 1, None).await;
     assert!(missing.is_err_and(|e| e.is_not_found()), "the target was not created");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -191,7 +190,6 @@ async fn a_restore_stopped_by_the_transport_goes_on_when_run_again() {
     assert!(again.status.success(), "{}", text(&again.stderr));
     assert_eq!(json_line(&again.stdout)["resumed"], true);
     assert_same(&all(&table).await, &all(&azurite.service.table_client(target)).await);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `--all` backs up every table of the account: run against an emulator of its own (`scripts/azurite.sh run`),
@@ -224,5 +222,4 @@ printf '{"PartitionKey":"p","RowKey":"1","N":1}\n{"PartitionKey":"q","RowKey":"2
     assert_eq!(backed_up, [("Alpha", 2), ("Beta", 2)]);
     let verified: Vec<&str> = lines[2..].iter().map(|l| l["table"].as_str().unwrap()).collect();
     assert_eq!(verified, ["Alpha", "Beta"]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -299,12 +299,11 @@ impl ValuesPage {
         self.names.clear();
         self.values.clear();
         self.entities.clear();
-        // Room for what a page of this size typically holds, so that the buffers do not grow (copying what they
-        // hold, a page's worth) as it is read: the keys and names are part of the JSON, a property takes tens of
-        // its bytes, an entity hundreds. A large reservation that is not filled is not touched, nor resident.
-        self.names.reserve(page.len() / 8);
-        self.values.reserve(page.len() / 48);
-        self.entities.reserve(page.len() / 512);
+        // Room for what the page holds at once.
+        let room = super::PageRoom::of(page.len());
+        self.names.reserve(room.names);
+        self.values.reserve(room.properties);
+        self.entities.reserve(room.entities);
         let values = RefCell::new(self);
         decode_query_with(page, || PageEntity { values: &values }).map(drop)
     }

@@ -180,14 +180,12 @@ impl CsvRows {
     /// unspecified.
     pub fn read_page(&mut self, page: &[u8]) -> Result<(), DecodeError> {
         self.clear();
-        // Room for what a page of this size typically holds, so that the buffers do not grow (copying what they
-        // hold, a page's worth) as it is read: the fields are the values' text, most of the JSON; the keys and
-        // names are part of it; a property takes tens of its bytes, an entity hundreds. A large reservation that
-        // is not filled is not touched, nor resident.
+        // Room for what the page holds at once; the fields, the values' text, are most of its JSON.
+        let room = crate::format::PageRoom::of(page.len());
         self.fields.reserve(page.len() / 3 * 2);
-        self.names.reserve(page.len() / 8);
-        self.properties.reserve(page.len() / 48);
-        self.rows.reserve(page.len() / 512);
+        self.names.reserve(room.names);
+        self.properties.reserve(room.properties);
+        self.rows.reserve(room.entities);
         let rows = RefCell::new(self);
         decode_query_with(page, || PageEntity { rows: &rows }).map(drop)
     }
