@@ -17,6 +17,7 @@
 //! assert!(matches!(cli.command, Command::Count(_)));
 //! # Ok::<(), clap::Error>(())
 //! ```
+#![deny(missing_docs, missing_debug_implementations)]
 
 #[cfg(feature = "sql")]
 pub mod catalog;

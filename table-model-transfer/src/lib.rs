@@ -49,6 +49,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![deny(missing_docs, missing_debug_implementations)]
 
 /// Builder methods of an options struct: `field(value)` sets `field` to the value (`value T`), to `Some` of it
 /// (`some T`), or to `Some` of anything that converts into it (`into T`: a `&str` for a `String`, a `&Path` for a

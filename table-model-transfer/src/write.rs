@@ -106,6 +106,7 @@ pub struct Settled {
 }
 
 /// How [`write_chunk`] writes.
+#[derive(Debug)]
 pub struct ChunkWriter<'a> {
     /// The target.
     pub table: &'a TableClient,
