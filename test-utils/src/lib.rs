@@ -13,6 +13,7 @@
 //! - `service` (feature `service`): an in-memory Table service on loopback with the service's latency and
 //!   per-partition throttle, the benchmarks' server; the binary `table-server` serves it.
 //! - `entity` (feature `entity`): the benchmarks' entity of every EDM type and its recorded JSON.
+//! - [`temp_dir`] (no feature): a directory of a test's own, removed when the test ends.
 
 #![warn(missing_docs)]
 
@@ -27,3 +28,4 @@ pub mod loopback;
 pub mod proxy;
 #[cfg(feature = "service")]
 pub mod service;
+pub mod temp_dir;

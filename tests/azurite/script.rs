@@ -3,18 +3,10 @@
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A folder of the test's own, removed at the end.
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use table_model_test_utils::temp_dir::TempDir;
 
 /// `scripts/azurite.sh run` with these arguments; its stderr (the script's notices) goes to `log`.
 fn azurite_run(args: &[&str], log: &Path) -> Command {
@@ -63,10 +55,9 @@ fn run_stops_only_the_emulator_it_started() {
     if crate::support::endpoint().is_none() {
         return;
     }
-    let dir = TempDir(std::env::temp_dir().join(format!("table-model-azurite-run-{}", std::process::id())));
-    std::fs::create_dir_all(&dir.0).expect("temp dir");
-    let (endpoint_file, done_file) = (dir.0.join("endpoint"), dir.0.join("done"));
-    let (first_log, second_log) = (dir.0.join("first.log"), dir.0.join("second.log"));
+    let dir = TempDir::new("table-model-azurite-run");
+    let (endpoint_file, done_file) = (dir.join("endpoint"), dir.join("done"));
+    let (first_log, second_log) = (dir.join("first.log"), dir.join("second.log"));
 
     // The first command: it writes its emulator's endpoint, then keeps using it until told to finish.
     let wait = r#"printf '%s\n' "$TABLE_MODEL_AZURITE_ENDPOINT" > "$1"; while [ ! -e "$2" ]; do sleep 0.1; done"#;

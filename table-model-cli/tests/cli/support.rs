@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use futures::TryStreamExt as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use table_model::client::{TableClient, TableServiceClient};
@@ -49,47 +49,11 @@ pub fn unique_table(tag: &str) -> TableName {
     TableName::new(format!("Ctl{tag}{}x{n}", std::process::id())).unwrap()
 }
 
+pub use table_model_test_utils::temp_dir::TempDir;
+
 /// An empty directory of the test's own ([`TempDir`]: removed when the test ends).
 pub fn temp_dir(tag: &str) -> TempDir {
     TempDir::new(&format!("tablectl-test-{tag}"))
-}
-
-/// A directory of a test's own in the temporary directory, `<prefix>-<pid>`, emptied when made and removed when
-/// dropped, so that a run leaves nothing behind however the test returns. A test that fails keeps it, for a look
-/// at what the tool wrote, and says where it is.
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    pub fn new(prefix: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("{prefix}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl AsRef<Path> for TempDir {
-    fn as_ref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            eprintln!("the failed test's directory is kept: {}", self.0.display());
-        } else {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 }
 
 /// The binary started with the connection string in its environment (none: without one), in `dir`, its stdin,
