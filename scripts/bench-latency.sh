@@ -4,7 +4,8 @@
 # rather than an emulator's CPU sets the pace. What each case runs and how the figures are made: the docstring of
 # scripts/bench_latency.py. Each figure is a ratio to its baseline measured in the same run (interleaved minima).
 #
-#   scripts/bench-latency.sh [ROUNDS] [PYTHON_ROUNDS]     (3 and 2 by default)
+#   scripts/bench-latency.sh [ROUNDS] [PYTHON_ROUNDS] [CASES]     (3 and 2 by default; CASES: a regular
+#   expression, the cases to run, all by default)
 #
 # Builds a release tablectl without default features (no SQL), a release table-server and the bench
 # import_floor (the import's transactions sent by a bare client); creates the git-ignored
@@ -24,5 +25,6 @@ floor=$(cargo bench -p table-model-cli --no-default-features --bench import_floo
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$BENCH_VENV/bin/python" "$ROOT/scripts/bench_latency.py" --tablectl "$TARGET/release/tablectl" \
-    --server "$TARGET/release/table-server" --import-floor "$floor" --rounds "${1:-3}" --python-rounds "${2:-2}" --work "$ROOT/.bench/latency"
+    --server "$TARGET/release/table-server" --import-floor "$floor" --rounds "${1:-3}" --python-rounds "${2:-2}" --work "$ROOT/.bench/latency" \
+    ${3:+--cases "$3"}
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

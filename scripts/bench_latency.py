@@ -13,10 +13,12 @@ from round to round (interleaved), each tablectl run in its own process:
     export/P      tablectl export Customers -o DIR/ --parallel P          P = 1, 4, 16
     count/P       tablectl count Customers --parallel P                  P = 1, 16
     copy/P        tablectl copy Customers <new table> --parallel P       P = 1, 16
+    copy/16/W     the same with W transactions in flight (`--in-flight W`), W = 32
     import/200k   tablectl import big.jsonl <new table>
     floor/200k    the same transactions built and signed beforehand, sent by a bare reqwest client as the import
                   sends them (table-model-cli/benches/import_floor.rs): the seconds from its first transaction to
                   its last answer, the floor this machine sets under import/200k
+    import/200k/W, floor/200k/W   the same two with W transactions in flight (`--in-flight W`), W = 32
     import/20k    tablectl import customers20k.jsonl <new table>   (the first 20,000 of Customers, 80 partitions)
     small/P       tablectl export Small -o DIR/ --parallel P             P = 1, 16
     backup/P      tablectl backup Backed -o COPY --parallel P --margin 5: an incremental generation, into a copy
@@ -34,13 +36,14 @@ margin after the server seeded it, then 1% of it changes: 1,000 entities merged,
 500 deleted (`tablectl import --mode merge`, `tablectl delete`). The bytes of one incremental generation and one
 full export (p16) are the server's `bytes_sent` before and after.
 
-The Python cases run `--python-rounds` rounds (the first ones). Prints the minimum of each case, then each
+The Python cases run `--python-rounds` rounds (the first ones); `--cases REGEX` runs only the cases it matches. Prints the minimum of each case, then each
 figure as a ratio to its baseline measured in the same run, and the server's counts (GET /stats).
 """
 
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -59,6 +62,8 @@ TABLES = {"Customers": (100_000, 400), "Small": (2_000, 4), "Big": (200_000, 400
 MARGIN = 5
 # The bulk writer's transactions in flight (table-model's BulkOptions default), which import and copy use.
 IN_FLIGHT = 8
+# The wider import's transactions in flight (`tablectl import --in-flight`).
+WIDE = 32
 PY_THREADS = 8
 # The entities of the imports compared with Python.
 SMALL_IMPORT = 20_000
@@ -201,6 +206,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--python-rounds", type=int, default=2)
     parser.add_argument("--work", default=".bench/latency")
+    parser.add_argument("--cases", help="run only the cases whose name this regular expression matches")
     parser.add_argument("--scale", type=int, default=1, help="divide every table's entities by this (a smoke test)")
     args = parser.parse_args()
     global SMALL_IMPORT
@@ -225,18 +231,18 @@ def main():
             for _, line in zip(range(SMALL_IMPORT), f):
                 out.write(line)
 
-        def import_floor(path):
+        def import_floor(path, in_flight=IN_FLIGHT):
             """The same transactions as the import, sent by a bare client (table-model-cli/benches/import_floor.rs):
             the seconds it prints, from its first transaction to its last answer."""
             name = run.fresh("Floor")
-            out = subprocess.run([args.import_floor, run.endpoint, name, path], cwd=args.work, check=True,
-                                 stdout=subprocess.PIPE, text=True).stdout
+            out = subprocess.run([args.import_floor, run.endpoint, name, path, str(in_flight)], cwd=args.work,
+                                 check=True, stdout=subprocess.PIPE, text=True).stdout
             drop(port, name)
             return float(out.split()[0])
 
-        def tablectl_import(path):
+        def tablectl_import(path, in_flight=IN_FLIGHT):
             name = run.fresh("Import")
-            seconds = run.tablectl_run("import", path, name)
+            seconds = run.tablectl_run("import", path, name, "--in-flight", str(in_flight))
             drop(port, name)
             return seconds
 
@@ -264,9 +270,10 @@ def main():
             drop(port, name)
             return seconds
 
-        def copy(parallel):
+        def copy(parallel, in_flight=IN_FLIGHT):
             name = run.fresh("Copy")
-            seconds = run.tablectl_run("copy", "Customers", name, "--parallel", str(parallel))
+            seconds = run.tablectl_run("copy", "Customers", name, "--parallel", str(parallel),
+                                       "--in-flight", str(in_flight))
             drop(port, name)
             return seconds
 
@@ -278,8 +285,11 @@ def main():
             ("count/16", lambda: run.tablectl_run("count", "Customers", "--parallel", "16")),
             ("copy/1", lambda: copy(1)),
             ("copy/16", lambda: copy(16)),
+            (f"copy/16/{WIDE}", lambda: copy(16, WIDE)),
             ("import/200k", lambda: tablectl_import(big)),
             ("floor/200k", lambda: import_floor(big)),
+            (f"import/200k/{WIDE}", lambda: tablectl_import(big, WIDE)),
+            (f"floor/200k/{WIDE}", lambda: import_floor(big, WIDE)),
             ("import/20k", lambda: tablectl_import(customers)),
             ("small/1", lambda: run.export("Small", 1)),
             ("small/16", lambda: run.export("Small", 16)),
@@ -293,6 +303,8 @@ def main():
             ("py-import/1", lambda: run.py_import(1, customers, SMALL_IMPORT)),
             ("py-import/8", lambda: run.py_import(PY_THREADS, customers, SMALL_IMPORT)),
         ]
+        if args.cases:
+            cases = [(name, case) for name, case in cases if re.search(args.cases, name)]
         best = {}
         for r in range(args.rounds):
             order = cases[r % len(cases):] + cases[:r % len(cases)]
@@ -324,7 +336,7 @@ def main():
              "py-import": SMALL_IMPORT, "backup": backed, "full": backed, "restore": backed}
     for name, seconds in best.items():
         kind = name.split("/")[0]
-        n = big if name in ("import/200k", "floor/200k") else SMALL_IMPORT if kind == "import" else sizes[kind]
+        n = big if name.split("/")[1:2] == ["200k"] else SMALL_IMPORT if kind == "import" else sizes[kind]
         print(f"| {name} | {seconds:.3f} | {n / seconds:,.0f} |")
 
     def ratio(a, b):
@@ -335,6 +347,7 @@ def main():
     print(f"  export --parallel 16 speed-up over --parallel 1:  {ratio('export/1', 'export/16'):.2f}x")
     print(f"  count --parallel 16 speed-up over --parallel 1:   {ratio('count/1', 'count/16'):.2f}x")
     print(f"  copy --parallel 16 speed-up over --parallel 1:    {ratio('copy/1', 'copy/16'):.2f}x")
+    print(f"  copy --parallel 16 --in-flight {WIDE} over --parallel 1: {ratio('copy/1', f'copy/16/{WIDE}'):.2f}x")
     print(f"  2,000 entities, --parallel 16 time / --parallel 1: {ratio('small/16', 'small/1'):.2f} (goal: at most 1.10)")
     partitions = TABLES["Big"][1]
     transactions = partitions * -(-(big // partitions) // 100)
@@ -348,6 +361,13 @@ def main():
     if "import/200k" in best and "floor/200k" in best:
         print(f"  import of {big:,} / the same transactions sent by a bare client (floor/200k, "
               f"{best['floor/200k']:.3f} s): {ratio('import/200k', 'floor/200k'):.2f} (goal: within 1.10)")
+    wide = f"import/200k/{WIDE}"
+    if wide in best:
+        bound = max(transactions / WIDE * LATENCY_WRITE_MS / 1000, throttle_bound)
+        print(f"  import of {big:,} with {WIDE} transactions in flight: {best[wide]:.3f} s, "
+              f"{best[wide] / bound:.2f}x the {bound:.3f} s that latency and throttle allow; "
+              f"{ratio('import/200k', wide):.2f}x faster than {IN_FLIGHT} in flight; the same transactions sent by "
+              f"a bare client, {WIDE} in flight: {ratio(wide, f'floor/200k/{WIDE}'):.2f}")
     for py in ("py-export/1", "py-export/8"):
         for ours in ("export/1", "export/16"):
             print(f"  tablectl {ours} against Python {py}: {ratio(py, ours):.2f}x (goal: 5x)")

@@ -5,15 +5,15 @@
 //! to the wire on this machine.
 //!
 //! ```sh
-//! cargo bench -p table-model-cli --bench import_floor -- ENDPOINT TABLE FILE
+//! cargo bench -p table-model-cli --bench import_floor -- ENDPOINT TABLE FILE [IN_FLIGHT]
 //! ```
 //!
 //! `ENDPOINT` is the account's table endpoint (`http://127.0.0.1:PORT/devstoreaccount1` of `table-server`, which
 //! checks no signature), `TABLE` a table to create, `FILE` JSON lines as `tablectl export` writes them. As the
 //! import does (`table_model_transfer::import` and the bulk writer): chunks of 10,000 lines one after the other;
 //! in each, a partition's entities in transactions of at most 100 in file order, a partition's transactions one
-//! after the other, 8 in flight (`BulkOptions::concurrency`'s default), the partition with the most waiting
-//! first. Prints the seconds from the first transaction sent to the last answered, and the count of
+//! after the other, `IN_FLIGHT` at once (8 by default, `BulkOptions::concurrency`'s default; `tablectl import
+//! --in-flight`), the partition with the most waiting first. Prints the seconds from the first transaction sent to the last answered, and the count of
 //! transactions.
 
 use futures::stream::{FuturesUnordered, StreamExt as _};
@@ -25,7 +25,7 @@ use table_model_transfer::format::jsonl;
 
 /// Lines an import reads and writes at a time (`table_model_transfer::import`'s chunk).
 const CHUNK: usize = 10_000;
-/// Transactions in flight (the bulk writer's default).
+/// Transactions in flight without `IN_FLIGHT` (the bulk writer's default).
 const IN_FLIGHT: usize = 8;
 
 /// A chunk's transactions, per partition in file order, partitions in order of first appearance.
@@ -33,9 +33,15 @@ type Plan = Vec<(String, VecDeque<http::Request<Vec<u8>>>)>;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
-    let [endpoint, table, file] = args.as_slice() else {
-        eprintln!("usage: import_floor ENDPOINT TABLE FILE");
-        std::process::exit(2);
+    let (endpoint, table, file, in_flight) = match args.as_slice() {
+        [endpoint, table, file] => (endpoint, table, file, IN_FLIGHT),
+        [endpoint, table, file, n] if n.parse::<usize>().is_ok_and(|n| n > 0) => {
+            (endpoint, table, file, n.parse().expect("checked"))
+        }
+        _ => {
+            eprintln!("usage: import_floor ENDPOINT TABLE FILE [IN_FLIGHT]");
+            std::process::exit(2);
+        }
     };
     let service = TableService::new(
         Endpoint::parse(endpoint).expect("an endpoint URL"),
@@ -55,7 +61,7 @@ fn main() {
         assert!(status.is_success(), "the table was not created: {status}");
         let started = Instant::now();
         for plan in plans {
-            send_chunk(&http, plan).await;
+            send_chunk(&http, plan, in_flight).await;
         }
         println!("{:.3} {transactions}", started.elapsed().as_secs_f64());
     });
@@ -90,13 +96,13 @@ fn plan(service: &TableService, table: &TableName, chunk: &[&[u8]]) -> Plan {
     plan
 }
 
-/// Sends a chunk's transactions: a partition's one after the other, [`IN_FLIGHT`] at a time, the partition with
-/// the most waiting first (the earliest on a tie).
-async fn send_chunk(http: &Bare, mut plan: Plan) {
+/// Sends a chunk's transactions: a partition's one after the other, `most` at a time, the partition with the
+/// most waiting first (the earliest on a tie).
+async fn send_chunk(http: &Bare, mut plan: Plan, most: usize) {
     let mut busy = vec![false; plan.len()];
     let mut in_flight = FuturesUnordered::new();
     loop {
-        while in_flight.len() < IN_FLIGHT {
+        while in_flight.len() < most {
             let next =
                 (0..plan.len()).filter(|&p| !busy[p] && !plan[p].1.is_empty()).fold(None, |best: Option<usize>, p| {
                     match best {

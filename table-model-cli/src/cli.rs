@@ -197,6 +197,9 @@ pub struct RestoreArgs {
     /// At most this many entities per second (0: no limit) [default: 20000 for Azure Storage, no limit otherwise]
     #[arg(long, value_name = "N")]
     pub max_rate: Option<u64>,
+    /// Send at most this many transactions (of up to 100 entities of a partition) at once [default: 8]
+    #[arg(long, value_name = "N")]
+    pub in_flight: Option<NonZeroUsize>,
     /// Start an unfinished restore over instead of going on with it
     #[arg(long)]
     pub force: bool,
@@ -339,6 +342,9 @@ pub struct ImportArgs {
     /// At most this many entities per second (0: no limit) [default: 20000 for Azure Storage, no limit otherwise]
     #[arg(long, value_name = "N")]
     pub max_rate: Option<u64>,
+    /// Send at most this many transactions (of up to 100 entities of a partition) at once [default: 8]
+    #[arg(long, value_name = "N")]
+    pub in_flight: Option<NonZeroUsize>,
     /// The checkpoint an interrupted import resumes from [default: TABLE.import-checkpoint.json; removed when the
     /// import ends]
     #[arg(long, value_name = "FILE")]
@@ -451,6 +457,9 @@ pub struct CopyArgs {
     /// no limit otherwise]
     #[arg(long, value_name = "N")]
     pub max_rate: Option<u64>,
+    /// Send at most this many transactions (of up to 100 entities of a partition) at once [default: 8]
+    #[arg(long, value_name = "N")]
+    pub in_flight: Option<NonZeroUsize>,
     /// Where to write the entities that are not copied [default: TARGET.rejects.jsonl, written only if any]
     #[arg(long, value_name = "FILE")]
     pub reject: Option<PathBuf>,

@@ -53,6 +53,10 @@ pub struct CopyOptions {
     pub checkpoint: Option<PathBuf>,
     /// Start over instead of resuming the unfinished copy of the checkpoint.
     pub force: bool,
+    /// Transactions in flight at once [default: `None`, the bulk writer's 8]. More keep more of a partitioned
+    /// target busy where each transaction's round trip, not the client, sets the pace; memory stays bounded by
+    /// the chunk (`docs/tablectl.md`, "Transactions in flight").
+    pub in_flight: Option<NonZeroUsize>,
 }
 
 impl Default for CopyOptions {
@@ -65,6 +69,7 @@ impl Default for CopyOptions {
             reject: None,
             checkpoint: None,
             force: false,
+            in_flight: None,
         }
     }
 }
@@ -76,9 +81,8 @@ setters!(CopyOptions {
     max_rate: some u64,
     checkpoint: into PathBuf,
     force: value bool,
+    in_flight: some NonZeroUsize,
 });
-
-impl CopyOptions {}
 
 /// What a copy did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -299,6 +303,7 @@ async fn run(
                 control,
                 done: this_run,
                 partition_rate: partition_limit_for(options.max_rate, to.kind()),
+                in_flight: options.in_flight,
             };
             // The next chunk is read while this one is written: the source's round trips and the target's overlap.
             let (settled, read_next) = tokio::join!(write_chunk(&writer, lines), read_chunk(&mut pages, size, control));

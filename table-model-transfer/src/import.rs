@@ -27,6 +27,7 @@ use crate::rate::{limit_for, partition_limit_for, Pace};
 use crate::rejects::{Reject, RejectFile};
 use crate::write::{write_chunk, ChunkWriter, Line, WriteMode};
 use serde::{Deserialize, Serialize};
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::time::Duration;
 use table_model::client::TableClient;
@@ -56,6 +57,10 @@ pub struct ImportOptions {
     pub checkpoint: Option<PathBuf>,
     /// Start over instead of resuming the unfinished import of the checkpoint.
     pub force: bool,
+    /// Transactions in flight at once [default: `None`, the bulk writer's 8]. More keep more of a partitioned
+    /// target busy where each transaction's round trip, not the client, sets the pace; memory stays bounded by
+    /// the chunk (`docs/tablectl.md`, "Transactions in flight").
+    pub in_flight: Option<NonZeroUsize>,
 }
 
 setters!(ImportOptions {
@@ -64,6 +69,7 @@ setters!(ImportOptions {
     max_rate: some u64,
     checkpoint: into PathBuf,
     force: value bool,
+    in_flight: some NonZeroUsize,
 });
 
 impl ImportOptions {
@@ -147,7 +153,10 @@ impl Reader {
                     continue;
                 }
                 items.push(item);
-                if items.len() == batch && sender.blocking_send(std::mem::take(&mut items)).is_err() {
+                // A full batch goes, and the next starts with room for a batch (not empty, grown by doubling).
+                if items.len() == batch
+                    && sender.blocking_send(std::mem::replace(&mut items, Vec::with_capacity(batch))).is_err()
+                {
                     return reader.error;
                 }
             }
@@ -241,7 +250,9 @@ impl Records {
     /// Takes the next chunk of records: at least one (waiting for it), then what comes within [`CHUNK_WAIT`],
     /// at most `size`. Empty at the end of the input.
     async fn next_chunk(&mut self, size: usize) -> Vec<Item> {
-        let mut chunk: Vec<Item> = self.batch.by_ref().take(size).collect();
+        // Room for the whole chunk at once: grown by doubling from a batch, it was copied at each step.
+        let mut chunk: Vec<Item> = Vec::with_capacity(size);
+        chunk.extend(self.batch.by_ref().take(size));
         if chunk.is_empty() {
             let Some(batch) = self.receiver.recv().await else { return chunk };
             self.batch = batch.into_iter();
@@ -434,7 +445,7 @@ impl<'a> ImportRun<'a> {
     /// moves the checkpoint past it.
     async fn settle(&mut self, chunk: Vec<Item>) -> Result<(), TransferError> {
         let last = chunk.last().map(Item::position);
-        let mut lines = Vec::new();
+        let mut lines = Vec::with_capacity(chunk.len());
         let mut read_rejects = Vec::new();
         for item in chunk {
             match item {
@@ -456,6 +467,7 @@ impl<'a> ImportRun<'a> {
             control: self.control,
             done: self.settled,
             partition_rate: partition_limit_for(self.options.max_rate, self.table.kind()),
+            in_flight: self.options.in_flight,
         };
         let settled = write_chunk(&writer, lines).await?;
         self.settled += settled.written + settled.already + settled.skipped + settled.rejects.len() as u64;

@@ -122,6 +122,8 @@ pub struct ChunkWriter<'a> {
     pub done: u64,
     /// The bulk writer's pace per partition ([`crate::rate::partition_limit_for`]).
     pub partition_rate: Option<std::num::NonZeroU32>,
+    /// Transactions in flight at once (`None`: the bulk writer's default, 8).
+    pub in_flight: Option<std::num::NonZeroUsize>,
 }
 
 /// Writes a chunk and settles each of its entities: written, skipped, counted as written by a stopped run, or
@@ -317,6 +319,7 @@ async fn write_all(writer: &ChunkWriter<'_>, lines: Vec<Line>, settled: u64) -> 
         BulkOptions {
             progress: Some(Arc::new(move |p| control.report(Event::Entities(done + p.written)))),
             partition_rate: writer.partition_rate,
+            concurrency: writer.in_flight.map_or(0, std::num::NonZeroUsize::get),
             max_buffered,
             ..Default::default()
         }

@@ -53,6 +53,7 @@ pub fn options(args: &CopyArgs) -> CopyOptions {
     let mut options = CopyOptions::default().mode(args.mode.into()).parallel(args.parallel).force(args.force);
     options.filter = args.filter.clone();
     options.max_rate = args.max_rate;
+    options.in_flight = args.in_flight;
     options.reject = args.reject.clone();
     options.checkpoint = args.checkpoint.clone();
     options

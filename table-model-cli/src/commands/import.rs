@@ -15,6 +15,7 @@ pub fn options(args: &ImportArgs) -> ImportOptions {
     options.reject = args.reject.clone();
     options.format = given_format(args.format, args.compress);
     options.max_rate = args.max_rate;
+    options.in_flight = args.in_flight;
     options.checkpoint = args.checkpoint.clone();
     options
 }

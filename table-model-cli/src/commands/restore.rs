@@ -17,6 +17,7 @@ pub fn options(args: &RestoreArgs) -> RestoreOptions {
     options.at = args.at;
     options.timestamp_as = args.timestamp_as.clone();
     options.max_rate = args.max_rate;
+    options.in_flight = args.in_flight;
     options
 }
 

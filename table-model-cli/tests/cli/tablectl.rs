@@ -46,7 +46,8 @@ async fn export_then_import_gives_back_every_entity_bit_for_bit() {
     assert_eq!(manifest["tool"], concat!("tablectl ", env!("CARGO_PKG_VERSION")));
     assert_eq!(manifest["table"], source.as_str());
 
-    let out = tablectl(&azurite.connection_string, &dir, &["import", "backup", target.as_str()]);
+    // Three transactions at once (the engine's suite checks that no more and no fewer are under way).
+    let out = tablectl(&azurite.connection_string, &dir, &["import", "backup", target.as_str(), "--in-flight", "3"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("imported 252 entities"), "{}", text(&out.stderr));
     assert!(!dir.join(format!("{target}.rejects.jsonl")).exists(), "no reject file without rejects");
@@ -298,10 +299,20 @@ fn usage_errors_exit_2() {
         &["frobnicate"],
         &["--connection-string", "UseDevelopmentStorage=true", "--url", "http://x/y", "tables"],
         &["import", "in.jsonl", "T1", "--mode", "upsert"],
+        &["import", "in.jsonl", "Tab1", "--in-flight", "0"],
+        &["copy", "Src1", "Dst1", "--in-flight", "many"],
+        &["restore", "bak", "Tab1", "--in-flight", "1.5"],
     ] {
         let out = tablectl("UseDevelopmentStorage=true", &dir, args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
         assert_eq!(text(&out.stdout), "", "{args:?}");
+        if args.contains(&"--in-flight") {
+            assert!(
+                text(&out.stderr).contains("invalid value") && text(&out.stderr).contains("--in-flight <N>"),
+                "{}",
+                text(&out.stderr)
+            );
+        }
     }
     let out = Command::new(env!("CARGO_BIN_EXE_tablectl"))
         .arg("tables")

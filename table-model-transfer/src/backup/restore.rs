@@ -29,8 +29,9 @@ use chrono::{DateTime, Utc};
 use futures::TryStreamExt as _;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
-use table_model::client::{BulkOperation, QueryOptions, TableClient};
+use table_model::client::{BulkOperation, BulkOptions, QueryOptions, TableClient};
 use table_model::filter::KeyRange;
 use table_model::{Entity, MetadataLevel, PropertyName, Query, TableName};
 
@@ -60,6 +61,10 @@ pub struct RestoreOptions {
     pub work_dir: Option<PathBuf>,
     /// Start an unfinished restore over instead of going on with it.
     pub force: bool,
+    /// Transactions in flight at once [default: `None`, the bulk writer's 8]. More keep more of a partitioned
+    /// target busy where each transaction's round trip, not the client, sets the pace; memory stays bounded by
+    /// the chunk (`docs/tablectl.md`, "Transactions in flight").
+    pub in_flight: Option<NonZeroUsize>,
 }
 
 setters!(RestoreOptions {
@@ -70,6 +75,7 @@ setters!(RestoreOptions {
     max_rate: some u64,
     work_dir: into PathBuf,
     force: value bool,
+    in_flight: some NonZeroUsize,
 });
 
 /// What a restore did.
@@ -231,6 +237,7 @@ async fn run(
             .checkpoint(work.join("import-checkpoint.json"))
             .reject(work.join("rejects.jsonl"));
         import_options.max_rate = options.max_rate;
+        import_options.in_flight = options.in_flight;
         let imported = import(table, &[work.join(ENTITIES)], &import_options, control).await?;
         if imported.rejected > 0 {
             return Err(TransferError::failed(format!(
@@ -244,7 +251,7 @@ async fn run(
         checkpoint::write_atomic(&work.join(STAGED), &staged)?;
     }
     let deleted = if options.exact {
-        delete_others(table, &work.join(ENTITIES), &covered(generation)?, control).await?
+        delete_others(table, &work.join(ENTITIES), &covered(generation)?, options.in_flight, control).await?
     } else {
         0
     };
@@ -333,6 +340,7 @@ async fn delete_others(
     table: &TableClient,
     merged: &Path,
     ranges: &[KeyRange],
+    in_flight: Option<NonZeroUsize>,
     control: &Control,
 ) -> Result<u64, TransferError> {
     const BATCH: usize = 1000;
@@ -357,21 +365,27 @@ async fn delete_others(
                 doomed.push(keys_only(&entity));
             }
             if doomed.len() >= BATCH {
-                deleted += delete_keys(table, std::mem::take(&mut doomed)).await?;
+                deleted += delete_keys(table, std::mem::take(&mut doomed), in_flight).await?;
             }
         }
     }
-    deleted += delete_keys(table, doomed).await?;
+    deleted += delete_keys(table, doomed, in_flight).await?;
     Ok(deleted)
 }
 
-/// Deletes entities by their keys, any version; one already gone counts as deleted.
-async fn delete_keys(table: &TableClient, doomed: Vec<Entity>) -> Result<u64, TransferError> {
+/// Deletes entities by their keys, any version, `in_flight` transactions at once; one already gone counts as
+/// deleted.
+async fn delete_keys(
+    table: &TableClient,
+    doomed: Vec<Entity>,
+    in_flight: Option<NonZeroUsize>,
+) -> Result<u64, TransferError> {
     if doomed.is_empty() {
         return Ok(0);
     }
     let total = doomed.len() as u64;
-    let report = table.bulk_write(BulkOperation::Delete, doomed, None).await;
+    let options = BulkOptions { concurrency: in_flight.map_or(0, NonZeroUsize::get), ..Default::default() };
+    let report = table.bulk_write(BulkOperation::Delete, doomed, Some(options)).await;
     if let Some(failure) = report.failures.iter().find(|f| !f.error.is_not_found()) {
         let keys =
             failure.keys.as_ref().map_or_else(String::new, |(p, r)| format!(" (PartitionKey `{p}`, RowKey `{r}`)"));

@@ -172,10 +172,12 @@ async fn every_generation_restores_to_the_table_as_it_was() {
     // `exact` into the live table, changed since: it is made equal to generation 2.
     table.insert(&entity("stray", "x", 0), None).await.unwrap();
     table.upsert(&entity("hot", "r0001", -9), UpdateMode::Replace, None).await.unwrap();
-    let summary =
-        restore(&dir, &table, &RestoreOptions::default().generation(2).exact(true).max_rate(0), &Control::new())
-            .await
-            .unwrap();
+    // Two transactions at once (21 partitions are ready together at the end of the file): no more, no fewer.
+    let two = std::num::NonZeroUsize::new(2).unwrap();
+    let exact = RestoreOptions::default().generation(2).exact(true).max_rate(0).in_flight(two);
+    recorder.take_most_batches();
+    let summary = restore(&dir, &table, &exact, &Control::new()).await.unwrap();
+    assert_eq!(recorder.take_most_batches(), 2, "restore, 2 in flight");
     assert_eq!(summary.deleted, 1, "stray/x: {summary:?}");
     assert_eq!(capture(&table).await, captures[1]);
 

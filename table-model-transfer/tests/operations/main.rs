@@ -34,6 +34,9 @@ struct Recorder {
     sent: Mutex<Vec<(Method, String)>>,
     /// Every try's query string (empty without one).
     queries: Mutex<Vec<String>>,
+    /// Tries of entity group transactions (`POST .../$batch`) under way, and the most there were at once.
+    batches: AtomicU64,
+    most_batches: AtomicU64,
 }
 
 impl Recorder {
@@ -44,6 +47,20 @@ impl Recorder {
     fn take_queries(&self) -> Vec<String> {
         std::mem::take(&mut *self.queries.lock().unwrap())
     }
+
+    /// The most transactions in flight at once since the last call.
+    fn take_most_batches(&self) -> u64 {
+        self.most_batches.swap(0, Ordering::SeqCst)
+    }
+}
+
+/// Counts a transaction's try as under way until it is dropped (answered, failed or abandoned).
+struct UnderWay<'a>(&'a AtomicU64);
+
+impl Drop for UnderWay<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 #[async_trait]
@@ -51,6 +68,11 @@ impl Policy for Recorder {
     async fn send(&self, ctx: &Context, request: &mut Request, next: &[Arc<dyn Policy>]) -> PolicyResult {
         self.sent.lock().unwrap().push((request.method(), request.url().path().to_owned()));
         self.queries.lock().unwrap().push(request.url().query().unwrap_or_default().to_owned());
+        let _under_way = (request.method() == Method::Post && request.url().path().ends_with("$batch")).then(|| {
+            let now = self.batches.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most_batches.fetch_max(now, Ordering::SeqCst);
+            UnderWay(&self.batches)
+        });
         next[0].send(ctx, request, &next[1..]).await
     }
 }
@@ -238,6 +260,50 @@ async fn a_copy_cancelled_half_way_resumes_to_each_entity_once() {
     assert_eq!(keys_of(&to).await, keys_of(&from).await);
     assert!(!checkpoint.exists());
     from.delete_table(None).await.unwrap();
+    to.delete_table(None).await.unwrap();
+}
+
+/// `in_flight` is how many transactions an import, a copy and a restore's import send at once: 40 partitions of
+/// 100 entities are 40 transactions ready together, so each keeps exactly as many under way as it is given (8
+/// when it is not), and writes every entity.
+#[tokio::test]
+async fn imports_and_copies_keep_as_many_transactions_in_flight_as_they_are_given() {
+    use std::num::NonZeroUsize;
+    use table_model_transfer::write::WriteMode;
+    let recorder = Arc::new(Recorder::default());
+    let Some(service) = service(&recorder) else { return };
+    let all = entities(40, 100);
+    let dir = temp_dir("in-flight");
+    let input = input_file(&dir, &all);
+    let table = service.table_client(TableName::new("TransferInFlight").unwrap());
+    table.delete_table_if_exists(None).await.unwrap();
+    table.create_table(None).await.unwrap();
+    for (in_flight, most) in [(None, 8), (NonZeroUsize::new(3), 3), (NonZeroUsize::new(20), 20)] {
+        let mut options = ImportOptions::default()
+            .mode(WriteMode::Replace)
+            .checkpoint(dir.join("import-checkpoint.json"))
+            .reject(dir.join("rejects.jsonl"));
+        options.in_flight = in_flight;
+        recorder.take_most_batches();
+        let summary = import(&table, std::slice::from_ref(&input), &options, &Control::new()).await.unwrap();
+        assert_eq!((summary.imported, summary.rejected), (all.len() as u64, 0));
+        assert_eq!(recorder.take_most_batches(), most, "import, in flight {in_flight:?}");
+    }
+    assert_eq!(keys_of(&table).await.len(), all.len());
+
+    let to = service.table_client(TableName::new("TransferInFlightTo").unwrap());
+    to.delete_table_if_exists(None).await.unwrap();
+    let options = CopyOptions::default()
+        .parallel(NonZeroUsize::new(2).unwrap())
+        .in_flight(NonZeroUsize::new(5).unwrap())
+        .checkpoint(dir.join("copy-checkpoint.json"));
+    recorder.take_most_batches();
+    let summary = copy(&table, &to, &options, &Control::new()).await.unwrap();
+    assert_eq!((summary.copied, summary.rejected), (all.len() as u64, 0));
+    assert_eq!(recorder.take_most_batches(), 5, "copy, 5 in flight");
+    assert_eq!(keys_of(&to).await, keys_of(&table).await);
+    std::fs::remove_dir_all(&dir).unwrap();
+    table.delete_table(None).await.unwrap();
     to.delete_table(None).await.unwrap();
 }
 

@@ -426,6 +426,10 @@ struct Writer<'c, E, M> {
     /// How many transactions of each partition wait in `ready`.
     waiting: HashMap<String, usize>,
     busy: HashSet<String>,
+    /// Whether [`next_ready`](Self::next_ready) found nothing, and no transaction has been sealed nor answered
+    /// since: it then answers `None` at once, where it would look through every transaction waiting again (for
+    /// each entity read while the places in flight outnumber the partitions not busy).
+    nothing_to_send: bool,
     buffered: usize,
     report: BulkReport<E>,
     progress: BulkProgress,
@@ -522,6 +526,7 @@ impl<'c, E: BulkEntity<M>, M> Writer<'c, E, M> {
             let Open { batch, entities, size } = open;
             *self.waiting.entry(partition.to_owned()).or_default() += 1;
             self.ready.push_back(Sealed { partition: partition.to_owned(), batch, entities, size });
+            self.nothing_to_send = false;
         }
     }
 
@@ -540,6 +545,9 @@ impl<'c, E: BulkEntity<M>, M> Writer<'c, E, M> {
     /// in flight stay full to the end (a chunk of 20 partitions of 5 transactions, 8 in flight, takes 13 round
     /// trips instead of 15).
     fn next_ready(&mut self) -> Option<(Sealed<E>, BulkTransaction, Option<Instant>)> {
+        if self.nothing_to_send {
+            return None;
+        }
         let mut next: Option<(usize, usize)> = None;
         for (index, sealed) in self.ready.iter().enumerate() {
             let waiting = self.waiting.get(&sealed.partition).copied().unwrap_or(0);
@@ -547,7 +555,11 @@ impl<'c, E: BulkEntity<M>, M> Writer<'c, E, M> {
                 next = Some((index, waiting));
             }
         }
-        let sealed = self.ready.remove(next?.0)?;
+        let Some((index, _)) = next else {
+            self.nothing_to_send = true;
+            return None;
+        };
+        let sealed = self.ready.remove(index)?;
         match self.waiting.get_mut(&sealed.partition) {
             Some(1) | None => drop(self.waiting.remove(&sealed.partition)),
             Some(waiting) => *waiting -= 1,
@@ -577,6 +589,7 @@ impl<'c, E: BulkEntity<M>, M> Writer<'c, E, M> {
     /// Records a transaction's answer.
     fn finish(&mut self, sealed: Sealed<E>, transaction: BulkTransaction, result: Result<(), Error>) {
         self.busy.remove(&sealed.partition);
+        self.nothing_to_send = false;
         self.buffered -= sealed.entities.len();
         self.progress.transactions += 1;
         self.progress.bytes += sealed.size as u64;
@@ -733,6 +746,7 @@ impl TableClient {
             ready: VecDeque::new(),
             waiting: HashMap::new(),
             busy: HashSet::new(),
+            nothing_to_send: false,
             buffered: 0,
             report: BulkReport { written: 0, transactions: 0, bytes: 0, failures: Vec::new(), client_request_id },
             progress: BulkProgress { total, ..BulkProgress::default() },
