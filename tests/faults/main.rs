@@ -427,45 +427,56 @@ async fn table_and_account_operations_survive(url: String, fault: Fault) {
     assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: the fault was met");
     assert!(!direct.table_client(name.clone()).create_table_if_not_exists(None).await.unwrap(), "{fault:?}");
 
+    // Between the create and the delete, four checks that do not depend on one another, side by side (one after
+    // another, a `Delay` held them 12 s).
+    let name = &name;
     // Listing tables, filtered to this one.
-    let proxy = scripted(url, vec![fault]).await;
-    let only = Query::new().filter(table_model::filter::Filter::property("TableName").eq(name.as_str()));
-    let tables: Vec<TableName> = through(&proxy, url).list_tables(&only, None).unwrap().try_collect().await.unwrap();
-    assert_eq!(tables, std::slice::from_ref(&name), "{fault:?}: list_tables");
-
+    let list = async {
+        let proxy = scripted(url, vec![fault]).await;
+        let only = Query::new().filter(table_model::filter::Filter::property("TableName").eq(name.as_str()));
+        let tables: Vec<TableName> =
+            through(&proxy, url).list_tables(&only, None).unwrap().try_collect().await.unwrap();
+        assert_eq!(tables, std::slice::from_ref(name), "{fault:?}: list_tables");
+    };
     // The table's stored access policies: a PUT that replaces them all, then a GET, each through a fault.
-    let hour = chrono::Duration::hours(1);
-    let at = chrono::DateTime::from_timestamp(chrono::Utc::now().timestamp(), 0).expect("now is in range");
-    let policies = [SignedIdentifier::new(
-        PolicyId::new("faults").unwrap(),
-        AccessPolicy::new(TableSasPermissions::READ).with_start(at - hour).with_expiry(at + hour),
-    )];
-    let proxy = scripted(url, vec![fault]).await;
-    through(&proxy, url).table_client(name.clone()).set_access_policy(&policies, None).await.unwrap();
-    assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: set_access_policy met the fault");
-    let proxy = scripted(url, vec![fault]).await;
-    let read = through(&proxy, url).table_client(name.clone()).get_access_policy(None).await.unwrap();
-    assert_eq!(read, policies, "{fault:?}: get_access_policy");
-
-    // The account's service properties (the same value from every run, so concurrent runs agree) and the
-    // secondary's statistics.
-    let logging =
-        ServiceProperties::new().with_logging(AnalyticsLogging::new(RetentionPolicy::Days(3)).with_read(true));
-    let proxy = scripted(url, vec![fault]).await;
-    through(&proxy, url).set_service_properties(&logging, None).await.unwrap();
-    assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: set_service_properties met the fault");
-    let proxy = scripted(url, vec![fault]).await;
-    let read = through(&proxy, url).get_service_properties(None).await.unwrap();
-    assert_eq!(read.logging, logging.logging, "{fault:?}: get_service_properties");
-    let proxy = scripted(url, vec![fault]).await;
-    let stats = through(&proxy, url).get_service_stats(None).await.unwrap();
-    assert_eq!(stats.geo_replication.map(|g| g.status), Some(GeoReplicationStatus::Live), "{fault:?}: stats");
+    let policies = async {
+        let hour = chrono::Duration::hours(1);
+        let at = chrono::DateTime::from_timestamp(chrono::Utc::now().timestamp(), 0).expect("now is in range");
+        let policies = [SignedIdentifier::new(
+            PolicyId::new("faults").unwrap(),
+            AccessPolicy::new(TableSasPermissions::READ).with_start(at - hour).with_expiry(at + hour),
+        )];
+        let proxy = scripted(url, vec![fault]).await;
+        through(&proxy, url).table_client(name.clone()).set_access_policy(&policies, None).await.unwrap();
+        assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: set_access_policy met the fault");
+        let proxy = scripted(url, vec![fault]).await;
+        let read = through(&proxy, url).table_client(name.clone()).get_access_policy(None).await.unwrap();
+        assert_eq!(read, policies, "{fault:?}: get_access_policy");
+    };
+    // The account's service properties (the same value from every run, so concurrent runs agree).
+    let properties = async {
+        let logging =
+            ServiceProperties::new().with_logging(AnalyticsLogging::new(RetentionPolicy::Days(3)).with_read(true));
+        let proxy = scripted(url, vec![fault]).await;
+        through(&proxy, url).set_service_properties(&logging, None).await.unwrap();
+        assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: set_service_properties met the fault");
+        let proxy = scripted(url, vec![fault]).await;
+        let read = through(&proxy, url).get_service_properties(None).await.unwrap();
+        assert_eq!(read.logging, logging.logging, "{fault:?}: get_service_properties");
+    };
+    // The secondary's statistics.
+    let stats = async {
+        let proxy = scripted(url, vec![fault]).await;
+        let stats = through(&proxy, url).get_service_stats(None).await.unwrap();
+        assert_eq!(stats.geo_replication.map(|g| g.status), Some(GeoReplicationStatus::Live), "{fault:?}: stats");
+    };
+    tokio::join!(list, policies, properties, stats);
 
     // Delete the table: a retry after a lost reply finds it gone, which is what was asked.
     let proxy = scripted(url, vec![fault]).await;
-    through(&proxy, url).delete_table(&name, None).await.unwrap_or_else(|e| panic!("{fault:?}: delete: {e}"));
+    through(&proxy, url).delete_table(name, None).await.unwrap_or_else(|e| panic!("{fault:?}: delete: {e}"));
     assert_eq!(proxy.counts().get(&fault), Some(&1));
-    assert!(!direct.delete_table_if_exists(&name, None).await.unwrap(), "{fault:?}: the table survived");
+    assert!(!direct.delete_table_if_exists(name, None).await.unwrap(), "{fault:?}: the table survived");
 }
 
 /// Point reads (an entity, a missing one, a reload) and an upsert, each meeting `fault` on its first try.
@@ -496,7 +507,9 @@ async fn point_operations_survive(url: String, fault: Fault) {
     direct.delete_table(&name, None).await.unwrap();
 }
 
-/// Paging, decoded and raw, with `fault` on every second page, and a scan plan whose probes meet it.
+/// Paging, decoded and raw, with `fault` on every second page, and a scan plan whose probes meet it. The four
+/// reads only read, each through a proxy of its own: they go side by side (one after another, a `Delay` held
+/// them 26 s, the critical path of [`every_operation_meets_every_fault`]).
 async fn paging_and_planning_survive(url: String, fault: Fault) {
     let url = url.as_str();
     let (direct, name, table) = own_table(url, "Pages").await;
@@ -512,42 +525,53 @@ async fn paging_and_planning_survive(url: String, fault: Fault) {
     table.submit_transaction(&batch, None).await.unwrap();
     let expected: Vec<_> = stored(&table).await.into_keys().collect();
     assert_eq!(expected.len(), 23);
-    let proxy = scripted(url, [Fault::None, fault].repeat(4)).await;
-    let faulty = through(&proxy, url).table_client(name.clone());
-    let read: Vec<Entity> = faulty.query(&Query::new().top(5), None).unwrap().try_collect().await.unwrap();
-    let read: Vec<_> = read.iter().map(keys).collect();
-    assert_eq!(read, expected, "{fault:?}: paging lost or repeated entities");
-    assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each of pages 2 to 5");
+    let expected = &expected;
+    let name = &name;
+    let decoded = async {
+        let proxy = scripted(url, [Fault::None, fault].repeat(4)).await;
+        let faulty = through(&proxy, url).table_client(name.clone());
+        let read: Vec<Entity> = faulty.query(&Query::new().top(5), None).unwrap().try_collect().await.unwrap();
+        let read: Vec<_> = read.iter().map(keys).collect();
+        assert_eq!(&read, expected, "{fault:?}: paging lost or repeated entities");
+        assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each of pages 2 to 5");
+    };
     // The same pages undecoded (`query_raw`, what the SQL scan reads): each body decodes to its page's entities.
-    let proxy = scripted(url, [Fault::None, fault].repeat(4)).await;
-    let faulty = through(&proxy, url).table_client(name.clone());
-    let pages: Vec<_> = faulty.query_raw(&Query::new().top(5), None).unwrap().try_collect().await.unwrap();
-    let mut read = Vec::new();
-    for page in &pages {
-        read.extend(table_model::json::decode_query(&page.body, None).unwrap().iter().map(keys));
-    }
-    assert_eq!(read, expected, "{fault:?}: raw paging lost or repeated entities");
-    assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each raw page 2 to 5");
+    let raw = async {
+        let proxy = scripted(url, [Fault::None, fault].repeat(4)).await;
+        let faulty = through(&proxy, url).table_client(name.clone());
+        let pages: Vec<_> = faulty.query_raw(&Query::new().top(5), None).unwrap().try_collect().await.unwrap();
+        let mut read = Vec::new();
+        for page in &pages {
+            read.extend(table_model::json::decode_query(&page.body, None).unwrap().iter().map(keys));
+        }
+        assert_eq!(&read, expected, "{fault:?}: raw paging lost or repeated entities");
+        assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each raw page 2 to 5");
+    };
     // And read ahead (`RawPages::read_ahead`, what the transfer's ranges and the SQL scan read): each next page's
     // request, on a task of its own, meets the fault and is retried there.
-    let proxy = scripted(url, [Fault::None, fault].repeat(4)).await;
-    let faulty = through(&proxy, url).table_client(name.clone());
-    let pages: Vec<_> = faulty.query_raw(&Query::new().top(5), None).unwrap().read_ahead().try_collect().await.unwrap();
-    let mut read = Vec::new();
-    for page in &pages {
-        read.extend(table_model::json::decode_query(&page.body, None).unwrap().iter().map(keys));
-    }
-    assert_eq!(read, expected, "{fault:?}: pages read ahead lost or repeated entities");
-    assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each page read ahead, 2 to 5");
-
+    let ahead = async {
+        let proxy = scripted(url, [Fault::None, fault].repeat(4)).await;
+        let faulty = through(&proxy, url).table_client(name.clone());
+        let pages: Vec<_> =
+            faulty.query_raw(&Query::new().top(5), None).unwrap().read_ahead().try_collect().await.unwrap();
+        let mut read = Vec::new();
+        for page in &pages {
+            read.extend(table_model::json::decode_query(&page.body, None).unwrap().iter().map(keys));
+        }
+        assert_eq!(&read, expected, "{fault:?}: pages read ahead lost or repeated entities");
+        assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each page read ahead, 2 to 5");
+    };
     // A scan plan: its keys-only probes meet the fault, and the planned ranges still cover every entity once.
-    let proxy = scripted(url, vec![fault]).await;
-    let two = std::num::NonZeroUsize::new(2).expect("not zero");
-    let plan = through(&proxy, url).table_client(name.clone()).plan_ranges(two, None, None).await.unwrap();
-    assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: plan_ranges met the fault");
-    let scanned = keys_in_ranges(&table, &plan).await;
-    assert_eq!(scanned, expected, "{fault:?}: the ranges of {plan:?} lost or repeated entities");
-    direct.delete_table(&name, None).await.unwrap();
+    let plan = async {
+        let proxy = scripted(url, vec![fault]).await;
+        let two = std::num::NonZeroUsize::new(2).expect("not zero");
+        let plan = through(&proxy, url).table_client(name.clone()).plan_ranges(two, None, None).await.unwrap();
+        assert_eq!(proxy.counts().get(&fault), Some(&1), "{fault:?}: plan_ranges met the fault");
+        let scanned = keys_in_ranges(&table, &plan).await;
+        assert_eq!(&scanned, expected, "{fault:?}: the ranges of {plan:?} lost or repeated entities");
+    };
+    tokio::join!(decoded, raw, ahead, plan);
+    direct.delete_table(name, None).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -588,59 +612,68 @@ async fn the_planner_s_probes_under_faults_plan_what_they_plan_without() {
 
     let four = std::num::NonZeroUsize::new(4).expect("not zero");
     let options = || Some(PlanOptions { max_requests: 6, ..Default::default() });
-    let without = table.plan_ranges(four, None, options()).await.unwrap();
-    // Each request fails once, one kind of fault after the other, then is answered (and the seed's 10% after).
-    let script: Vec<Fault> = [
-        Fault::CloseBeforeForwarding,
-        Fault::ServerBusy,
-        Fault::CloseAfterForwarding,
-        Fault::OperationTimedOut,
-        Fault::Delay,
-    ]
-    .into_iter()
-    .cycle()
-    .take(12)
-    .flat_map(|fault| [fault, Fault::None])
-    .collect();
-    let proxy = Proxy::scripted(socket_of(&url), script, seed, 100, DELAY).await;
-    let faulty = through(&proxy, &url).table_client(name.clone());
-    let with = faulty.plan_ranges(four, None, options()).await.unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-    assert_eq!(with, without, "seed {seed}: the faults changed the plan");
-    let probes = proxy.lines().iter().filter(|l| l.contains("%24top=1&") || l.contains("$top=1&")).count();
-    assert!(probes >= 2, "seed {seed}: no probe was sent: {:?}", proxy.lines());
-    let faults: u64 = proxy.counts().iter().filter(|(f, _)| **f != Fault::None).map(|(_, n)| n).sum();
-    assert!(faults >= 5, "seed {seed}: {:?}", proxy.counts());
-
-    let scanned = keys_in_ranges(&table, &with).await;
-    assert_eq!(scanned, expected, "seed {seed}: the ranges of {with:?} lost or repeated entities");
-
-    // Side by side, after the first page's keys (as a scan plans after its first page): the probes go 4 at
-    // once, in rounds, through the same faults, and plan what they plan without.
-    let first: Vec<KeyPosition> = expected
-        .iter()
-        .take(1_000)
-        .map(|(pk, rk)| KeyPosition::new(PartitionKey::new(pk.as_str()).unwrap(), RowKey::new(rk.as_str()).unwrap()))
+    let expected = &expected;
+    // One after another, then side by side: two plans of the same table, read only, each through a proxy of its
+    // own, so they go at once (one after the other, the proxies' `Delay`s held them 18 s).
+    let one_after_another = async {
+        let without = table.plan_ranges(four, None, options()).await.unwrap();
+        // Each request fails once, one kind of fault after the other, then is answered (and the seed's 10% after).
+        let script: Vec<Fault> = [
+            Fault::CloseBeforeForwarding,
+            Fault::ServerBusy,
+            Fault::CloseAfterForwarding,
+            Fault::OperationTimedOut,
+            Fault::Delay,
+        ]
+        .into_iter()
+        .cycle()
+        .take(12)
+        .flat_map(|fault| [fault, Fault::None])
         .collect();
-    let side_by_side = || Some(PlanOptions::side_by_side(four));
-    let without = table.plan_ranges_after(four, None, first.clone(), side_by_side()).await.unwrap();
-    let script: Vec<Fault> =
-        [Fault::CloseBeforeForwarding, Fault::ServerBusy, Fault::CloseAfterForwarding, Fault::Delay]
-            .into_iter()
-            .cycle()
-            .take(16)
+        let proxy = Proxy::scripted(socket_of(&url), script, seed, 100, DELAY).await;
+        let faulty = through(&proxy, &url).table_client(name.clone());
+        let with = faulty.plan_ranges(four, None, options()).await.unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert_eq!(with, without, "seed {seed}: the faults changed the plan");
+        let probes = proxy.lines().iter().filter(|l| l.contains("%24top=1&") || l.contains("$top=1&")).count();
+        assert!(probes >= 2, "seed {seed}: no probe was sent: {:?}", proxy.lines());
+        let faults: u64 = proxy.counts().iter().filter(|(f, _)| **f != Fault::None).map(|(_, n)| n).sum();
+        assert!(faults >= 5, "seed {seed}: {:?}", proxy.counts());
+
+        let scanned = keys_in_ranges(&table, &with).await;
+        assert_eq!(&scanned, expected, "seed {seed}: the ranges of {with:?} lost or repeated entities");
+    };
+    let side_by_side_after_a_page = async {
+        // Side by side, after the first page's keys (as a scan plans after its first page): the probes go 4 at
+        // once, in rounds, through the same faults, and plan what they plan without.
+        let first: Vec<KeyPosition> = expected
+            .iter()
+            .take(1_000)
+            .map(|(pk, rk)| {
+                KeyPosition::new(PartitionKey::new(pk.as_str()).unwrap(), RowKey::new(rk.as_str()).unwrap())
+            })
             .collect();
-    let proxy = Proxy::scripted(socket_of(&url), script, seed, 100, DELAY).await;
-    let faulty = through(&proxy, &url).table_client(name.clone());
-    let with = faulty
-        .plan_ranges_after(four, None, first, side_by_side())
-        .await
-        .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-    assert_eq!(with, without, "seed {seed}: the faults changed the plan side by side");
-    assert_eq!(with.len(), 4, "seed {seed}: {with:?}");
-    let faults: u64 = proxy.counts().iter().filter(|(f, _)| **f != Fault::None).map(|(_, n)| n).sum();
-    assert!(faults >= 8, "seed {seed}: {:?}", proxy.counts());
-    let scanned = keys_in_ranges(&table, &with).await;
-    assert_eq!(scanned, expected, "seed {seed}: the ranges of {with:?} lost or repeated entities");
+        let side_by_side = || Some(PlanOptions::side_by_side(four));
+        let without = table.plan_ranges_after(four, None, first.clone(), side_by_side()).await.unwrap();
+        let script: Vec<Fault> =
+            [Fault::CloseBeforeForwarding, Fault::ServerBusy, Fault::CloseAfterForwarding, Fault::Delay]
+                .into_iter()
+                .cycle()
+                .take(16)
+                .collect();
+        let proxy = Proxy::scripted(socket_of(&url), script, seed, 100, DELAY).await;
+        let faulty = through(&proxy, &url).table_client(name.clone());
+        let with = faulty
+            .plan_ranges_after(four, None, first, side_by_side())
+            .await
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert_eq!(with, without, "seed {seed}: the faults changed the plan side by side");
+        assert_eq!(with.len(), 4, "seed {seed}: {with:?}");
+        let faults: u64 = proxy.counts().iter().filter(|(f, _)| **f != Fault::None).map(|(_, n)| n).sum();
+        assert!(faults >= 8, "seed {seed}: {:?}", proxy.counts());
+        let scanned = keys_in_ranges(&table, &with).await;
+        assert_eq!(&scanned, expected, "seed {seed}: the ranges of {with:?} lost or repeated entities");
+    };
+    tokio::join!(one_after_another, side_by_side_after_a_page);
 }
 
 /// The keys of entity `i`.
