@@ -70,6 +70,12 @@ fn keys(e: &Entity) -> (String, String) {
     (e.partition_key().to_string(), e.row_key().to_string())
 }
 
+/// The keys of the entities of raw pages, in order: each body decoded.
+fn keys_of_pages<B: AsRef<[u8]>>(pages: &[table_model::response::RawPage<B>]) -> Vec<(String, String)> {
+    let decoded = pages.iter().map(|page| table_model::json::decode_query(page.body.as_ref(), None).unwrap());
+    decoded.flat_map(|entities| entities.iter().map(keys).collect::<Vec<_>>()).collect()
+}
+
 /// The keys of the entities each range of a plan selects, read directly, all together and sorted: the table's
 /// keys, each once, when the plan tiles the key space.
 async fn keys_in_ranges(table: &TableClient, plan: &[table_model::filter::KeyRange]) -> Vec<(String, String)> {
@@ -540,10 +546,7 @@ async fn paging_and_planning_survive(url: String, fault: Fault) {
         let proxy = scripted(url, [Fault::None, fault].repeat(4)).await;
         let faulty = through(&proxy, url).table_client(name.clone());
         let pages: Vec<_> = faulty.query_raw(&Query::new().top(5), None).unwrap().try_collect().await.unwrap();
-        let mut read = Vec::new();
-        for page in &pages {
-            read.extend(table_model::json::decode_query(&page.body, None).unwrap().iter().map(keys));
-        }
+        let read = keys_of_pages(&pages);
         assert_eq!(&read, expected, "{fault:?}: raw paging lost or repeated entities");
         assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each raw page 2 to 5");
     };
@@ -554,10 +557,7 @@ async fn paging_and_planning_survive(url: String, fault: Fault) {
         let faulty = through(&proxy, url).table_client(name.clone());
         let pages: Vec<_> =
             faulty.query_raw(&Query::new().top(5), None).unwrap().read_ahead().try_collect().await.unwrap();
-        let mut read = Vec::new();
-        for page in &pages {
-            read.extend(table_model::json::decode_query(&page.body, None).unwrap().iter().map(keys));
-        }
+        let read = keys_of_pages(&pages);
         assert_eq!(&read, expected, "{fault:?}: pages read ahead lost or repeated entities");
         assert_eq!(proxy.counts().get(&fault), Some(&4), "{fault:?}: a fault on each page read ahead, 2 to 5");
     };
