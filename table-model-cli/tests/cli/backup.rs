@@ -136,9 +136,14 @@ async fn generations_restore_exactly_after_kills_and_faults() {
     assert_eq!(json_line(&again.stdout)["resumed"], true);
     assert_same(&captures[2], &all(&azurite.service.table_client(target)).await);
 
-    // `--exact` makes the live table what it was at the first generation.
-    let exact =
-        run(cs, &dir, &["restore", "bak", name.as_str(), "--generation", "1", "--exact", "--max-rate", "0"], &[]).await;
+    // `--exact` makes the live table what it was at the first generation (two transactions in flight).
+    let exact = run(
+        cs,
+        &dir,
+        &["restore", "bak", name.as_str(), "--generation", "1", "--exact", "--max-rate", "0", "--in-flight", "2"],
+        &[],
+    )
+    .await;
     assert!(exact.status.success(), "{}", text(&exact.stderr));
     assert_same(&captures[0], &all(&table).await);
 

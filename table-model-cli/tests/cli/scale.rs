@@ -388,9 +388,12 @@ async fn a_copy_through_ten_percent_faults_ends_exact() {
     let source = filled(&azurite, "CpF", 10_000).await;
     let name = source.table().to_string();
     let target = unique_table("CpFD");
-    // Both sides through the proxy: the plan's probes, the pages and the transactions all meet faults.
+    // Both sides through the proxy: the plan's probes, the pages and the transactions (16 in flight) all meet
+    // faults.
     let proxy = Proxy::start(azurite_socket(), 15, 100, Duration::from_millis(100)).await;
-    let out = run(&through(proxy.addr), &dir, &["copy", &name, target.as_str(), "--parallel", "3"], &[]).await;
+    let out =
+        run(&through(proxy.addr), &dir, &["copy", &name, target.as_str(), "--parallel", "3", "--in-flight", "16"], &[])
+            .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let faults: u64 = proxy.counts().iter().filter(|(f, _)| **f != Fault::None).map(|(_, n)| n).sum();
     assert!(faults >= 5, "{:?}", proxy.counts());
