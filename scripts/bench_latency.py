@@ -15,9 +15,10 @@ from round to round (interleaved), each tablectl run in its own process:
     copy/P        tablectl copy Customers <new table> --parallel P       P = 1, 16
     copy/16/W     the same with W transactions in flight (`--in-flight W`), W = 32
     import/200k   tablectl import big.jsonl <new table>
-    floor/200k    the same transactions built and signed beforehand, sent by a bare reqwest client as the import
-                  sends them (table-model-cli/benches/import_floor.rs): the seconds from its first transaction to
-                  its last answer, the floor this machine sets under import/200k
+    floor/200k    the same transactions built and signed beforehand, sent by a bare reqwest client as the bulk
+                  writer groups them, the places in flight full from the first to the last (the import's chunks go
+                  two at a time; table-model-cli/benches/import_floor.rs): the seconds from its first transaction
+                  to its last answer, the floor this machine sets under import/200k
     import/200k/W, floor/200k/W   the same two with W transactions in flight (`--in-flight W`), W = 32
     import/20k    tablectl import customers20k.jsonl <new table>   (the first 20,000 of Customers, 80 partitions)
     small/P       tablectl export Small -o DIR/ --parallel P             P = 1, 16

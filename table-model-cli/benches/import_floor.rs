@@ -10,11 +10,12 @@
 //!
 //! `ENDPOINT` is the account's table endpoint (`http://127.0.0.1:PORT/devstoreaccount1` of `table-server`, which
 //! checks no signature), `TABLE` a table to create, `FILE` JSON lines as `tablectl export` writes them. As the
-//! import does (`table_model_transfer::import` and the bulk writer): chunks of 10,000 lines one after the other;
-//! in each, a partition's entities in transactions of at most 100 in file order, a partition's transactions one
-//! after the other, `IN_FLIGHT` at once (8 by default, `BulkOptions::concurrency`'s default; `tablectl import
-//! --in-flight`), the partition with the most waiting first. Prints the seconds from the first transaction sent to the last answered, and the count of
-//! transactions.
+//! bulk writer groups them: a partition's entities in transactions of at most 100 in file order, a partition's
+//! transactions one after the other, `IN_FLIGHT` at once (8 by default, `BulkOptions::concurrency`'s default;
+//! `tablectl import --in-flight`), the partition with the most waiting first; and, as the import's chunks go two
+//! at a time (`table_model_transfer::import`), the whole file as one plan, the places in flight never emptied
+//! between chunks: the best the import's transactions can do. Prints the seconds from the first transaction sent
+//! to the last answered, and the count of transactions.
 
 use futures::stream::{FuturesUnordered, StreamExt as _};
 use std::collections::{HashMap, VecDeque};
@@ -23,12 +24,10 @@ use table_model::{AccountKey, Batch, Credential, Endpoint, PartitionKey, TableNa
 use table_model_test_utils::loopback::Bare;
 use table_model_transfer::format::jsonl;
 
-/// Lines an import reads and writes at a time (`table_model_transfer::import`'s chunk).
-const CHUNK: usize = 10_000;
 /// Transactions in flight without `IN_FLIGHT` (the bulk writer's default).
 const IN_FLIGHT: usize = 8;
 
-/// A chunk's transactions, per partition in file order, partitions in order of first appearance.
+/// The transactions, per partition in file order, partitions in order of first appearance.
 type Plan = Vec<(String, VecDeque<http::Request<Vec<u8>>>)>;
 
 fn main() {
@@ -50,8 +49,8 @@ fn main() {
     let table = TableName::new(table.clone()).expect("a table name");
     let text = std::fs::read(file).expect("the file");
     let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect();
-    let plans: Vec<Plan> = lines.chunks(CHUNK).map(|chunk| plan(&service, &table, chunk)).collect();
-    let transactions: usize = plans.iter().flat_map(|p| p.iter().map(|(_, t)| t.len())).sum();
+    let plan = plan(&service, &table, &lines);
+    let transactions: usize = plan.iter().map(|(_, t)| t.len()).sum();
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
     let http = Bare::new();
@@ -60,21 +59,19 @@ fn main() {
         let status = http.send(create).await.status();
         assert!(status.is_success(), "the table was not created: {status}");
         let started = Instant::now();
-        for plan in plans {
-            send_chunk(&http, plan, in_flight).await;
-        }
+        send_all(&http, plan, in_flight).await;
         println!("{:.3} {transactions}", started.elapsed().as_secs_f64());
     });
 }
 
-/// A chunk's transactions, as the bulk writer groups them.
-fn plan(service: &TableService, table: &TableName, chunk: &[&[u8]]) -> Plan {
+/// The lines' transactions, as the bulk writer groups them.
+fn plan(service: &TableService, table: &TableName, lines: &[&[u8]]) -> Plan {
     let mut plan: Plan = Vec::new();
     let mut open: HashMap<String, (usize, Batch)> = HashMap::new();
     let seal = |plan: &mut Plan, index: usize, batch: &Batch| {
         plan[index].1.push_back(service.batch(batch).expect("a transaction request"));
     };
-    for line in chunk {
+    for line in lines {
         let entity = jsonl::read_entity(line).expect("an entity");
         let partition = entity.partition_key().as_str().to_owned();
         let (index, batch) = open.entry(partition.clone()).or_insert_with(|| {
@@ -96,9 +93,9 @@ fn plan(service: &TableService, table: &TableName, chunk: &[&[u8]]) -> Plan {
     plan
 }
 
-/// Sends a chunk's transactions: a partition's one after the other, `most` at a time, the partition with the
+/// Sends the transactions: a partition's one after the other, `most` at a time, the partition with the
 /// most waiting first (the earliest on a tie).
-async fn send_chunk(http: &Bare, mut plan: Plan, most: usize) {
+async fn send_all(http: &Bare, mut plan: Plan, most: usize) {
     let mut busy = vec![false; plan.len()];
     let mut in_flight = FuturesUnordered::new();
     loop {

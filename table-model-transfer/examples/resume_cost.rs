@@ -5,10 +5,10 @@
 //! bash scripts/azurite.sh run cargo run --release -p table-model-transfer --example resume_cost
 //! ```
 //!
-//! 30,000 entities in 300 partitions of 100, imported from a file; the run is stopped after its first chunk of
-//! 10,000 is settled, and the next 5,000 are written as the stopped run's chunk in flight would have been. The
-//! resumed run then settles that chunk and writes the 15,000 left; a fresh import writes the same 15,000 into an
-//! empty table.
+//! 30,000 entities in 300 partitions of 100, imported from a file; the run is stopped once 10,000 are settled (at
+//! the end of the chunk then written, which its checkpoint names), and the next 5,000 are written as the stopped
+//! run's chunks in flight would have been. The resumed run then settles them and writes what is left; a fresh
+//! import writes the same entities left into an empty table.
 
 use async_trait::async_trait;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -79,7 +79,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(dir.join(name))
     };
     let whole = write_file("all.jsonl", &entities(0..30_000))?;
-    let left = write_file("left.jsonl", &entities(15_000..30_000))?;
 
     // The stopped run: its first chunk settled, 5,000 of its second written.
     let resumed = service.table_client(TableName::new("ResumeCostResumed")?);
@@ -89,8 +88,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let token = CancellationToken::new();
     let stop = Control::new().with_progress(Arc::new(StopAfterFirstChunk(token.clone()))).with_cancel(token);
     let stopped = import(&resumed, std::slice::from_ref(&whole), &import_options, &stop).await;
-    assert!(stopped.is_err(), "the first run stops after its first chunk");
-    resumed.bulk_write(BulkOperation::Insert, entities(10_000..15_000), None).await.into_result()?;
+    assert!(stopped.is_err(), "the first run stops after its first chunks");
+    // What the checkpoint says was settled: the first `settled` entities of the file, all written.
+    let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(&checkpoint)?)?;
+    let settled = saved["written"].as_u64().expect("a count of entities written") as u32;
+    let in_flight = settled..settled + 5_000;
+    resumed.bulk_write(BulkOperation::Insert, entities(in_flight.clone()), None).await.into_result()?;
+    let left = write_file("left.jsonl", &entities(in_flight.end..30_000))?;
+    println!("stopped after {settled} entities settled; {} written past the checkpoint", in_flight.len());
 
     count.0.store(0, Ordering::Relaxed);
     let start = Instant::now();
@@ -106,7 +111,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ImportOptions::default().checkpoint(dir.join("fresh.json")).reject(dir.join("fresh-rejects.jsonl"));
     let summary = import(&fresh, std::slice::from_ref(&left), &fresh_options, &Control::new()).await?;
     let (fresh_tries, fresh_time) = (count.0.load(Ordering::Relaxed), start.elapsed());
-    assert_eq!((summary.imported, summary.rejected), (15_000, 0));
+    assert_eq!((summary.imported, summary.rejected), (u64::from(30_000 - in_flight.end), 0));
 
     println!("resumed import: {resumed_tries} requests, {resumed_time:.2?}");
     println!("fresh import of what was left: {fresh_tries} requests, {fresh_time:.2?}");

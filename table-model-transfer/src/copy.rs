@@ -16,7 +16,7 @@ use crate::progress::{Control, Event, Operation};
 use crate::rate::{limit_for, partition_limit_for, Pace};
 use crate::rejects::RejectFile;
 use crate::scan::{self, RangeStart};
-use crate::write::{write_chunk, ChunkWriter, Line, WriteMode};
+use crate::write::{write_chunk, ChunkWriter, Line, Tally, WriteMode};
 use futures::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use std::num::NonZeroUsize;
@@ -265,7 +265,7 @@ async fn run(
     }
     let source_name: Arc<str> = format!("table:{source}").into();
     control.report(Event::Started { operation: Operation::Copy, total_bytes: None });
-    let mut this_run = 0_u64;
+    let tally = Tally::default();
     // A resumed run's entities within a chunk's size of their range's checkpoint may have been written by the run
     // it resumes (its chunk in flight, of pages of any range): a chunk holding any is settled before it is written.
     let mut read_per_range = vec![0_u64; state.ranges.len()];
@@ -301,14 +301,16 @@ async fn run(
                 mode: options.mode,
                 resumed: in_flight,
                 control,
-                done: this_run,
+                tally: tally.clone(),
                 partition_rate: partition_limit_for(options.max_rate, to.kind()),
                 in_flight: options.in_flight,
+                slots: None,
             };
             // The next chunk is read while this one is written: the source's round trips and the target's overlap.
             let (settled, read_next) = tokio::join!(write_chunk(&writer, lines), read_chunk(&mut pages, size, control));
             let settled = settled?;
-            this_run += settled.written + settled.already + settled.skipped + settled.rejects.len() as u64;
+            // Written and found written are counted as they come; the rest once the chunk is settled.
+            tally.add(settled.skipped + settled.rejects.len() as u64);
             for (_, reject) in &settled.rejects {
                 rejects.write(reject)?;
             }

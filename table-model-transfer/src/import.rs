@@ -11,9 +11,12 @@
 //! `text`. An import whose every record is rejected as unreadable, with nothing written, is invalid input, not
 //! a partial import.
 //!
-//! After each chunk of records is settled, a checkpoint says how far the import got; run again after a stop, the
-//! same import goes on from there, settling the chunk that was in flight with a few range reads
-//! ([`crate::write`]).
+//! Two chunks of records are written at once, the transactions in flight shared between them: the next chunk
+//! starts once what the one before has left fits in the places in flight, so that its transactions fill the places
+//! of the last ones of the chunk before; its entities of a partition the chunk before also has wait for it (each
+//! partition's writes keep the input's order). After each chunk is settled, in input order, a checkpoint says how
+//! far the import got; run again after a stop, the same import goes on from there, settling the chunks that were
+//! in flight with a few range reads ([`crate::write`]).
 //!
 //! Layer: operations.
 
@@ -25,13 +28,17 @@ use crate::inputs::inputs;
 use crate::progress::{Control, Event, Operation};
 use crate::rate::{limit_for, partition_limit_for, Pace};
 use crate::rejects::{Reject, RejectFile};
-use crate::write::{write_chunk, ChunkWriter, Line, WriteMode};
+use crate::write::{write_chunk, ChunkWriter, Line, Settled, Tally, WriteMode};
+use futures::future::Either;
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::time::Duration;
-use table_model::client::TableClient;
+use table_model::client::{BulkSlots, TableClient};
+use table_model::limits::BATCH_MAX_OPERATIONS;
 use table_model::{RuleSet, TableName};
+use tokio_util::sync::CancellationToken;
 
 /// How to import. Each option is named as its `tablectl import` flag, and messages name them that way.
 ///
@@ -221,6 +228,19 @@ const CHUNK: usize = 10_000;
 /// A chunk is sent once it is full, or this long after its first record came (a slow stdin).
 const CHUNK_WAIT: Duration = Duration::from_millis(500);
 
+/// The bulk writer's transactions in flight when [`ImportOptions::in_flight`] says none.
+const DEFAULT_IN_FLIGHT: NonZeroUsize = NonZeroUsize::new(8).expect("not zero");
+
+/// The end of a chunk's task: its result, or a failure when the task panicked or was stopped.
+async fn join(task: tokio::task::JoinHandle<Result<Settled, TransferError>>) -> Result<Settled, TransferError> {
+    joined(task.await)
+}
+
+/// What a chunk's task ended with: its result, or a failure when it panicked or was stopped.
+fn joined(end: Result<Result<Settled, TransferError>, tokio::task::JoinError>) -> Result<Settled, TransferError> {
+    end.map_err(|e| TransferError::failed(format!("writing a chunk stopped: {e}")))?
+}
+
 /// The value of [`ImportCheckpoint::format`].
 const CHECKPOINT_FORMAT: &str = "tablectl-import-checkpoint/1";
 
@@ -268,7 +288,44 @@ impl Records {
                 Ok(None) | Err(_) => break,
             }
         }
+        // The record after the chunk, when it comes within the wait: where the chunk may end.
+        if self.batch.as_slice().is_empty()
+            && let Ok(Some(batch)) = tokio::time::timeout_at(deadline, self.receiver.recv()).await
+        {
+            self.batch = batch.into_iter();
+        }
+        self.end_at_a_partition(&mut chunk);
         chunk
+    }
+
+    /// Where the record after `chunk` is known (read within the wait) and continues the partition of the chunk's
+    /// last entity, which began within the chunk, hands that partition's records back to the next chunk: an input
+    /// in key order (an export's file) then has no partition in two chunks, and none of the next chunk's entities
+    /// waits for the chunk before it to end ([`SIDE_BY_SIDE`]).
+    fn end_at_a_partition(&mut self, chunk: &mut Vec<Item>) {
+        let partition_of = |item: &Item| match item {
+            Item::Entity(line) => Some(line.entity.partition_key().as_str().to_owned()),
+            Item::Reject { .. } => None,
+        };
+        let (Some(next), Some(last)) =
+            (self.batch.as_slice().first().and_then(partition_of), chunk.iter().rev().find_map(partition_of))
+        else {
+            return;
+        };
+        if next != last {
+            return;
+        }
+        // The records of the last partition at the chunk's end (a record that does not read goes with them).
+        let start = chunk
+            .iter()
+            .rposition(|item| matches!(item, Item::Entity(line) if line.entity.partition_key().as_str() != last))
+            .map_or(0, |i| i + 1);
+        if start == 0 {
+            return; // the chunk is one partition's
+        }
+        let handed_back = chunk.split_off(start);
+        let rest: Vec<Item> = handed_back.into_iter().chain(self.batch.by_ref()).collect();
+        self.batch = rest.into_iter();
     }
 }
 
@@ -334,14 +391,20 @@ async fn run(
     };
     control.report(Event::Started { operation: Operation::Import, total_bytes: inputs.total_bytes });
     let (mut records, thread) = reader.spawn(stdin);
+    // The first chunk is a tenth of the others: the first transactions go once it is read, and the next chunk
+    // is read while they are written.
+    let mut size = run.chunk_size.div_ceil(10);
     let outcome = loop {
-        let Some(chunk) = control.unless_cancelled(records.next_chunk(run.chunk_size)).await else {
-            break Err(TransferError::new(ErrorKind::Cancelled, "the import was cancelled"));
+        let chunk = records.next_chunk(std::mem::replace(&mut size, run.chunk_size));
+        let Some(chunk) = control.unless_cancelled(chunk).await else {
+            // The chunk being written is settled first: the checkpoint then holds all that was written.
+            let cancelled = TransferError::new(ErrorKind::Cancelled, "the import was cancelled");
+            break run.settle_pending().await.and(Err(cancelled));
         };
         if chunk.is_empty() {
-            break Ok(());
+            break run.settle_pending().await;
         }
-        if let Err(e) = run.settle(chunk).await {
+        if let Err(e) = run.take(chunk).await {
             break Err(e);
         }
     };
@@ -365,12 +428,54 @@ struct ImportRun<'a> {
     /// Records per chunk: [`CHUNK`], or a tenth of a second's worth under a rate.
     chunk_size: usize,
     /// Entities settled by this run, for progress.
-    settled: u64,
-    /// Records read by this run: a resumed run's records within a chunk's size of the checkpoint may have been
-    /// written by the run it resumes (its chunk in flight), and are settled before they are written.
+    tally: Tally,
+    /// The places in flight that the chunks written side by side share ([`ImportOptions::in_flight`]).
+    slots: BulkSlots,
+    /// The chunk being written, whose settling comes next.
+    pending: Option<Pending>,
+    /// The run's [`Tally`] once every chunk taken so far is settled.
+    ends_at: u64,
+    /// Records read by this run: a resumed run's records within [`SIDE_BY_SIDE`] chunks' size of the checkpoint
+    /// may have been written by the run it resumes (its chunks in flight), and are settled before they are
+    /// written.
     read: u64,
     /// Whether every record so far was rejected as unreadable, and the first such rule.
     unreadable: (bool, Option<String>),
+}
+
+/// Chunks written at once at most: the next chunk starts while the last transactions of the one before are
+/// answered, where the places in flight would otherwise empty at each chunk's end. A stopped run may have written
+/// part of as many chunks past its checkpoint.
+const SIDE_BY_SIDE: usize = 2;
+
+/// A chunk written on a task of its own, and what settling it needs once it is written.
+struct Pending {
+    task: tokio::task::JoinHandle<Result<Settled, TransferError>>,
+    /// Cancelled once its task ends (or is stopped): the entities of the next chunk in its partitions go then.
+    written: CancellationToken,
+    /// Its entities' PartitionKeys: the next chunk's entities in them wait for it to end, so that each
+    /// partition's writes stay in input order.
+    partitions: HashSet<String>,
+    /// Its records that did not read, with their input's index.
+    read_rejects: Vec<(usize, Reject)>,
+    /// Its last record's place.
+    last: Option<(usize, u64)>,
+    /// The run's [`Tally`] once it is settled, and every chunk before it.
+    ends_at: u64,
+}
+
+/// The distinct PartitionKeys of `lines` (an export's file, in key order, holds few a chunk).
+fn partitions_of(lines: &[Line]) -> HashSet<String> {
+    let mut partitions = HashSet::new();
+    let mut previous: Option<&str> = None;
+    for line in lines {
+        let partition = line.entity.partition_key().as_str();
+        if previous != Some(partition) {
+            partitions.insert(partition.to_owned());
+            previous = Some(partition);
+        }
+    }
+    partitions
 }
 
 impl<'a> ImportRun<'a> {
@@ -435,15 +540,18 @@ impl<'a> ImportRun<'a> {
             resumed,
             pace: Pace::new(limit),
             chunk_size,
-            settled: 0,
+            tally: Tally::default(),
+            slots: BulkSlots::new(options.in_flight.unwrap_or(DEFAULT_IN_FLIGHT)),
+            pending: None,
+            ends_at: 0,
             read: 0,
             unreadable: (true, None),
         })
     }
 
-    /// Writes a chunk of records, settles each (written, skipped, or in the reject file, in input order), and
-    /// moves the checkpoint past it.
-    async fn settle(&mut self, chunk: Vec<Item>) -> Result<(), TransferError> {
+    /// Starts writing a chunk of records beside the chunk being written, once that one nears its end (its
+    /// entities of a partition that one has wait for it to end), then settles the chunk before it.
+    async fn take(&mut self, chunk: Vec<Item>) -> Result<(), TransferError> {
         let last = chunk.last().map(Item::position);
         let mut lines = Vec::with_capacity(chunk.len());
         let mut read_rejects = Vec::new();
@@ -453,24 +561,118 @@ impl<'a> ImportRun<'a> {
                 Item::Reject { file, reject } => read_rejects.push((file, reject)),
             }
         }
-        let in_flight = self.resumed && self.read < self.chunk_size as u64;
+        let in_flight = self.resumed && self.read < (SIDE_BY_SIDE * self.chunk_size) as u64;
         self.read += (lines.len() + read_rejects.len()) as u64;
         self.unreadable.0 &= lines.is_empty();
         if self.unreadable.1.is_none() {
             self.unreadable.1 = read_rejects.first().map(|(_, r)| r.rule.clone());
         }
-        self.pace.take(lines.len() as u64).await;
-        let writer = ChunkWriter {
-            table: self.table,
-            mode: self.options.mode,
-            resumed: in_flight,
-            control: self.control,
-            done: self.settled,
-            partition_rate: partition_limit_for(self.options.max_rate, self.table.kind()),
-            in_flight: self.options.in_flight,
+        let partitions = partitions_of(&lines);
+        self.ends_at += (lines.len() + read_rejects.len()) as u64;
+        // Beside the chunk being written, from when what it has left fits in the places in flight: its last
+        // transactions are then under way or about to be, and this chunk's take the places they leave.
+        if let Some(pending) = &mut self.pending {
+            let places = (self.slots.places() * BATCH_MAX_OPERATIONS) as u64;
+            let tally = self.tally.clone();
+            let near_its_end = std::pin::pin!(tally.reaches(pending.ends_at.saturating_sub(places)));
+            let ended = match futures::future::select(&mut pending.task, near_its_end).await {
+                Either::Left((settled, _)) => Some(joined(settled)),
+                Either::Right(_) => None,
+            };
+            // It ended first: settled now, and this chunk goes alone.
+            if let Some(settled) = ended
+                && let Some(pending) = self.pending.take()
+            {
+                self.settle(settled?, pending.read_rejects, pending.last)?;
+            }
+        }
+        // The entities of partitions the chunk being written has too wait for it to end: each partition's writes
+        // stay in input order. (An export's file read by ranges side by side has a few partitions cut between
+        // pages far apart.)
+        let (held, free): (Vec<Line>, Vec<Line>) = match &self.pending {
+            Some(pending) if !pending.partitions.is_disjoint(&partitions) => {
+                lines.into_iter().partition(|line| pending.partitions.contains(line.entity.partition_key().as_str()))
+            }
+            _ => (Vec::new(), lines),
         };
-        let settled = write_chunk(&writer, lines).await?;
-        self.settled += settled.written + settled.already + settled.skipped + settled.rejects.len() as u64;
+        let before_ends = self.pending.as_ref().map(|pending| pending.written.clone());
+        let written = CancellationToken::new();
+        self.pace.take((held.len() + free.len()) as u64).await;
+        let (table, control) = (self.table.clone(), self.control.clone());
+        let (mode, tally, slots) = (self.options.mode, self.tally.clone(), Some(self.slots.clone()));
+        let (partition_rate, in_flight_most) =
+            (partition_limit_for(self.options.max_rate, self.table.kind()), self.options.in_flight);
+        let ended = written.clone().drop_guard();
+        let task = tokio::spawn(async move {
+            let _ended = ended;
+            let writer = ChunkWriter {
+                table: &table,
+                mode,
+                resumed: in_flight,
+                control: &control,
+                tally,
+                partition_rate,
+                in_flight: in_flight_most,
+                slots,
+            };
+            let held = async {
+                if held.is_empty() {
+                    return Ok(Settled::default());
+                }
+                if let Some(before) = before_ends {
+                    before.cancelled().await;
+                }
+                write_chunk(&writer, held).await
+            };
+            let (free, held) = tokio::join!(write_chunk(&writer, free), held);
+            let mut settled = free?;
+            settled.add(held?);
+            Ok(settled)
+        });
+        let ends_at = self.ends_at;
+        let before = self.pending.replace(Pending { task, written, partitions, read_rejects, last, ends_at });
+        if let Some(before) = before {
+            let settled = match join(before.task).await {
+                Ok(settled) => settled,
+                Err(e) => {
+                    self.abort_pending().await;
+                    return Err(e);
+                }
+            };
+            if let Err(e) = self.settle(settled, before.read_rejects, before.last) {
+                self.abort_pending().await;
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for the chunk being written, if any, and settles it.
+    async fn settle_pending(&mut self) -> Result<(), TransferError> {
+        let Some(pending) = self.pending.take() else { return Ok(()) };
+        let settled = join(pending.task).await?;
+        self.settle(settled, pending.read_rejects, pending.last)
+    }
+
+    /// Stops the chunk being written, if any (a chunk before it failed): what it wrote is settled by the run
+    /// that resumes, within the chunks it reads first.
+    async fn abort_pending(&mut self) {
+        if let Some(pending) = self.pending.take() {
+            pending.task.abort();
+            let _ = pending.task.await;
+        }
+    }
+
+    /// Settles a written chunk: each of its entities written, skipped, or in the reject file (in input order),
+    /// and the checkpoint moved past it.
+    fn settle(
+        &mut self,
+        settled: Settled,
+        read_rejects: Vec<(usize, Reject)>,
+        last: Option<(usize, u64)>,
+    ) -> Result<(), TransferError> {
+        // Written and found written are counted as they come; the rest now.
+        self.tally.add(settled.skipped + (read_rejects.len() + settled.rejects.len()) as u64);
         // The rejects of the chunk in input order: the records that do not read, and the entities not written.
         let mut all: Vec<(usize, Reject)> = read_rejects;
         all.extend(settled.rejects);
@@ -528,5 +730,77 @@ impl<'a> ImportRun<'a> {
             rejects: (rejected > 0).then(|| self.rejects.path().to_owned()),
             resumed: self.resumed,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use table_model::{Entity, PartitionKey, RowKey};
+
+    fn entity(partition: &str, number: u64) -> Item {
+        let keys = (PartitionKey::new(partition).unwrap(), RowKey::new(format!("{number:05}")).unwrap());
+        Item::Entity(Line { file: 0, source: "in.jsonl".into(), number, entity: Entity::new(keys.0, keys.1) })
+    }
+
+    fn unreadable(number: u64) -> Item {
+        let reject = Reject {
+            source: "in.jsonl".into(),
+            line: number,
+            partition_key: None,
+            row_key: None,
+            property: None,
+            rule: "not JSON".into(),
+            text: "{".into(),
+        };
+        Item::Reject { file: 0, reject }
+    }
+
+    /// The records of `partitions` (each letter a record of that partition, `!` one that does not read), sent
+    /// in batches of 3 as the reading thread sends them.
+    fn records(partitions: &str) -> Records {
+        let items: Vec<Item> = partitions
+            .chars()
+            .enumerate()
+            .map(|(i, c)| if c == '!' { unreadable(i as u64 + 1) } else { entity(&c.to_string(), i as u64 + 1) })
+            .collect();
+        let (sender, receiver) = tokio::sync::mpsc::channel(items.len().max(1));
+        let mut items = items.into_iter().peekable();
+        while items.peek().is_some() {
+            sender.try_send(items.by_ref().take(3).collect()).unwrap();
+        }
+        Records { receiver, batch: Vec::new().into_iter() }
+    }
+
+    /// The chunks of `size` that `records` gives, each as its records' partitions.
+    async fn chunks(mut records: Records, size: usize) -> Vec<String> {
+        let mut chunks = Vec::new();
+        loop {
+            let chunk = records.next_chunk(size).await;
+            if chunk.is_empty() {
+                return chunks;
+            }
+            let text = chunk.iter().map(|item| match item {
+                Item::Entity(line) => line.entity.partition_key().as_str().to_owned(),
+                Item::Reject { .. } => "!".to_owned(),
+            });
+            chunks.push(text.collect());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_chunk_ends_before_the_partition_that_the_next_record_goes_on_with() {
+        // In key order: each chunk ends where its last partition does, so no partition is in two chunks.
+        assert_eq!(chunks(records("aaaabbbbcccc"), 6).await, ["aaaa", "bbbb", "cccc"]);
+        // Full at a partition's end: nothing handed back.
+        assert_eq!(chunks(records("aaabbbccc"), 3).await, ["aaa", "bbb", "ccc"]);
+        // A chunk of one partition is cut where it is full.
+        assert_eq!(chunks(records("aaaaaaaaaa"), 4).await, ["aaaa", "aaaa", "aa"]);
+        // A record that does not read goes with the partition around it.
+        assert_eq!(chunks(records("aab!bbcc"), 5).await, ["aa", "b!bb", "cc"]);
+        // Not in key order: partitions are in several chunks (which then go one after the other), and a chunk
+        // ends where it is full unless the next record goes on with its last partition.
+        assert_eq!(chunks(records("abababab"), 3).await, ["aba", "bab", "ab"]);
+        assert_eq!(chunks(records("abbbaab"), 3).await, ["a", "bbb", "aab"]);
     }
 }

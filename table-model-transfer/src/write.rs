@@ -2,8 +2,9 @@
 //! writer ([`write_chunk`]), each entity settled (written, skipped, or rejected with its source, keys, property
 //! and rule) before the chunk's checkpoint is written, so a resumed run starts after the last chunk settled.
 //!
-//! A run stopped in the middle of a chunk may have written some of its entities. What a resumed run reads within a
-//! chunk's size of its checkpoint is therefore settled before it is written ([`ChunkWriter::resumed`]): the stored
+//! A run stopped in the middle of a chunk may have written some of its entities (an import writes two chunks at
+//! once). What a resumed run reads within the chunks that were in flight is therefore settled before it is
+//! written ([`ChunkWriter::resumed`]): the stored
 //! entities with its keys
 //! are read, as the span of their PartitionKeys (one page per 1,000 of them stored) or, where that span holds
 //! mostly other entities, partition by partition with the range reads the bulk writer uses for a transaction
@@ -22,10 +23,11 @@ use crate::progress::{Control, Event};
 use crate::rejects::Reject;
 use futures::TryStreamExt as _;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use table_model::client::{
-    BulkFailure, BulkOperation, BulkOptions, Error as ClientError, ErrorKind as ClientErrorKind, FailureCause,
-    TableClient,
+    BulkFailure, BulkOperation, BulkOptions, BulkSlots, Error as ClientError, ErrorKind as ClientErrorKind,
+    FailureCause, TableClient,
 };
 use table_model::filter;
 use table_model::key::service_order;
@@ -105,6 +107,16 @@ pub struct Settled {
     pub rejects: Vec<(usize, Reject)>,
 }
 
+impl Settled {
+    /// Adds what another part of the same chunk came to; the rejects stay in no particular order.
+    pub fn add(&mut self, other: Settled) {
+        self.written += other.written;
+        self.skipped += other.skipped;
+        self.already += other.already;
+        self.rejects.extend(other.rejects);
+    }
+}
+
 /// How [`write_chunk`] writes.
 #[derive(Debug)]
 pub struct ChunkWriter<'a> {
@@ -112,18 +124,74 @@ pub struct ChunkWriter<'a> {
     pub table: &'a TableClient,
     /// The mode.
     pub mode: WriteMode,
-    /// Whether a stopped run may have written part of this chunk (a resumed run's entities within a chunk's size
+    /// Whether a stopped run may have written part of this chunk (a resumed run's entities within the chunks' size
     /// of the checkpoint): its entities are then read from the target before it is written (see the module's
     /// documentation).
     pub resumed: bool,
-    /// Where progress goes: [`Event::Entities`] counted from `done`.
+    /// Where progress goes: [`Event::Entities`], the run's [`Tally`].
     pub control: &'a Control,
-    /// Entities settled before this chunk, for progress.
-    pub done: u64,
+    /// The entities the run has settled, which this chunk's add to as they are written.
+    pub tally: Tally,
     /// The bulk writer's pace per partition ([`crate::rate::partition_limit_for`]).
     pub partition_rate: Option<std::num::NonZeroU32>,
     /// Transactions in flight at once (`None`: the bulk writer's default, 8).
     pub in_flight: Option<std::num::NonZeroUsize>,
+    /// Places in flight shared with the chunks written beside this one ([`BulkOptions::slots`]); `None`: the
+    /// chunk is written alone.
+    pub slots: Option<BulkSlots>,
+}
+
+/// The entities a run has settled (written, found written, skipped or rejected), which its progress reports
+/// ([`Event::Entities`]): chunks written side by side add to the same count, so that it only grows. Clones
+/// share the count.
+///
+/// ```
+/// use table_model_transfer::write::Tally;
+/// let tally = Tally::new(10);
+/// assert_eq!(tally.clone().add(5), 15);
+/// assert_eq!(tally.get(), 15);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Tally(Arc<TallyInner>);
+
+#[derive(Debug, Default)]
+struct TallyInner {
+    count: AtomicU64,
+    /// Woken at each addition, for [`Tally::reaches`].
+    added: tokio::sync::Notify,
+}
+
+impl Tally {
+    /// A count starting at `settled` (what a resumed run's checkpoint says was settled).
+    pub fn new(settled: u64) -> Self {
+        Tally(Arc::new(TallyInner { count: AtomicU64::new(settled), added: tokio::sync::Notify::new() }))
+    }
+
+    /// Adds `n`; the count after it.
+    pub fn add(&self, n: u64) -> u64 {
+        let count = self.0.count.fetch_add(n, Ordering::Relaxed) + n;
+        self.0.added.notify_waiters();
+        count
+    }
+
+    /// The count.
+    pub fn get(&self) -> u64 {
+        self.0.count.load(Ordering::Relaxed)
+    }
+
+    /// Waits until the count is at least `n`.
+    pub async fn reaches(&self, n: u64) {
+        loop {
+            // Registered before the count is read, so that an addition in between still wakes it.
+            let added = self.0.added.notified();
+            let mut added = std::pin::pin!(added);
+            added.as_mut().enable();
+            if self.get() >= n {
+                return;
+            }
+            added.await;
+        }
+    }
 }
 
 /// Writes a chunk and settles each of its entities: written, skipped, counted as written by a stopped run, or
@@ -138,11 +206,12 @@ pub async fn write_chunk(writer: &ChunkWriter<'_>, lines: Vec<Line>) -> Result<S
     let lines = if writer.resumed && writer.mode.operation() == BulkOperation::Insert {
         let (already, rest) = settle_stored(writer.table, lines).await?;
         settled.already = already;
+        writer.tally.add(already);
         rest
     } else {
         lines
     };
-    let (written, failed) = write_all(writer, lines, settled.already).await;
+    let (written, failed) = write_all(writer, lines).await;
     if let Some(failure) = failed.iter().find(|f| stops_the_run(&f.error)) {
         return Err(TransferError::new(client_error_kind(&failure.error), failure.error.to_string()));
     }
@@ -311,21 +380,27 @@ fn request_property(error: &RequestError) -> Option<String> {
 /// The chunk is in memory already: the bulk writer may hold all of it in transactions not yet answered, so that
 /// a chunk of many partitions in key order (an export's file) keeps every transaction in flight, where its
 /// default bound of entities held kept three or four partitions of 500, one transaction each.
-async fn write_all(writer: &ChunkWriter<'_>, lines: Vec<Line>, settled: u64) -> (u64, Vec<BulkFailure<Line>>) {
+async fn write_all(writer: &ChunkWriter<'_>, lines: Vec<Line>) -> (u64, Vec<BulkFailure<Line>>) {
     let max_buffered = lines.len();
-    let options = |written: u64| {
+    let options = || {
         let control = writer.control.clone();
-        let done = writer.done + settled + written;
+        let tally = writer.tally.clone();
+        // What this round's bulk write has reported written so far, which the tally holds already.
+        let counted = AtomicU64::new(0);
         BulkOptions {
-            progress: Some(Arc::new(move |p| control.report(Event::Entities(done + p.written)))),
+            progress: Some(Arc::new(move |p| {
+                let new = p.written - counted.swap(p.written, Ordering::Relaxed);
+                control.report(Event::Entities(tally.add(new)));
+            })),
             partition_rate: writer.partition_rate,
             concurrency: writer.in_flight.map_or(0, std::num::NonZeroUsize::get),
             max_buffered,
+            slots: writer.slots.clone(),
             ..Default::default()
         }
     };
     let operation = writer.mode.operation();
-    let report = writer.table.bulk_write(operation, lines, Some(options(0))).await;
+    let report = writer.table.bulk_write(operation, lines, Some(options())).await;
     let mut written = report.written;
     let mut failed = Vec::new();
     let mut pending = report.failures;
@@ -338,7 +413,7 @@ async fn write_all(writer: &ChunkWriter<'_>, lines: Vec<Line>, settled: u64) -> 
         }
         // Each round drops at least the failed entity of every transaction rolled back, so this ends.
         let lines = again.into_iter().map(|f| f.entity);
-        let report = writer.table.bulk_write(operation, lines, Some(options(written))).await;
+        let report = writer.table.bulk_write(operation, lines, Some(options())).await;
         written += report.written;
         pending = report.failures;
     }

@@ -61,8 +61,8 @@ mod transport;
 /// dependent crate names.
 pub use azure_core;
 pub use bulk::{
-    BulkEntity, BulkError, BulkFailure, BulkOperation, BulkOptions, BulkProgress, BulkReport, BulkTransaction, ByRef,
-    ByValue, FailureCause, ProgressFn, PARTITION_TARGET,
+    BulkEntity, BulkError, BulkFailure, BulkOperation, BulkOptions, BulkProgress, BulkReport, BulkSlots,
+    BulkTransaction, ByRef, ByValue, FailureCause, ProgressFn, PARTITION_TARGET,
 };
 pub use credential::TableCredential;
 pub use error::{Error, ErrorKind, OutcomeUnknown};

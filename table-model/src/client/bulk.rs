@@ -20,7 +20,7 @@ use futures::{Stream, StreamExt};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::marker::PhantomData;
-use std::num::NonZeroU32;
+use std::num::{NonZeroU32, NonZeroUsize};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -134,8 +134,63 @@ pub struct BulkOptions<'a> {
     /// in this call fit the rate (the pace is not carried from one call to the next). Azure Table Storage's documented target for one partition is 2,000 entities per second
     /// ([`PARTITION_TARGET`], `docs/rules.md` §12); past it the service answers `503 ServerBusy`.
     pub partition_rate: Option<NonZeroU32>,
+    /// Places in flight shared with other bulk writes (`None`: this write's `concurrency` alone): each
+    /// transaction takes one of them for as long as it is under way, its retries included, so that writes
+    /// given the same [`BulkSlots`] keep at most its count of transactions in flight together, each still at
+    /// most its own `concurrency`.
+    pub slots: Option<BulkSlots>,
     /// `azure_core`'s per-call options, for every transaction.
     pub method_options: ClientMethodOptions<'a>,
+}
+
+/// Places in flight that bulk writes share ([`BulkOptions::slots`]): two writes of different partitions side
+/// by side (the next chunk of an import started while the last transactions of the one before are answered)
+/// keep the places full without sending more transactions at once than the service is given. The places are
+/// taken in the order transactions ask for them. Clones share the same places.
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use table_model::client::{BulkOptions, BulkSlots};
+/// let slots = BulkSlots::new(NonZeroUsize::new(8).expect("not zero"));
+/// let first = BulkOptions { concurrency: 8, slots: Some(slots.clone()), ..Default::default() };
+/// let second = BulkOptions { concurrency: 8, slots: Some(slots.clone()), ..Default::default() };
+/// // Given to two `bulk_write`s run together: 8 transactions in flight between them, not 16.
+/// assert_eq!((slots.places(), slots.available()), (8, 8));
+/// # drop((first, second));
+/// ```
+#[derive(Clone)]
+pub struct BulkSlots {
+    semaphore: Arc<tokio::sync::Semaphore>,
+    places: usize,
+}
+
+impl BulkSlots {
+    /// `places` places in flight, all free.
+    pub fn new(places: NonZeroUsize) -> Self {
+        BulkSlots { semaphore: Arc::new(tokio::sync::Semaphore::new(places.get())), places: places.get() }
+    }
+
+    /// How many places there are.
+    pub fn places(&self) -> usize {
+        self.places
+    }
+
+    /// How many places are free now.
+    pub fn available(&self) -> usize {
+        self.semaphore.available_permits()
+    }
+
+    /// Waits for a free place and holds it until the guard is dropped. The semaphore is never closed, so a
+    /// place always comes.
+    async fn take(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        self.semaphore.acquire().await.ok()
+    }
+}
+
+impl fmt::Debug for BulkSlots {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BulkSlots").field("places", &self.places).field("available", &self.available()).finish()
+    }
 }
 
 /// Azure Table Storage's documented scalability target for one partition: 2,000 entities (of 1 KiB) per second.
@@ -170,6 +225,7 @@ impl fmt::Debug for BulkOptions<'_> {
             .field("max_buffered", &self.max_buffered)
             .field("progress", &self.progress.as_ref().map(|_| "Fn"))
             .field("partition_rate", &self.partition_rate)
+            .field("slots", &self.slots)
             .finish_non_exhaustive()
     }
 }
@@ -759,6 +815,7 @@ impl TableClient {
         let mut bulk =
             Operation::start_parent(tracing, "TableClient.bulk_write", &options.method_options.context, table);
         let bulk_ctx = bulk.ctx();
+        let slots = options.slots.as_ref();
         let send = |(sealed, transaction, not_before): (Sealed<E>, BulkTransaction, Option<Instant>)| {
             let mut ctx = bulk_ctx.to_borrowed();
             ctx.insert(ClientRequestId::new(transaction.client_request_id.to_string()));
@@ -766,6 +823,11 @@ impl TableClient {
                 if let Some(at) = not_before {
                     tokio::time::sleep_until(at).await;
                 }
+                // A place shared with other writes, held until the answer (or the last retry's failure).
+                let _place = match slots {
+                    Some(slots) => slots.take().await,
+                    None => None,
+                };
                 let batch = &sealed.batch;
                 let partition = batch.partition_key().as_str();
                 let mut op = Operation::start_transaction(tracing, &ctx, self.table(), partition, batch.len());

@@ -10,7 +10,7 @@ use table_model::client::azure_core::http::headers::{Headers, CLIENT_REQUEST_ID}
 use table_model::client::azure_core::http::policies::{Policy, PolicyResult};
 use table_model::client::azure_core::http::{AsyncRawResponse, ClientOptions, Context, Request, StatusCode, Transport};
 use table_model::client::{
-    BulkError, BulkOperation, BulkOptions, FailureCause, TableServiceClient, TableServiceClientOptions,
+    BulkError, BulkOperation, BulkOptions, BulkSlots, FailureCause, TableServiceClient, TableServiceClientOptions,
 };
 use table_model::limits::{BATCH_MAX_BODY_BYTES, BATCH_MAX_OPERATIONS};
 use table_model::{AccountKey, TableEntity, TableName};
@@ -498,4 +498,41 @@ async fn an_endpoint_that_does_not_answer_stops_the_write_at_the_first_transacti
     assert!(first.transaction.is_none());
     assert!(first.to_string().contains("not sent: an earlier transaction got no answer after the retries"), "{first}");
     assert!(matches!(first.error.kind(), table_model::client::ErrorKind::Transport(_)), "{}", first.error);
+}
+
+/// Two bulk writes of different partitions side by side, each of 8 in flight, given the same 8 places
+/// ([`BulkSlots`]): 8 transactions in flight between them, never more, and the places full from the first round
+/// trip to the last: the 200 transactions take 25 round trips, where one write after the other takes 26 (13
+/// each, the last of each half empty) and the two without shared places send 16 at once.
+#[tokio::test(start_paused = true)]
+async fn writes_that_share_their_places_keep_that_many_in_flight_together() {
+    let latency = std::time::Duration::from_millis(15);
+    let readings = |first: u64| {
+        (first..first + 10_000).map(|n| Reading { sensor: (n / 500) as u32, ..reading(n, 1, "") }).collect::<Vec<_>>()
+    };
+    let run = |slots: Option<BulkSlots>| {
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let table = client_answering_after(seen.clone(), Vec::new(), latency);
+        async move {
+            let options =
+                || BulkOptions { concurrency: 8, max_buffered: 10_000, slots: slots.clone(), ..Default::default() };
+            let started = tokio::time::Instant::now();
+            let (a, b) = tokio::join!(
+                table.bulk_write(BulkOperation::Insert, readings(0), Some(options())),
+                table.bulk_write(BulkOperation::Insert, readings(10_000), Some(options())),
+            );
+            assert!(a.is_complete() && b.is_complete());
+            assert_eq!(a.written + b.written, 20_000);
+            let rounds = started.elapsed().as_secs_f64() / latency.as_secs_f64();
+            let most = seen.lock().unwrap().max_in_flight;
+            (rounds, most)
+        }
+    };
+    let eight = BulkSlots::new(std::num::NonZeroUsize::new(8).unwrap());
+    let (rounds, most) = run(Some(eight.clone())).await;
+    assert_eq!(most, 8, "transactions in flight with 8 shared places");
+    assert!((rounds - 25.0).abs() < 0.01, "{rounds} round trips");
+    assert_eq!(eight.available(), 8, "every place is given back");
+    let (_, most) = run(None).await;
+    assert_eq!(most, 16, "without shared places each write keeps its own 8");
 }
