@@ -31,7 +31,7 @@ use crate::rejects::{Reject, RejectFile};
 use crate::write::{write_chunk, ChunkWriter, Line, Settled, Tally, WriteMode};
 use futures::future::Either;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -455,7 +455,7 @@ struct Pending {
     written: CancellationToken,
     /// Its entities' PartitionKeys: the next chunk's entities in them wait for it to end, so that each
     /// partition's writes stay in input order.
-    partitions: HashSet<String>,
+    partitions: HashMap<String, usize>,
     /// Its records that did not read, with their input's index.
     read_rejects: Vec<(usize, Reject)>,
     /// Its last record's place.
@@ -464,18 +464,31 @@ struct Pending {
     ends_at: u64,
 }
 
-/// The distinct PartitionKeys of `lines` (an export's file, in key order, holds few a chunk).
-fn partitions_of(lines: &[Line]) -> HashSet<String> {
-    let mut partitions = HashSet::new();
-    let mut previous: Option<&str> = None;
+/// How many entities of `lines` each PartitionKey has (an export's file, in key order, holds few a chunk).
+fn partitions_of(lines: &[Line]) -> HashMap<String, usize> {
+    let mut partitions: HashMap<String, usize> = HashMap::new();
+    let mut run: Option<(&str, usize)> = None;
     for line in lines {
         let partition = line.entity.partition_key().as_str();
-        if previous != Some(partition) {
-            partitions.insert(partition.to_owned());
-            previous = Some(partition);
+        match &mut run {
+            Some((current, n)) if *current == partition => *n += 1,
+            _ => {
+                if let Some((current, n)) = run.replace((partition, 1)) {
+                    *partitions.entry(current.to_owned()).or_default() += n;
+                }
+            }
         }
     }
+    if let Some((current, n)) = run {
+        *partitions.entry(current.to_owned()).or_default() += n;
+    }
     partitions
+}
+
+/// The most transactions one of `partitions` takes (at least one): a partition's go one after the other, so a
+/// chunk takes at least as many round trips.
+fn longest_chain(partitions: &HashMap<String, usize>) -> u64 {
+    partitions.values().map(|n| n.div_ceil(BATCH_MAX_OPERATIONS)).max().unwrap_or(1).max(1) as u64
 }
 
 impl<'a> ImportRun<'a> {
@@ -569,12 +582,14 @@ impl<'a> ImportRun<'a> {
         }
         let partitions = partitions_of(&lines);
         self.ends_at += (lines.len() + read_rejects.len()) as u64;
-        // Beside the chunk being written, from when what it has left fits in the places in flight: its last
-        // transactions are then under way or about to be, and this chunk's take the places they leave.
+        // Beside the chunk being written, from when what it has left takes as many round trips as this chunk's
+        // longest partition (its transactions one after the other): the two then end together, and this chunk's
+        // transactions take the places that the last ones of the chunk before leave.
         if let Some(pending) = &mut self.pending {
-            let places = (self.slots.places() * BATCH_MAX_OPERATIONS) as u64;
+            let round = (self.slots.places() * BATCH_MAX_OPERATIONS) as u64;
+            let left = round * longest_chain(&partitions);
             let tally = self.tally.clone();
-            let near_its_end = std::pin::pin!(tally.reaches(pending.ends_at.saturating_sub(places)));
+            let near_its_end = std::pin::pin!(tally.reaches(pending.ends_at.saturating_sub(left)));
             let ended = match futures::future::select(&mut pending.task, near_its_end).await {
                 Either::Left((settled, _)) => Some(joined(settled)),
                 Either::Right(_) => None,
@@ -590,9 +605,9 @@ impl<'a> ImportRun<'a> {
         // stay in input order. (An export's file read by ranges side by side has a few partitions cut between
         // pages far apart.)
         let (held, free): (Vec<Line>, Vec<Line>) = match &self.pending {
-            Some(pending) if !pending.partitions.is_disjoint(&partitions) => {
-                lines.into_iter().partition(|line| pending.partitions.contains(line.entity.partition_key().as_str()))
-            }
+            Some(pending) if partitions.keys().any(|p| pending.partitions.contains_key(p)) => lines
+                .into_iter()
+                .partition(|line| pending.partitions.contains_key(line.entity.partition_key().as_str())),
             _ => (Vec::new(), lines),
         };
         let before_ends = self.pending.as_ref().map(|pending| pending.written.clone());
@@ -786,6 +801,24 @@ mod tests {
             });
             chunks.push(text.collect());
         }
+    }
+
+    #[test]
+    fn a_chunks_partitions_are_counted_and_its_longest_chain_is_its_largest_partitions_transactions() {
+        let lines = |partitions: &str| -> Vec<Line> {
+            let chars = partitions.chars().enumerate();
+            chars
+                .map(|(i, c)| match entity(&c.to_string(), i as u64) {
+                    Item::Entity(line) => line,
+                    Item::Reject { .. } => unreachable!("entity() makes entities"),
+                })
+                .collect()
+        };
+        let counted = partitions_of(&lines("aaabba"));
+        assert_eq!((counted["a"], counted["b"], counted.len()), (4, 2, 2));
+        assert_eq!(longest_chain(&counted), 1);
+        assert_eq!(longest_chain(&partitions_of(&lines(&"c".repeat(250)))), 3, "250 entities: 3 transactions");
+        assert_eq!(longest_chain(&HashMap::new()), 1);
     }
 
     #[tokio::test]
