@@ -3,8 +3,8 @@
 //!
 //! The source is read by key ranges side by side ([`crate::scan`]); the pages are written in chunks by the bulk
 //! writer, which checks every entity against the target's rules before its transaction is sent
-//! ([`crate::write`]); an entity not written goes to the reject file as in an import. After each chunk is
-//! settled, a checkpoint (`TARGET.copy-checkpoint.json`) keeps each range's continuation, so the same copy run
+//! ([`crate::write`]), two chunks at once (`side_by_side`), the next read meanwhile; an entity not written goes to
+//! the reject file as in an import. After each chunk is settled, in order, a checkpoint (`TARGET.copy-checkpoint.json`) keeps each range's continuation, so the same copy run
 //! again after a stop goes on from there. The checkpoint is bound to the tables, the filter, the mode and
 //! `parallel`, not to the endpoints: a renewed SAS, or another route to the same accounts, resumes.
 //!
@@ -16,7 +16,8 @@ use crate::progress::{Control, Event, Operation};
 use crate::rate::{limit_for, partition_limit_for, Pace};
 use crate::rejects::RejectFile;
 use crate::scan::{self, RangeStart};
-use crate::write::{write_chunk, ChunkWriter, Line, Tally, WriteMode};
+use crate::side_by_side::{SideBySide, SIDE_BY_SIDE};
+use crate::write::{Line, Settled, WriteMode};
 use futures::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use std::num::NonZeroUsize;
@@ -24,6 +25,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use table_model::client::TableClient;
 use table_model::filter::KeyRange;
+use table_model::response::Continuation;
 use table_model::TableName;
 
 /// How to copy. Each option is named as its `tablectl copy` flag, and messages name them that way.
@@ -160,6 +162,10 @@ struct RangeState {
 /// Entities per chunk: the pages read are written together once they hold this many (or the source ends).
 const CHUNK: usize = 5_000;
 
+/// What settling a written chunk needs besides what the writer came to: each page's range and the continuation
+/// after it, and the entities read once it is settled.
+type Written = (Vec<(usize, Option<Continuation>)>, u64);
+
 /// Copies the entities of `from` selected by `options` into `to`, created if it does not exist.
 ///
 /// ```no_run
@@ -265,28 +271,55 @@ async fn run(
     }
     let source_name: Arc<str> = format!("table:{source}").into();
     control.report(Event::Started { operation: Operation::Copy, total_bytes: None });
-    let tally = Tally::default();
-    // A resumed run's entities within a chunk's size of their range's checkpoint may have been written by the run
-    // it resumes (its chunk in flight, of pages of any range): a chunk holding any is settled before it is written.
+    let mut chunks: SideBySide<Written> =
+        SideBySide::new(to, control, options.mode, partition_limit_for(options.max_rate, to.kind()), options.in_flight);
+    // A resumed run's entities within two chunks' size of their range's checkpoint may have been written by the
+    // run it resumes (its chunks in flight, of pages of any range): a chunk holding any is settled before it is
+    // written.
     let mut read_per_range = vec![0_u64; state.ranges.len()];
     let mut pages = scan::scan_pages(from, &query, starts, options.parallel, None);
+    let chunks_tally = chunks.tally().clone();
+    let mut read = state.read;
+    let mut settle = |settled: Settled, (ends, read): Written| -> Result<(), TransferError> {
+        // Written and found written are counted as they come; the rest once the chunk is settled.
+        chunks_tally.add(settled.skipped + settled.rejects.len() as u64);
+        for (_, reject) in &settled.rejects {
+            rejects.write(reject)?;
+        }
+        for (range, next) in ends {
+            state.ranges[range].done = next.is_none();
+            state.ranges[range].next = next.as_ref().map(ToString::to_string);
+        }
+        state.read = read;
+        state.written += settled.written;
+        state.skipped += settled.skipped;
+        state.already += settled.already;
+        state.reject_bytes = rejects.sync()?;
+        state.rejects = rejects.count();
+        checkpoint::write_atomic(&checkpoint_path, &state)
+    };
     let result: Result<(), TransferError> = async {
-        let mut next = read_chunk(&mut pages, size, control).await?;
         loop {
-            if next.is_empty() {
-                return Ok(());
-            }
-            // The next chunk was read while the last was written: a cancel since then stops the copy here.
-            if control.is_cancelled() {
-                return Err(TransferError::new(ErrorKind::Cancelled, "the copy was cancelled"));
-            }
-            let chunk = std::mem::take(&mut next);
+            // The chunks being written go on while the next is read.
+            let chunk = match read_chunk(&mut pages, size, control).await {
+                Ok(chunk) if !chunk.is_empty() && !control.is_cancelled() => chunk,
+                // The end, a stop or a failure to read: the chunk being written is settled first.
+                end => {
+                    if let Some((settled, written)) = chunks.finish().await? {
+                        settle(settled, written)?;
+                    }
+                    return match end {
+                        Ok(chunk) if chunk.is_empty() => Ok(()),
+                        Ok(_) => Err(TransferError::new(ErrorKind::Cancelled, "the copy was cancelled")),
+                        Err(e) => Err(e),
+                    };
+                }
+            };
             let mut lines = Vec::with_capacity(chunk.iter().map(|page| page.entities.len()).sum());
             let mut ends = Vec::new();
-            let mut read = state.read;
             let mut in_flight = false;
             for page in chunk {
-                in_flight |= resumed && read_per_range[page.range] < size as u64;
+                in_flight |= resumed && read_per_range[page.range] < (SIDE_BY_SIDE * size) as u64;
                 read_per_range[page.range] += page.entities.len() as u64;
                 for mut entity in page.entities {
                     entity.set_server_metadata(None, None);
@@ -296,36 +329,12 @@ async fn run(
                 ends.push((page.range, page.next));
             }
             pace.take(lines.len() as u64).await;
-            let writer = ChunkWriter {
-                table: to,
-                mode: options.mode,
-                resumed: in_flight,
-                control,
-                tally: tally.clone(),
-                partition_rate: partition_limit_for(options.max_rate, to.kind()),
-                in_flight: options.in_flight,
-                slots: None,
-            };
-            // The next chunk is read while this one is written: the source's round trips and the target's overlap.
-            let (settled, read_next) = tokio::join!(write_chunk(&writer, lines), read_chunk(&mut pages, size, control));
-            let settled = settled?;
-            // Written and found written are counted as they come; the rest once the chunk is settled.
-            tally.add(settled.skipped + settled.rejects.len() as u64);
-            for (_, reject) in &settled.rejects {
-                rejects.write(reject)?;
+            if let Some((settled, written)) = chunks.push(lines, 0, in_flight, (ends, read)).await?
+                && let Err(e) = settle(settled, written)
+            {
+                chunks.abort().await;
+                return Err(e);
             }
-            for (range, next) in ends {
-                state.ranges[range].done = next.is_none();
-                state.ranges[range].next = next.as_ref().map(ToString::to_string);
-            }
-            state.read = read;
-            state.written += settled.written;
-            state.skipped += settled.skipped;
-            state.already += settled.already;
-            state.reject_bytes = rejects.sync()?;
-            state.rejects = rejects.count();
-            checkpoint::write_atomic(&checkpoint_path, &state)?;
-            next = read_next?;
         }
     }
     .await;

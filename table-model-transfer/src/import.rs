@@ -11,10 +11,9 @@
 //! `text`. An import whose every record is rejected as unreadable, with nothing written, is invalid input, not
 //! a partial import.
 //!
-//! Two chunks of records are written at once, the transactions in flight shared between them: the next chunk
-//! starts once what the one before has left fits in the places in flight, so that its transactions fill the places
-//! of the last ones of the chunk before; its entities of a partition the chunk before also has wait for it (each
-//! partition's writes keep the input's order). After each chunk is settled, in input order, a checkpoint says how
+//! Two chunks of records are written at once (`side_by_side`: the transactions in flight shared between them,
+//! the next chunk's transactions filling the places of the last ones of the chunk before, each partition's writes
+//! in the input's order). After each chunk is settled, in input order, a checkpoint says how
 //! far the import got; run again after a stop, the same import goes on from there, settling the chunks that were
 //! in flight with a few range reads ([`crate::write`]).
 //!
@@ -28,17 +27,14 @@ use crate::inputs::inputs;
 use crate::progress::{Control, Event, Operation};
 use crate::rate::{limit_for, partition_limit_for, Pace};
 use crate::rejects::{Reject, RejectFile};
-use crate::write::{write_chunk, ChunkWriter, Line, Settled, Tally, WriteMode};
-use futures::future::Either;
+use crate::side_by_side::{SideBySide, SIDE_BY_SIDE};
+use crate::write::{Line, Settled, WriteMode};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::time::Duration;
-use table_model::client::{BulkSlots, TableClient};
-use table_model::limits::BATCH_MAX_OPERATIONS;
+use table_model::client::TableClient;
 use table_model::{RuleSet, TableName};
-use tokio_util::sync::CancellationToken;
 
 /// How to import. Each option is named as its `tablectl import` flag, and messages name them that way.
 ///
@@ -228,19 +224,6 @@ const CHUNK: usize = 10_000;
 /// A chunk is sent once it is full, or this long after its first record came (a slow stdin).
 const CHUNK_WAIT: Duration = Duration::from_millis(500);
 
-/// The bulk writer's transactions in flight when [`ImportOptions::in_flight`] says none.
-const DEFAULT_IN_FLIGHT: NonZeroUsize = NonZeroUsize::new(8).expect("not zero");
-
-/// The end of a chunk's task: its result, or a failure when the task panicked or was stopped.
-async fn join(task: tokio::task::JoinHandle<Result<Settled, TransferError>>) -> Result<Settled, TransferError> {
-    joined(task.await)
-}
-
-/// What a chunk's task ended with: its result, or a failure when it panicked or was stopped.
-fn joined(end: Result<Result<Settled, TransferError>, tokio::task::JoinError>) -> Result<Settled, TransferError> {
-    end.map_err(|e| TransferError::failed(format!("writing a chunk stopped: {e}")))?
-}
-
 /// The value of [`ImportCheckpoint::format`].
 const CHECKPOINT_FORMAT: &str = "tablectl-import-checkpoint/1";
 
@@ -417,8 +400,6 @@ async fn run(
 /// this run has settled.
 struct ImportRun<'a> {
     table: &'a TableClient,
-    options: &'a ImportOptions,
-    control: &'a Control,
     /// Where the checkpoint is kept; `None` for stdin.
     checkpoint: Option<PathBuf>,
     state: ImportCheckpoint,
@@ -427,14 +408,8 @@ struct ImportRun<'a> {
     pace: Pace,
     /// Records per chunk: [`CHUNK`], or a tenth of a second's worth under a rate.
     chunk_size: usize,
-    /// Entities settled by this run, for progress.
-    tally: Tally,
-    /// The places in flight that the chunks written side by side share ([`ImportOptions::in_flight`]).
-    slots: BulkSlots,
-    /// The chunk being written, whose settling comes next.
-    pending: Option<Pending>,
-    /// The run's [`Tally`] once every chunk taken so far is settled.
-    ends_at: u64,
+    /// The chunks being written, side by side; what this run has settled, for progress.
+    chunks: SideBySide<Unwritten>,
     /// Records read by this run: a resumed run's records within [`SIDE_BY_SIDE`] chunks' size of the checkpoint
     /// may have been written by the run it resumes (its chunks in flight), and are settled before they are
     /// written.
@@ -443,53 +418,9 @@ struct ImportRun<'a> {
     unreadable: (bool, Option<String>),
 }
 
-/// Chunks written at once at most: the next chunk starts while the last transactions of the one before are
-/// answered, where the places in flight would otherwise empty at each chunk's end. A stopped run may have written
-/// part of as many chunks past its checkpoint.
-const SIDE_BY_SIDE: usize = 2;
-
-/// A chunk written on a task of its own, and what settling it needs once it is written.
-struct Pending {
-    task: tokio::task::JoinHandle<Result<Settled, TransferError>>,
-    /// Cancelled once its task ends (or is stopped): the entities of the next chunk in its partitions go then.
-    written: CancellationToken,
-    /// Its entities' PartitionKeys: the next chunk's entities in them wait for it to end, so that each
-    /// partition's writes stay in input order.
-    partitions: HashMap<String, usize>,
-    /// Its records that did not read, with their input's index.
-    read_rejects: Vec<(usize, Reject)>,
-    /// Its last record's place.
-    last: Option<(usize, u64)>,
-    /// The run's [`Tally`] once it is settled, and every chunk before it.
-    ends_at: u64,
-}
-
-/// How many entities of `lines` each PartitionKey has (an export's file, in key order, holds few a chunk).
-fn partitions_of(lines: &[Line]) -> HashMap<String, usize> {
-    let mut partitions: HashMap<String, usize> = HashMap::new();
-    let mut run: Option<(&str, usize)> = None;
-    for line in lines {
-        let partition = line.entity.partition_key().as_str();
-        match &mut run {
-            Some((current, n)) if *current == partition => *n += 1,
-            _ => {
-                if let Some((current, n)) = run.replace((partition, 1)) {
-                    *partitions.entry(current.to_owned()).or_default() += n;
-                }
-            }
-        }
-    }
-    if let Some((current, n)) = run {
-        *partitions.entry(current.to_owned()).or_default() += n;
-    }
-    partitions
-}
-
-/// The most transactions one of `partitions` takes (at least one): a partition's go one after the other, so a
-/// chunk takes at least as many round trips.
-fn longest_chain(partitions: &HashMap<String, usize>) -> u64 {
-    partitions.values().map(|n| n.div_ceil(BATCH_MAX_OPERATIONS)).max().unwrap_or(1).max(1) as u64
-}
+/// What settling a written chunk of records needs besides what the writer came to: its records that did not read,
+/// with their input's index, and its last record's place.
+type Unwritten = (Vec<(usize, Reject)>, Option<(usize, u64)>);
 
 impl<'a> ImportRun<'a> {
     /// Reads the checkpoint of an unfinished import of the same inputs and options (or starts one), creates the
@@ -545,25 +476,26 @@ impl<'a> ImportRun<'a> {
         let chunk_size = limit.map_or(CHUNK, |rate| (rate / 10).clamp(100, CHUNK as u64) as usize);
         Ok(ImportRun {
             table,
-            options,
-            control,
             checkpoint,
             state,
             rejects,
             resumed,
             pace: Pace::new(limit),
             chunk_size,
-            tally: Tally::default(),
-            slots: BulkSlots::new(options.in_flight.unwrap_or(DEFAULT_IN_FLIGHT)),
-            pending: None,
-            ends_at: 0,
+            chunks: SideBySide::new(
+                table,
+                control,
+                options.mode,
+                partition_limit_for(options.max_rate, table.kind()),
+                options.in_flight,
+            ),
             read: 0,
             unreadable: (true, None),
         })
     }
 
-    /// Starts writing a chunk of records beside the chunk being written, once that one nears its end (its
-    /// entities of a partition that one has wait for it to end), then settles the chunk before it.
+    /// Starts writing a chunk of records beside the chunk being written ([`SideBySide`]), then settles the chunk
+    /// before it.
     async fn take(&mut self, chunk: Vec<Item>) -> Result<(), TransferError> {
         let last = chunk.last().map(Item::position);
         let mut lines = Vec::with_capacity(chunk.len());
@@ -580,101 +512,23 @@ impl<'a> ImportRun<'a> {
         if self.unreadable.1.is_none() {
             self.unreadable.1 = read_rejects.first().map(|(_, r)| r.rule.clone());
         }
-        let partitions = partitions_of(&lines);
-        self.ends_at += (lines.len() + read_rejects.len()) as u64;
-        // Beside the chunk being written, from when what it has left takes as many round trips as this chunk's
-        // longest partition (its transactions one after the other): the two then end together, and this chunk's
-        // transactions take the places that the last ones of the chunk before leave.
-        if let Some(pending) = &mut self.pending {
-            let round = (self.slots.places() * BATCH_MAX_OPERATIONS) as u64;
-            let left = round * longest_chain(&partitions);
-            let tally = self.tally.clone();
-            let near_its_end = std::pin::pin!(tally.reaches(pending.ends_at.saturating_sub(left)));
-            let ended = match futures::future::select(&mut pending.task, near_its_end).await {
-                Either::Left((settled, _)) => Some(joined(settled)),
-                Either::Right(_) => None,
-            };
-            // It ended first: settled now, and this chunk goes alone.
-            if let Some(settled) = ended
-                && let Some(pending) = self.pending.take()
-            {
-                self.settle(settled?, pending.read_rejects, pending.last)?;
-            }
-        }
-        // The entities of partitions the chunk being written has too wait for it to end: each partition's writes
-        // stay in input order. (An export's file read by ranges side by side has a few partitions cut between
-        // pages far apart.)
-        let (held, free): (Vec<Line>, Vec<Line>) = match &self.pending {
-            Some(pending) if partitions.keys().any(|p| pending.partitions.contains_key(p)) => lines
-                .into_iter()
-                .partition(|line| pending.partitions.contains_key(line.entity.partition_key().as_str())),
-            _ => (Vec::new(), lines),
-        };
-        let before_ends = self.pending.as_ref().map(|pending| pending.written.clone());
-        let written = CancellationToken::new();
-        self.pace.take((held.len() + free.len()) as u64).await;
-        let (table, control) = (self.table.clone(), self.control.clone());
-        let (mode, tally, slots) = (self.options.mode, self.tally.clone(), Some(self.slots.clone()));
-        let (partition_rate, in_flight_most) =
-            (partition_limit_for(self.options.max_rate, self.table.kind()), self.options.in_flight);
-        let ended = written.clone().drop_guard();
-        let task = tokio::spawn(async move {
-            let _ended = ended;
-            let writer = ChunkWriter {
-                table: &table,
-                mode,
-                resumed: in_flight,
-                control: &control,
-                tally,
-                partition_rate,
-                in_flight: in_flight_most,
-                slots,
-            };
-            let held = async {
-                if held.is_empty() {
-                    return Ok(Settled::default());
-                }
-                if let Some(before) = before_ends {
-                    before.cancelled().await;
-                }
-                write_chunk(&writer, held).await
-            };
-            let (free, held) = tokio::join!(write_chunk(&writer, free), held);
-            let mut settled = free?;
-            settled.add(held?);
-            Ok(settled)
-        });
-        let ends_at = self.ends_at;
-        let before = self.pending.replace(Pending { task, written, partitions, read_rejects, last, ends_at });
-        if let Some(before) = before {
-            let settled = match join(before.task).await {
-                Ok(settled) => settled,
-                Err(e) => {
-                    self.abort_pending().await;
-                    return Err(e);
-                }
-            };
-            if let Err(e) = self.settle(settled, before.read_rejects, before.last) {
-                self.abort_pending().await;
-                return Err(e);
-            }
+        self.pace.take(lines.len() as u64).await;
+        let others = read_rejects.len() as u64;
+        if let Some((settled, (read_rejects, last))) =
+            self.chunks.push(lines, others, in_flight, (read_rejects, last)).await?
+            && let Err(e) = self.settle(settled, read_rejects, last)
+        {
+            self.chunks.abort().await;
+            return Err(e);
         }
         Ok(())
     }
 
     /// Waits for the chunk being written, if any, and settles it.
     async fn settle_pending(&mut self) -> Result<(), TransferError> {
-        let Some(pending) = self.pending.take() else { return Ok(()) };
-        let settled = join(pending.task).await?;
-        self.settle(settled, pending.read_rejects, pending.last)
-    }
-
-    /// Stops the chunk being written, if any (a chunk before it failed): what it wrote is settled by the run
-    /// that resumes, within the chunks it reads first.
-    async fn abort_pending(&mut self) {
-        if let Some(pending) = self.pending.take() {
-            pending.task.abort();
-            let _ = pending.task.await;
+        match self.chunks.finish().await? {
+            Some((settled, (read_rejects, last))) => self.settle(settled, read_rejects, last),
+            None => Ok(()),
         }
     }
 
@@ -687,7 +541,7 @@ impl<'a> ImportRun<'a> {
         last: Option<(usize, u64)>,
     ) -> Result<(), TransferError> {
         // Written and found written are counted as they come; the rest now.
-        self.tally.add(settled.skipped + (read_rejects.len() + settled.rejects.len()) as u64);
+        self.chunks.tally().add(settled.skipped + (read_rejects.len() + settled.rejects.len()) as u64);
         // The rejects of the chunk in input order: the records that do not read, and the entities not written.
         let mut all: Vec<(usize, Reject)> = read_rejects;
         all.extend(settled.rejects);
@@ -801,24 +655,6 @@ mod tests {
             });
             chunks.push(text.collect());
         }
-    }
-
-    #[test]
-    fn a_chunks_partitions_are_counted_and_its_longest_chain_is_its_largest_partitions_transactions() {
-        let lines = |partitions: &str| -> Vec<Line> {
-            let chars = partitions.chars().enumerate();
-            chars
-                .map(|(i, c)| match entity(&c.to_string(), i as u64) {
-                    Item::Entity(line) => line,
-                    Item::Reject { .. } => unreachable!("entity() makes entities"),
-                })
-                .collect()
-        };
-        let counted = partitions_of(&lines("aaabba"));
-        assert_eq!((counted["a"], counted["b"], counted.len()), (4, 2, 2));
-        assert_eq!(longest_chain(&counted), 1);
-        assert_eq!(longest_chain(&partitions_of(&lines(&"c".repeat(250)))), 3, "250 entities: 3 transactions");
-        assert_eq!(longest_chain(&HashMap::new()), 1);
     }
 
     #[tokio::test]

@@ -104,6 +104,7 @@ pub mod rate;
 pub mod rejects;
 pub mod scan;
 pub mod shard;
+mod side_by_side;
 pub mod validate;
 pub mod write;
 
