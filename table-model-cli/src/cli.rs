@@ -493,6 +493,10 @@ pub struct DeleteArgs {
     /// Read and delete this many key ranges side by side
     #[arg(long, value_name = "N", default_value = "1")]
     pub parallel: NonZeroUsize,
+    /// Send at most this many transactions (of up to 100 deletes of a partition) at once, across the key ranges
+    /// [default: 8 per key range]
+    #[arg(long, value_name = "N")]
+    pub in_flight: Option<NonZeroUsize>,
     /// The checkpoint an interrupted delete resumes from [default: TABLE.delete-checkpoint.json; removed when the
     /// delete ends]
     #[arg(long, value_name = "FILE")]

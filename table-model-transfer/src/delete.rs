@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use table_model::client::{MatchOptions, PageDone, RangeCursor, TableClient};
+use table_model::client::{BulkOptions, BulkSlots, MatchOptions, PageDone, RangeCursor, TableClient};
 use table_model::filter::KeyRange;
 use table_model::TableName;
 
@@ -40,6 +40,8 @@ pub struct DeleteOptions {
     pub checkpoint: Option<PathBuf>,
     /// Start over instead of resuming the unfinished delete of the checkpoint.
     pub force: bool,
+    /// Transactions in flight at once across the key ranges [default: `None`, the bulk writer's 8 per range].
+    pub in_flight: Option<NonZeroUsize>,
 }
 
 impl DeleteOptions {
@@ -50,7 +52,7 @@ impl DeleteOptions {
 
     /// Every entity of the table (the table itself stays, with its access policies).
     pub fn all() -> Self {
-        DeleteOptions { filter: None, parallel: NonZeroUsize::MIN, checkpoint: None, force: false }
+        DeleteOptions { filter: None, parallel: NonZeroUsize::MIN, checkpoint: None, force: false, in_flight: None }
     }
 }
 
@@ -58,6 +60,7 @@ setters!(DeleteOptions {
     parallel: value NonZeroUsize,
     checkpoint: into PathBuf,
     force: value bool,
+    in_flight: some NonZeroUsize,
 });
 
 /// What a delete did.
@@ -164,8 +167,12 @@ async fn run(table: &TableClient, options: &DeleteOptions, control: &Control) ->
     let before = state.deleted;
     let shared = Arc::new(Mutex::new((state, None::<TransferError>)));
     let on_page = page_checkpoint(shared.clone(), indexes, path.clone(), control.clone(), before);
-    let match_options =
-        MatchOptions { ranges_in_flight: options.parallel.get(), on_page: Some(on_page), ..Default::default() };
+    // `in_flight` is the most under way across the ranges: their bulk writes share as many places.
+    let bulk = match options.in_flight {
+        Some(n) => BulkOptions { concurrency: n.get(), slots: Some(BulkSlots::new(n)), ..Default::default() },
+        None => BulkOptions::default(),
+    };
+    let match_options = MatchOptions { ranges_in_flight: options.parallel.get(), on_page: Some(on_page), bulk };
     control.report(Event::Started { operation: Operation::Delete, total_bytes: None });
     let report = control.unless_cancelled(table.delete_matching(&query, cursors, Some(match_options))).await;
     let (state, write_error) = {

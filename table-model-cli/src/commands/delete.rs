@@ -1,4 +1,4 @@
-//! `tablectl delete TABLE (--filter F | --all) [--dry-run] [--yes] [--parallel N]`: counts the entities first
+//! `tablectl delete TABLE (--filter F | --all) [--dry-run] [--yes] [--parallel N] [--in-flight N]`: counts the entities first
 //! ([`table_model_transfer::count`]), asks on a terminal unless `--yes`, then deletes them
 //! ([`table_model_transfer::delete`], the engine SQL's `DELETE` runs on): each under the ETag it was read with, an
 //! entity changed meanwhile left as it is and listed (status 1). Resumable.
@@ -58,6 +58,7 @@ pub async fn run(ctx: &Context, args: &DeleteArgs, out: &mut impl Write) -> Resu
     };
     options = options.parallel(args.parallel).force(args.force);
     options.checkpoint = args.checkpoint.clone();
+    options.in_flight = args.in_flight;
     let summary = delete(&table, &options, &ctx.control(Operation::Delete)).await?;
     let changed = match summary.changed.len() {
         0 => String::new(),

@@ -47,7 +47,7 @@ async fn delete_counts_asks_and_deletes_exactly_what_the_filter_selects() {
     let out = tablectl(
         &azurite.connection_string,
         &dir,
-        &["delete", &name, "--filter", "N ge 400", "--yes", "--parallel", "3"],
+        &["delete", &name, "--filter", "N ge 400", "--yes", "--parallel", "3", "--in-flight", "2"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains(&format!("deleted 200 entities of {name}")), "{}", text(&out.stderr));

@@ -302,6 +302,7 @@ fn usage_errors_exit_2() {
         &["import", "in.jsonl", "Tab1", "--in-flight", "0"],
         &["copy", "Src1", "Dst1", "--in-flight", "many"],
         &["restore", "bak", "Tab1", "--in-flight", "1.5"],
+        &["delete", "Tab1", "--all", "--yes", "--in-flight", "0"],
     ] {
         let out = tablectl("UseDevelopmentStorage=true", &dir, args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));

@@ -273,11 +273,11 @@ async fn a_copy_cancelled_half_way_resumes_to_each_entity_once() {
     to.delete_table(None).await.unwrap();
 }
 
-/// `in_flight` is how many transactions an import, a copy and a restore's import send at once: 40 partitions of
-/// 100 entities are 40 transactions ready together, so each keeps exactly as many under way as it is given (8
-/// when it is not), and writes every entity.
+/// `in_flight` is how many transactions an import, a copy, a restore's import and a delete send at once: 40
+/// partitions of 100 entities are 40 transactions ready together, so each keeps exactly as many under way as it is
+/// given (8 when it is not), and writes (or deletes) every entity.
 #[tokio::test]
-async fn imports_and_copies_keep_as_many_transactions_in_flight_as_they_are_given() {
+async fn imports_copies_and_deletes_keep_as_many_transactions_in_flight_as_they_are_given() {
     use std::num::NonZeroUsize;
     use table_model_transfer::write::WriteMode;
     let recorder = Arc::new(Recorder::default());
@@ -312,6 +312,17 @@ async fn imports_and_copies_keep_as_many_transactions_in_flight_as_they_are_give
     assert_eq!((summary.copied, summary.rejected), (all.len() as u64, 0));
     assert_eq!(recorder.take_most_batches(), 5, "copy, 5 in flight");
     assert_eq!(keys_of(&to).await, keys_of(&table).await);
+
+    // A delete by 2 ranges side by side: 3 in flight between them, not 3 each.
+    let options = table_model_transfer::delete::DeleteOptions::all()
+        .parallel(NonZeroUsize::new(2).unwrap())
+        .in_flight(NonZeroUsize::new(3).unwrap())
+        .checkpoint(dir.join("delete-checkpoint.json"));
+    recorder.take_most_batches();
+    let summary = table_model_transfer::delete::delete(&to, &options, &Control::new()).await.unwrap();
+    assert_eq!(summary.deleted, all.len() as u64);
+    assert_eq!(recorder.take_most_batches(), 3, "delete, 3 in flight across 2 ranges");
+    assert!(keys_of(&to).await.is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
     table.delete_table(None).await.unwrap();
     to.delete_table(None).await.unwrap();
