@@ -11,7 +11,7 @@
 //! `ENDPOINT` is the account's table endpoint (`http://127.0.0.1:PORT/devstoreaccount1` of `table-server`, which
 //! checks no signature), `TABLE` a table to create, `FILE` JSON lines as `tablectl export` writes them. As the
 //! bulk writer groups them: a partition's entities in transactions of at most 100 in file order, a partition's
-//! transactions one after the other, `IN_FLIGHT` at once (8 by default, `BulkOptions::concurrency`'s default;
+//! transactions one after the other, `IN_FLIGHT` at once (`client::DEFAULT_CONCURRENCY`, 8, by default;
 //! `tablectl import --in-flight`), the partition with the most waiting first; and, as the import's chunks go two
 //! at a time (`table_model_transfer::import`), the whole file as one plan, the places in flight never emptied
 //! between chunks: the best the import's transactions can do. Prints the seconds from the first transaction sent
@@ -24,16 +24,14 @@ use table_model::{AccountKey, Batch, Credential, Endpoint, PartitionKey, TableNa
 use table_model_test_utils::loopback::Bare;
 use table_model_transfer::format::jsonl;
 
-/// Transactions in flight without `IN_FLIGHT` (the bulk writer's default).
-const IN_FLIGHT: usize = 8;
-
 /// The transactions, per partition in file order, partitions in order of first appearance.
 type Plan = Vec<(String, VecDeque<http::Request<Vec<u8>>>)>;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     let (endpoint, table, file, in_flight) = match args.as_slice() {
-        [endpoint, table, file] => (endpoint, table, file, IN_FLIGHT),
+        // Without `IN_FLIGHT`, the bulk writer's default.
+        [endpoint, table, file] => (endpoint, table, file, table_model::client::DEFAULT_CONCURRENCY.get()),
         [endpoint, table, file, n] if n.parse::<usize>().is_ok_and(|n| n > 0) => {
             (endpoint, table, file, n.parse().expect("checked"))
         }

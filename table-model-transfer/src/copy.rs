@@ -4,8 +4,9 @@
 //! The source is read by key ranges side by side ([`crate::scan`]); the pages are written in chunks by the bulk
 //! writer, which checks every entity against the target's rules before its transaction is sent
 //! ([`crate::write`]), two chunks at once (`side_by_side`), the next read meanwhile; an entity not written goes to
-//! the reject file as in an import. After each chunk is settled, in order, a checkpoint (`TARGET.copy-checkpoint.json`) keeps each range's continuation, so the same copy run
-//! again after a stop goes on from there. The checkpoint is bound to the tables, the filter, the mode and
+//! the reject file as in an import. After each chunk is settled, in order, a checkpoint
+//! (`TARGET.copy-checkpoint.json`) keeps each range's continuation, so the same copy run again after a stop goes on
+//! from there. The checkpoint is bound to the tables, the filter, the mode and
 //! `parallel`, not to the endpoints: a renewed SAS, or another route to the same accounts, resumes.
 //!
 //! Layer: operations.

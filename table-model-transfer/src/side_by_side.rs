@@ -17,15 +17,12 @@ use crate::write::{write_chunk, ChunkWriter, Line, Settled, Tally, WriteMode};
 use futures::future::Either;
 use std::collections::HashMap;
 use std::num::{NonZeroU32, NonZeroUsize};
-use table_model::client::{BulkSlots, TableClient};
+use table_model::client::{BulkSlots, TableClient, DEFAULT_CONCURRENCY};
 use table_model::limits::BATCH_MAX_OPERATIONS;
 use tokio_util::sync::CancellationToken;
 
 /// Chunks written at once at most. A stopped run may have written part of as many chunks past its checkpoint.
 pub const SIDE_BY_SIDE: usize = 2;
-
-/// The bulk writer's transactions in flight when none are given.
-const DEFAULT_IN_FLIGHT: NonZeroUsize = NonZeroUsize::new(8).expect("not zero");
 
 /// Chunks of one operation written side by side (the module's documentation), each handed back written with what
 /// came with it (`M`: what its operation needs to settle it).
@@ -70,7 +67,7 @@ impl<M: Send + 'static> SideBySide<M> {
             mode,
             partition_rate,
             in_flight,
-            slots: BulkSlots::new(in_flight.unwrap_or(DEFAULT_IN_FLIGHT)),
+            slots: BulkSlots::new(in_flight.unwrap_or(DEFAULT_CONCURRENCY)),
             tally: Tally::default(),
             pending: None,
             ends_at: 0,

@@ -2,9 +2,9 @@
 //! writer ([`write_chunk`]), each entity settled (written, skipped, or rejected with its source, keys, property
 //! and rule) before the chunk's checkpoint is written, so a resumed run starts after the last chunk settled.
 //!
-//! A run stopped in the middle of a chunk may have written some of its entities (an import writes two chunks at
-//! once). What a resumed run reads within the chunks that were in flight is therefore settled before it is
-//! written ([`ChunkWriter::resumed`]): the stored
+//! A run stopped in the middle of a chunk may have written some of its entities (an import and a copy write two
+//! chunks at once). What a resumed run reads within the chunks that were in flight is therefore settled before
+//! it is written ([`ChunkWriter::resumed`]): the stored
 //! entities with its keys
 //! are read, as the span of their PartitionKeys (one page per 1,000 of them stored) or, where that span holds
 //! mostly other entities, partition by partition with the range reads the bulk writer uses for a transaction
@@ -389,7 +389,7 @@ async fn write_all(writer: &ChunkWriter<'_>, lines: Vec<Line>) -> (u64, Vec<Bulk
         let counted = AtomicU64::new(0);
         BulkOptions {
             progress: Some(Arc::new(move |p| {
-                let new = p.written - counted.swap(p.written, Ordering::Relaxed);
+                let new = p.written.saturating_sub(counted.swap(p.written, Ordering::Relaxed));
                 control.report(Event::Entities(tally.add(new)));
             })),
             partition_rate: writer.partition_rate,

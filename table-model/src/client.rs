@@ -62,7 +62,7 @@ mod transport;
 pub use azure_core;
 pub use bulk::{
     BulkEntity, BulkError, BulkFailure, BulkOperation, BulkOptions, BulkProgress, BulkReport, BulkSlots,
-    BulkTransaction, ByRef, ByValue, FailureCause, ProgressFn, PARTITION_TARGET,
+    BulkTransaction, ByRef, ByValue, FailureCause, ProgressFn, DEFAULT_CONCURRENCY, PARTITION_TARGET,
 };
 pub use credential::TableCredential;
 pub use error::{Error, ErrorKind, OutcomeUnknown};

@@ -183,6 +183,20 @@ fn input_file(dir: &Path, all: &[Entity]) -> PathBuf {
     dir.join("in.jsonl")
 }
 
+/// Runs the import of `input` with `options` stopped before anything is sent (its cancel fired first), as a run
+/// killed in its first chunks leaves its checkpoint: kept, no chunk settled.
+async fn import_stopped_at_once(table: &TableClient, input: &Path, options: &ImportOptions) {
+    let (control, _) = cancelling_after(u64::MAX);
+    control.token().cancel();
+    let err = import(table, &[input.to_owned()], options, &control).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Cancelled, "{err}");
+}
+
+/// How many entity group transactions `sent` holds.
+fn transactions(sent: &[(Method, String)]) -> usize {
+    sent.iter().filter(|(method, path)| *method == Method::Post && path.ends_with("$batch")).count()
+}
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("transfer-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -340,10 +354,7 @@ async fn a_resumed_import_settles_the_chunk_in_flight_with_range_reads() {
     let checkpoint = dir.join("import-checkpoint.json");
     let options = ImportOptions::default().checkpoint(&checkpoint).reject(dir.join("rejects.jsonl"));
     // A checkpoint as the stopped run left it: kept before anything was sent, no chunk settled.
-    let (control, _) = cancelling_after(u64::MAX);
-    control.token().cancel();
-    let err = import(&table, std::slice::from_ref(&input), &options, &control).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Cancelled, "{err}");
+    import_stopped_at_once(&table, &input, &options).await;
     assert!(checkpoint.is_file());
     recorder.take();
 
@@ -352,7 +363,7 @@ async fn a_resumed_import_settles_the_chunk_in_flight_with_range_reads() {
     assert_eq!((summary.imported, summary.rejected), (all.len() as u64, 0));
     let sent = recorder.take();
     let reads = sent.iter().filter(|(method, _)| *method == Method::Get).count();
-    let batches = sent.iter().filter(|(method, path)| *method == Method::Post && path.ends_with("$batch")).count();
+    let batches = transactions(&sent);
     // The chunk's span read once (2,500 stored: 3 pages), no read per entity; the 1,500 entities left are 15
     // transactions of 100. (The run before this one read nothing: a read per entity would be 2,500 reads.)
     assert_eq!(reads, 3, "{sent:?}");
@@ -377,17 +388,14 @@ async fn a_resumed_import_settles_both_chunks_that_were_in_flight() {
     let table = filled(&service, "TransferImportResumeTwo", &stored).await;
     let checkpoint = dir.join("import-checkpoint.json");
     let options = ImportOptions::default().checkpoint(&checkpoint).reject(dir.join("rejects.jsonl")).max_rate(10_000);
-    let (control, _) = cancelling_after(u64::MAX);
-    control.token().cancel();
-    let err = import(&table, std::slice::from_ref(&input), &options, &control).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Cancelled, "{err}");
+    import_stopped_at_once(&table, &input, &options).await;
     recorder.take();
 
     let summary = import(&table, std::slice::from_ref(&input), &options, &Control::new()).await.unwrap();
     assert!(summary.resumed);
     assert_eq!((summary.imported, summary.rejected), (all.len() as u64, 0), "{summary:?}");
     let sent = recorder.take();
-    let batches = sent.iter().filter(|(method, path)| *method == Method::Post && path.ends_with("$batch")).count();
+    let batches = transactions(&sent);
     // The 2,100 left: the 21 partitions the stopped run did not touch, a transaction each.
     assert_eq!(batches, 21, "{sent:?}");
     assert_eq!(keys_of(&table).await.len(), all.len());
@@ -458,9 +466,7 @@ async fn a_resumed_import_among_many_other_entities_reads_its_keys_by_partition(
     let input = input_file(&dir, &all);
     let checkpoint = dir.join("import-checkpoint.json");
     let options = ImportOptions::default().checkpoint(&checkpoint).reject(dir.join("rejects.jsonl"));
-    let (control, _) = cancelling_after(u64::MAX);
-    control.token().cancel();
-    import(&table, std::slice::from_ref(&input), &options, &control).await.unwrap_err();
+    import_stopped_at_once(&table, &input, &options).await;
     recorder.take();
 
     let summary = import(&table, std::slice::from_ref(&input), &options, &Control::new()).await.unwrap();

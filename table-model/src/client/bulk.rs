@@ -119,9 +119,9 @@ pub type ProgressFn = Arc<dyn Fn(&BulkProgress) + Send + Sync>;
 /// ([`BulkFailure::transaction`]).
 #[derive(Clone, Default)]
 pub struct BulkOptions<'a> {
-    /// Transactions in flight at once; `0` for the default, 8. A partition's transactions are sent one after
-    /// the other, in input order; of the partitions with none in flight, the one with the most transactions
-    /// waiting goes first, so that the places in flight stay full to the end.
+    /// Transactions in flight at once; `0` for the default, [`DEFAULT_CONCURRENCY`]. A partition's transactions
+    /// are sent one after the other, in input order; of the partitions with none in flight, the one with the most
+    /// transactions waiting goes first, so that the places in flight stay full to the end.
     pub concurrency: usize,
     /// How many entities may wait in transactions not yet answered; `0` for the default, 200 per unit of
     /// concurrency. Memory is bounded by this, not by the input: with many partitions, transactions are sent
@@ -192,6 +192,9 @@ impl fmt::Debug for BulkSlots {
         f.debug_struct("BulkSlots").field("places", &self.places).field("available", &self.available()).finish()
     }
 }
+
+/// Transactions a bulk write keeps in flight when [`BulkOptions::concurrency`] is `0`.
+pub const DEFAULT_CONCURRENCY: NonZeroUsize = NonZeroUsize::new(8).expect("not zero");
 
 /// Azure Table Storage's documented scalability target for one partition: 2,000 entities (of 1 KiB) per second.
 pub const PARTITION_TARGET: NonZeroU32 = NonZeroU32::new(2_000).expect("not zero");
@@ -792,7 +795,7 @@ impl TableClient {
     {
         let options = options.unwrap_or_default();
         let (tracing, table) = (self.core().tracing.as_ref(), Some(self.table()));
-        let concurrency = if options.concurrency == 0 { 8 } else { options.concurrency };
+        let concurrency = if options.concurrency == 0 { DEFAULT_CONCURRENCY.get() } else { options.concurrency };
         let max_buffered = if options.max_buffered == 0 { 200 * concurrency } else { options.max_buffered };
         let client_request_id = options.client_request_id().unwrap_or_else(|| new_request_id().to_string());
         let mut writer = Writer {
