@@ -871,10 +871,17 @@ impl TableClient {
                 break;
             };
             match answered {
-                Either::Left(Some(entity)) => match writer.gave_up.clone() {
-                    Some(error) => writer.abandon(entity, &error),
-                    None => writer.add(entity),
-                },
+                Either::Left(Some(entity)) => {
+                    match writer.gave_up.clone() {
+                        Some(error) => writer.abandon(entity, &error),
+                        None => writer.add(entity),
+                    }
+                    // An input always ready (entities in memory) would hold the thread until `max_buffered`
+                    // entities are read and encoded, tens of milliseconds in which the other tasks of this
+                    // thread (another write's transactions, the connections' own tasks) wait: tokio's
+                    // cooperative budget gives them their turn every 128 entities or so.
+                    tokio::task::consume_budget().await;
+                }
                 Either::Left(None) => {
                     input_done = true;
                     let partitions: Vec<String> = writer.open.keys().cloned().collect();

@@ -450,6 +450,44 @@ async fn the_partitions_with_the_most_waiting_go_first_and_the_first_transaction
     }
 }
 
+/// An input that is always ready (entities in memory) does not hold the writer's thread: the writer gives the
+/// other tasks of its thread their turn while it reads, where it read up to `max_buffered` entities (the whole
+/// input here) in one go. A task that counts its turns beside it, on the same thread, is seen to run every few
+/// hundred entities read at most (tokio's cooperative budget is 128 operations a turn).
+#[tokio::test]
+async fn an_input_that_is_always_ready_leaves_the_other_tasks_of_its_thread_their_turn() {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let table = client_answering_after(seen, Vec::new(), std::time::Duration::ZERO);
+    let turns = Arc::new(AtomicUsize::new(0));
+    let writing = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let counter = {
+        let (turns, writing) = (turns.clone(), writing.clone());
+        tokio::spawn(async move {
+            while writing.load(Ordering::SeqCst) {
+                turns.fetch_add(1, Ordering::SeqCst);
+                tokio::task::yield_now().await;
+            }
+        })
+    };
+    // The other task's turns when each entity is read.
+    let at_read = Arc::new(Mutex::new(Vec::new()));
+    let readings = {
+        let (turns, at_read) = (turns.clone(), at_read.clone());
+        (0..10_000u64).map(move |n| {
+            at_read.lock().unwrap().push(turns.load(Ordering::SeqCst));
+            Reading { sensor: (n / 500) as u32, ..reading(n, 1, "") }
+        })
+    };
+    let options = BulkOptions { concurrency: 8, max_buffered: 10_000, ..Default::default() };
+    let report = table.bulk_write(BulkOperation::Insert, readings, Some(options)).await;
+    writing.store(false, Ordering::SeqCst);
+    counter.await.unwrap();
+    assert!(report.is_complete(), "{:?}", report.failures.first());
+    let at_read = at_read.lock().unwrap();
+    let longest = at_read.chunk_by(|a, b| a == b).map(<[usize]>::len).max().unwrap();
+    assert!(longest <= 256, "{longest} entities read in one turn of the thread");
+}
+
 /// Refuses every connection, counting the tries.
 #[derive(Debug, Default)]
 struct Down {
