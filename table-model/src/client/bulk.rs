@@ -712,7 +712,9 @@ impl TableClient {
     /// Writes any number of entities (typed or dynamic, by value or by reference: see [`BulkEntity`]) from an
     /// iterator: grouped by PartitionKey into transactions of at most 100 operations whose encoded body stays
     /// under the limit, sent with bounded concurrency (a partition's transactions one after the other, in input
-    /// order), holding at most [`BulkOptions::max_buffered`] entities at a time.
+    /// order), holding at most [`BulkOptions::max_buffered`] entities at a time. An iterator is read on the
+    /// calling task, which gives the other tasks of its thread their turn every hundred entities or so (tokio's
+    /// cooperative budget), however quickly the iterator gives them.
     ///
     /// Never fails as a whole: the report counts every entity written and hands back every one that was not,
     /// with its error, its transaction, and whether it failed itself or was rolled back with its transaction;
