@@ -28,11 +28,6 @@ pub(crate) fn split<'a>(body: &'a [u8], boundary: &[u8]) -> Vec<&'a [u8]> {
     parts
 }
 
-/// The first occurrence of `needle` in `haystack`, in O(haystack + needle).
-pub(crate) fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    memchr::memmem::find(haystack, needle)
-}
-
 /// `s` without the line end (CRLF or LF) it starts with.
 pub(crate) fn skip_line_end(s: &[u8]) -> &[u8] {
     s.strip_prefix(b"\r\n").or_else(|| s.strip_prefix(b"\n")).unwrap_or(s)

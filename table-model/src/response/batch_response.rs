@@ -2,7 +2,7 @@
 //! error of the one that failed (`docs/rules.md` §8.2).
 
 use super::errors::{ResponseError, ResponseErrorKind, ServiceError};
-use crate::batch::multipart::{self, find, skip_line_end};
+use crate::batch::multipart::{self, skip_line_end};
 use crate::entity::ETag;
 use http::header::HeaderValue;
 use http::Response;
@@ -19,7 +19,8 @@ pub struct BatchOutcome {
 #[derive(Debug)]
 struct SubResponse<'a> {
     status: u16,
-    headers: Headers<'a>,
+    /// Its header lines, read only where needed ([`headers`]): an ETag, or the headers of the one that failed.
+    head: &'a str,
     body: &'a [u8],
 }
 
@@ -69,8 +70,8 @@ pub fn read_batch<B: AsRef<[u8]>>(response: &Response<B>, operations: usize) -> 
     let boundary = boundary_of(content_type).ok_or_else(|| malformed("no multipart boundary"))?;
     let mut subs = Vec::new();
     for part in multipart::split(response.body().as_ref(), boundary.as_bytes()) {
-        let (headers, content) = split_head(part).ok_or_else(|| malformed("a part has no header end"))?;
-        let inner = header_value(&headers, "content-type").and_then(boundary_of);
+        let (head, content) = split_head(part).ok_or_else(|| malformed("a part has no header end"))?;
+        let inner = header_value(head, "content-type").and_then(boundary_of);
         match inner {
             Some(changeset) => {
                 for sub in multipart::split(content, changeset.as_bytes()) {
@@ -82,22 +83,19 @@ pub fn read_batch<B: AsRef<[u8]>>(response: &Response<B>, operations: usize) -> 
         }
     }
     if let Some(failed) = subs.iter().find(|s| s.status >= 300) {
-        let mut headers = http::HeaderMap::new();
-        for (k, v) in &failed.headers {
+        let mut map = http::HeaderMap::new();
+        for (k, v) in headers(failed.head) {
             if let (Ok(k), Ok(v)) = (http::HeaderName::from_bytes(k.as_bytes()), HeaderValue::from_str(v)) {
-                headers.append(k, v);
+                map.append(k, v);
             }
         }
-        let error = crate::response::service_error(failed.status, &headers, failed.body);
+        let error = crate::response::service_error(failed.status, &map, failed.body);
         return Err(in_batch(error, operations, true));
     }
     if subs.len() != operations {
         return Err(malformed(&format!("{} sub-responses for {operations} operations", subs.len())));
     }
-    let etags = subs
-        .iter()
-        .map(|s| s.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("etag")).map(|(_, v)| ETag::new(*v)))
-        .collect();
+    let etags = subs.iter().map(|s| header_value(s.head, "etag").map(ETag::new)).collect();
     Ok(BatchOutcome { etags })
 }
 
@@ -138,15 +136,17 @@ fn boundary_of(content_type: &str) -> Option<String> {
     (1..=MAX_BOUNDARY).contains(&boundary.len()).then_some(boundary)
 }
 
-/// Header lines parsed as `(name, value)`.
-type Headers<'a> = Vec<(&'a str, &'a str)>;
-
-/// Splits headers from content at the first empty line; returns the header lines parsed as `name: value`.
-fn split_head(part: &[u8]) -> Option<(Headers<'_>, &[u8])> {
+/// Splits the header lines from the content at the first empty line; the lines are read by [`headers`] where
+/// needed (a successful operation's answer is read for its ETag alone).
+fn split_head(part: &[u8]) -> Option<(&str, &[u8])> {
     let (end, skip) = empty_line(part).unwrap_or((part.len(), 0));
     let head = std::str::from_utf8(&part[..end]).ok()?;
-    let headers = head.lines().filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim(), v.trim()))).collect();
-    Some((headers, &part[(end + skip).min(part.len())..]))
+    Some((head, &part[(end + skip).min(part.len())..]))
+}
+
+/// Header lines as `(name, value)`, each trimmed; a line without `:` is skipped.
+fn headers(head: &str) -> impl Iterator<Item = (&str, &str)> {
+    head.lines().filter_map(|l| l.split_once(':').map(|(k, v)| (k.trim(), v.trim())))
 }
 
 /// Where the first empty line of `part` is: the offset of its `\r\n\r\n` (4 bytes) or `\n\n` (2 bytes), whichever
@@ -170,13 +170,14 @@ fn empty_line(part: &[u8]) -> Option<(usize, usize)> {
     None
 }
 
-fn header_value<'a>(headers: &[(&'a str, &'a str)], name: &str) -> Option<&'a str> {
-    headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| *v)
+/// The value of the first header line named `name` (any case).
+fn header_value<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    headers(head).find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v)
 }
 
 /// `HTTP/1.1 204 No Content`, headers, an empty line, the body.
 fn parse_sub_response(http: &[u8]) -> Option<SubResponse<'_>> {
-    let line_end = find(http, b"\n")?;
+    let line_end = memchr::memchr(b'\n', http)?;
     let status_line = std::str::from_utf8(&http[..line_end]).ok()?.trim_end_matches('\r');
     let mut words = status_line.split(' ');
     if !words.next()?.starts_with("HTTP/") {
@@ -184,12 +185,12 @@ fn parse_sub_response(http: &[u8]) -> Option<SubResponse<'_>> {
     }
     let status = words.next()?.parse().ok()?;
     let rest = &http[line_end + 1..];
-    let (headers, body) = if rest.starts_with(b"\r\n") || rest.starts_with(b"\n") {
-        (Vec::new(), skip_line_end(rest))
+    let (head, body) = if rest.starts_with(b"\r\n") || rest.starts_with(b"\n") {
+        ("", skip_line_end(rest))
     } else {
         split_head(rest)?
     };
-    Some(SubResponse { status, headers, body })
+    Some(SubResponse { status, head, body })
 }
 
 #[cfg(test)]
@@ -199,7 +200,7 @@ mod tests {
 
     /// The empty line as two searches find it: the first `\r\n\r\n` or `\n\n`, whichever starts first.
     fn empty_line_by_two_searches(part: &[u8]) -> Option<(usize, usize)> {
-        match (find(part, b"\r\n\r\n"), find(part, b"\n\n")) {
+        match (memchr::memmem::find(part, b"\r\n\r\n"), memchr::memmem::find(part, b"\n\n")) {
             (Some(a), Some(b)) if b < a => Some((b, 2)),
             (Some(a), _) => Some((a, 4)),
             (None, Some(b)) => Some((b, 2)),
