@@ -1,5 +1,5 @@
-//! `tablectl delete TABLE (--filter F | --all) [--dry-run] [--yes] [--parallel N] [--in-flight N]`: counts the entities first
-//! ([`table_model_transfer::count`]), asks on a terminal unless `--yes`, then deletes them
+//! `tablectl delete TABLE (--filter F | --all) [--dry-run] [--yes] [--parallel N] [--in-flight N]`: counts the
+//! entities first ([`table_model_transfer::count`]), asks on a terminal unless `--yes`, then deletes them
 //! ([`table_model_transfer::delete`], the engine SQL's `DELETE` runs on): each under the ETag it was read with, an
 //! entity changed meanwhile left as it is and listed (status 1). Resumable.
 
