@@ -12,12 +12,16 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use table_model::filter::KeyRange;
+use table_model::RuleSet;
 
 /// The manifest of a generation, in its directory.
 pub const GENERATION_FILE: &str = "generation.json";
 
 /// The value of [`GenerationManifest::format`].
 pub const FORMAT: &str = "tablectl-backup/1";
+
+/// The value of [`GenerationManifest::checked`] for entities read with Azure Table Storage's rules.
+pub const CHECKED_STORAGE: &str = "storage";
 
 /// The directory of generation `number` in a table's backup directory: `gen-000001`, ...
 ///
@@ -136,6 +140,13 @@ pub struct GenerationManifest {
     pub deleted: u64,
     /// Keys in the table when it was taken (the `keys` files, or the entities of a full generation or base).
     pub keys: u64,
+    /// The rules every entity of its `entities` files was read with on its way into them, each written as a line
+    /// of JSON: [`CHECKED_STORAGE`], Azure Table Storage's (`docs/rules.md` §1 to §8), for a generation in JSON
+    /// lines; absent for another format, and in a manifest written before `tablectl` recorded it. A restore into
+    /// a target of those rules takes such a line as checked once its file matches the manifest
+    /// ([`GenerationManifest::checked_with`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<String>,
     /// The SHA-256 of this manifest written with `digest` empty: an edit that does not recompute it is found.
     pub digest: String,
 }
@@ -160,6 +171,29 @@ impl GenerationManifest {
     /// Its files of one part, in order.
     pub fn files_of(&self, part: Part) -> impl Iterator<Item = &GenerationFile> {
         self.files.iter().filter(move |f| f.part == part)
+    }
+
+    /// Whether every entity of its `entities` files was read with `rules` when it was written
+    /// ([`checked`](Self::checked)).
+    ///
+    /// ```
+    /// # fn manifest(checked: Option<&str>) -> table_model_transfer::backup::GenerationManifest {
+    /// #     let json = serde_json::json!({
+    /// #         "format": "tablectl-backup/1", "tool": "tablectl", "table": "Orders", "number": 1, "kind": "full",
+    /// #         "watermark": "2026-12-07T10:00:00Z", "since": null, "started": "2026-12-07T10:00:00Z",
+    /// #         "ended": "2026-12-07T10:01:00Z", "previous": null, "replaces": null, "plan": [], "shard": null,
+    /// #         "files": [], "entities": 0, "deleted": 0, "keys": 0, "checked": checked, "digest": "",
+    /// #     });
+    /// #     serde_json::from_value(json).unwrap()
+    /// # }
+    /// use table_model::RuleSet;
+    /// assert!(manifest(Some("storage")).checked_with(RuleSet::Storage));
+    /// // Cosmos DB's own rules (key sizes in bytes, reserved names) were not those read with.
+    /// assert!(!manifest(Some("storage")).checked_with(RuleSet::CosmosDb));
+    /// assert!(!manifest(None).checked_with(RuleSet::Storage));
+    /// ```
+    pub fn checked_with(&self, rules: RuleSet) -> bool {
+        self.checked.as_deref() == Some(CHECKED_STORAGE) && rules == RuleSet::Storage
     }
 
     /// The part whose files hold the table's keys as of this generation: its `keys`, or its entities for a full

@@ -332,6 +332,8 @@ async fn run(
         entities,
         deleted,
         keys,
+        // Every entity of a page is read with Storage's rules (the export's `jsonl` copies a line only so).
+        checked: (options.format == FileFormat::Jsonl).then(|| chain::CHECKED_STORAGE.to_owned()),
         digest: String::new(),
     };
     let bytes = manifest.files.iter().map(|f| f.bytes).sum();

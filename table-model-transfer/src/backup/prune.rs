@@ -101,6 +101,8 @@ pub fn prune(dir: &Path, keep: NonZeroU32) -> Result<PruneSummary, TransferError
         entities: written.entities,
         deleted: 0,
         keys: written.entities,
+        // The merge reads every entity whole, with Storage's rules.
+        checked: (format == FileFormat::Jsonl).then(|| super::chain::CHECKED_STORAGE.to_owned()),
         digest: String::new(),
     };
     base.write(&fold_dir)?;

@@ -5,12 +5,13 @@
 //! generation is merged (the modules `merge` and `staging`: on the entities' keys, their lines passed on as they
 //! are) into one file of JSON lines in a work directory, each entity checked against the target service's rules
 //! (`docs/rules.md` §13.1) on the way, on every core: an entity the target would refuse stops the restore there,
-//! naming its keys, property and rule. The file is then imported
-//! ([`crate::import`]: inserted into a new table, or inserted or replaced with `exact`; resumable from its
-//! checkpoint in the work directory); with `exact`, the
-//! target's keys are then read (`$select=PartitionKey,RowKey`) and merged against the file's, and every entity
-//! that is not in the backup is deleted. The work directory is removed at the end; a restore stopped midway goes
-//! on from it when run again.
+//! naming its keys, property and rule. An entity that the backup read with those rules
+//! ([`GenerationManifest::checked_with`](super::GenerationManifest::checked_with)), in a file found as its
+//! manifest has it, is not read again unless its line is long enough for its body to reach 1 MiB. The file is
+//! then imported ([`crate::import`]: inserted into a new table, or inserted or replaced with `exact`; resumable
+//! from its checkpoint in the work directory); with `exact`, the target's keys are then read
+//! (`$select=PartitionKey,RowKey`) and merged against the file's, and every entity that is not in the backup is
+//! deleted. The work directory is removed at the end; a restore stopped midway goes on from it when run again.
 //!
 //! Layer: operations.
 
@@ -31,6 +32,8 @@ use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
 use table_model::client::{BulkOperation, BulkOptions, QueryOptions, TableClient};
 use table_model::filter::KeyRange;
 use table_model::{Entity, MetadataLevel, PropertyName, Query, TableName};
@@ -310,7 +313,8 @@ async fn refuse_if_not_empty(table: &TableClient, ranges: &[KeyRange]) -> Result
 }
 
 /// Merges the table as of the last of `generations` into the work directory's file, each entity checked against
-/// the target's rules (with its original `Timestamp` in `timestamp_as`), and records it (the module `staging`).
+/// the target's rules (with its original `Timestamp` in `timestamp_as`), and records it (the module `staging`)
+/// once the file is on disk.
 fn stage(
     generations: &[Generation],
     work: &Path,
@@ -320,17 +324,47 @@ fn stage(
     control: &Control,
 ) -> Result<Staged, TransferError> {
     std::fs::create_dir_all(work).map_err(|e| TransferError::io("create", work, e))?;
+    let path = work.join(ENTITIES);
     let files = generations
         .iter()
         .map(|g| GenerationFiles { entities: g.paths(Part::Entities), deleted: g.paths(Part::Deleted) })
         .collect();
     let state = State::open_lines(files)?;
-    let mut out = Output::new(Sink::create(&work.join(ENTITIES), true)?, Compression::None);
-    let target = Target { rules: table.kind().rules(), table: table.table(), timestamp_as };
-    staged.entities = staging::stage(state, &mut out, target, control)?;
-    staged.sha256 = out.finish()?.1;
+    let mut out = Output::new(Sink::create(&path, true)?, Compression::None);
+    let rules = table.kind().rules();
+    // `Chain::verify_files` has found every file as its manifest has it.
+    let checked = generations.iter().all(|g| g.manifest.checked_with(rules));
+    let target = Target { rules, table: table.table(), timestamp_as, checked };
+    let (written, stop) = mpsc::channel::<()>();
+    let (entities, sha256) = std::thread::scope(|scope| {
+        let path = &path;
+        let syncing = scope.spawn(move || sync_while_written(path, &stop));
+        let merged = staging::stage(state, &mut out, target, control)
+            .and_then(|entities| Ok((entities, out.finish_unsynced()?.1)));
+        drop(written);
+        let synced = syncing
+            .join()
+            .unwrap_or_else(|_| Err(TransferError::failed("the thread syncing the merged file panicked")));
+        merged.and_then(|merged| synced.map(|()| merged))
+    })?;
+    (staged.entities, staged.sha256) = (entities, sha256);
     checkpoint::write_atomic(&work.join(STAGED), &staged)?;
     Ok(staged)
+}
+
+/// How often the merged file is synced while it is written.
+const SYNC_EVERY: Duration = Duration::from_millis(50);
+
+/// Syncs the file at `path` to disk every [`SYNC_EVERY`] until `written` ends, then once more. The disk writes the
+/// file while it is merged (its 150 MB took 0.3 s to sync after the merge, as long as the merge itself), and
+/// the last sync has only the tail left: on ext4, any later sync, even of a small file, waits for it.
+fn sync_while_written(path: &Path, written: &mpsc::Receiver<()>) -> Result<(), TransferError> {
+    let sync = |file: &std::fs::File| file.sync_data().map_err(|e| TransferError::io("sync", path, e));
+    let file = std::fs::OpenOptions::new().write(true).open(path).map_err(|e| TransferError::io("open", path, e))?;
+    while let Err(mpsc::RecvTimeoutError::Timeout) = written.recv_timeout(SYNC_EVERY) {
+        sync(&file)?;
+    }
+    sync(&file)
 }
 
 /// Deletes the target's entities in `ranges` whose keys the merged file does not have: the target's keys read in

@@ -6,9 +6,11 @@
 //! entity against the target's rules (with `--timestamp-as`, it adds the original `Timestamp` as a property and
 //! writes the line again). The calling thread writes the blocks in the merge's order, so the file is the same
 //! whatever the threads: each line as the backup has it (what `jsonl`'s writer writes for the entity, byte for
-//! byte), or written again with the property added. The first entity the target would refuse, in key order,
-//! stops the staging with its keys, property and rule; the merge's own errors (a file out of key order, a line
-//! that is not an entity) come in the same order.
+//! byte), or written again with the property added. Where every generation's manifest says its entities were
+//! read with the target's rules when the backup wrote them ([`Target::checked`]), their files found unchanged,
+//! a line goes on unread unless it is long enough for its body to reach 1 MiB. The first entity the target would
+//! refuse, in key order, stops the staging with its keys, property and rule; the merge's own errors (a file out of
+//! key order, a line that is not an entity) come in the same order.
 //!
 //! Memory is bounded: at most `2 × threads` blocks wait to be checked, and each holds about [`BLOCK_BYTES`].
 //!
@@ -28,6 +30,11 @@ use table_model::{PropertyName, RuleSet, TableName};
 /// The lines handed to a checking thread at once.
 const BLOCK_BYTES: usize = 256 * 1024;
 
+/// The longest line of a checked generation ([`Target::checked`]) taken as it is: written again as a body, each
+/// byte at most six (a `\u` escape), it stays under the 1 MiB every service takes (`docs/rules.md` §4.2), the one
+/// rule of Storage's that reading a line does not check. A longer line is read and checked whole.
+const CHECKED_LINE_BYTES: usize = 128 * 1024;
+
 /// How to check each entity, and what the errors name.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Target<'a> {
@@ -37,6 +44,11 @@ pub(crate) struct Target<'a> {
     pub table: &'a TableName,
     /// The property that takes each entity's original `Timestamp`.
     pub timestamp_as: Option<&'a PropertyName>,
+    /// Whether every line was read with `rules` when the backup wrote it
+    /// ([`GenerationManifest::checked_with`](super::GenerationManifest::checked_with)), and is unchanged since
+    /// (its file matches its manifest): such a line is passed on as it is, unless it is long enough for its body
+    /// to reach 1 MiB or `timestamp_as` writes it again.
+    pub checked: bool,
 }
 
 /// Lines of the merge, in its order.
@@ -171,7 +183,11 @@ fn check_block(
     findings: &mut Vec<Finding>,
 ) -> Result<Option<Vec<u8>>, TransferError> {
     let mut again = target.timestamp_as.map(|_| Vec::with_capacity(block.text.len() + block.text.len() / 8));
+    let checked = target.checked && again.is_none();
     for (line, position) in block.text.split_inclusive(|&b| b == b'\n').zip(&block.positions) {
+        if checked && line.len() <= CHECKED_LINE_BYTES {
+            continue;
+        }
         let mut entity = match jsonl::read_line(line) {
             Some(Ok(entity)) => entity,
             Some(Err(rejected)) => {
@@ -313,7 +329,7 @@ mod tests {
             }
             assert_eq!(count, 3_000 - 100 + 10, "the deleted partition holds the third generation's 10");
             assert!(expected.len() > 2 * BLOCK_BYTES, "several blocks: {}", expected.len());
-            let target = Target { rules: RuleSet::Storage, table: &table, timestamp_as };
+            let target = Target { rules: RuleSet::Storage, table: &table, timestamp_as, checked: false };
             let (bytes, entities) = staged(&files, target, &Control::new()).unwrap();
             assert_eq!(entities, count);
             assert!(bytes == expected, "{timestamp_as:?}: the staged file differs");
@@ -330,7 +346,7 @@ mod tests {
         let bad = [entity(25, &format!("0003{long}"), 3), entity(21, &format!("0002{long}"), 3)];
         let files = generations(&dir, &bad, "");
         let table = TableName::new("Target").unwrap();
-        let target = Target { rules: RuleSet::CosmosDb, table: &table, timestamp_as: None };
+        let target = Target { rules: RuleSet::CosmosDb, table: &table, timestamp_as: None, checked: false };
         for _ in 0..3 {
             let err = staged(&files, target, &Control::new()).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::InvalidInput);
@@ -347,6 +363,38 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A checked generation's lines go on as they are, unread (even a line the reading would refuse: its file
+    /// matched a manifest that says it was read), unless `timestamp_as` writes each again or a line is long
+    /// enough for its body to reach 1 MiB: that one is read and checked.
+    #[test]
+    fn a_checked_generations_lines_go_on_unread_but_a_long_one_is_checked() {
+        let dir = temp("checked");
+        let broken = "{\"PartitionKey\":\"p029\",\"RowKey\":\"zzz\",\"N\":tru}\n";
+        let files = generations(&dir, &[], broken);
+        let table = TableName::new("Target").unwrap();
+        let checked = Target { rules: RuleSet::Storage, table: &table, timestamp_as: None, checked: true };
+        let (bytes, entities) = staged(&files, checked, &Control::new()).unwrap();
+        assert_eq!(entities, 3_000 - 100 + 10 + 1);
+        assert!(bytes.ends_with(broken.as_bytes()), "the line as it is");
+        let stamp: PropertyName = "BackedUpAt".parse().unwrap();
+        let again = Target { timestamp_as: Some(&stamp), ..checked };
+        let err = staged(&files, again, &Control::new()).unwrap_err();
+        assert!(err.to_string().contains("line 301 is not an entity: invalid JSON"), "{err}");
+        // Seven strings of 30,000 control characters: 420 KB by the size formula, each character six bytes of
+        // JSON, so a body of 1.26 MB (a line the backup's writer would not have written).
+        let strings: Vec<String> = (0..7).map(|k| format!(",\"S{k}\":\"{}\"", "\\u0001".repeat(30_000))).collect();
+        let long = format!("{{\"PartitionKey\":\"p029\",\"RowKey\":\"zzz\"{}}}\n", strings.concat());
+        let files = generations(&dir, &[], &long);
+        let err = staged(&files, checked, &Control::new()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput);
+        assert_eq!(
+            err.to_string(),
+            "the backup's entity PartitionKey `p029`, RowKey `zzz` cannot be restored into `Target`: invalid entity: \
+             the JSON body must be at most 1048576 bytes, found 1260094; nothing was written"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// A line whose keys read but whose rest is not an entity is named by file and line; a cancel stops the
     /// staging.
     #[test]
@@ -354,7 +402,7 @@ mod tests {
         let dir = temp("line");
         let files = generations(&dir, &[], "{\"PartitionKey\":\"p029\",\"RowKey\":\"zzz\",\"N\":tru}\n");
         let table = TableName::new("Target").unwrap();
-        let target = Target { rules: RuleSet::Storage, table: &table, timestamp_as: None };
+        let target = Target { rules: RuleSet::Storage, table: &table, timestamp_as: None, checked: false };
         let err = staged(&files, target, &Control::new()).unwrap_err();
         let path = dir.join("g3.jsonl");
         assert!(

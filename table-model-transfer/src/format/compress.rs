@@ -136,10 +136,21 @@ impl<'a> Output<'a> {
     /// # Errors
     /// [`TransferError`] naming the file when it cannot be written.
     pub fn finish(&mut self) -> Result<(u64, String), TransferError> {
+        let ended = self.finish_unsynced()?;
+        self.sync().map_err(|e| self.error(e))?;
+        Ok(ended)
+    }
+
+    /// Ends the file as [`finish`](Self::finish) does and hands what is buffered to the system, without waiting
+    /// for it to reach the disk: for a file whose caller syncs it beside other work. Its size and SHA-256.
+    ///
+    /// # Errors
+    /// [`TransferError`] naming the file when it cannot be written.
+    pub fn finish_unsynced(&mut self) -> Result<(u64, String), TransferError> {
         if !self.ended_any && matches!(self.state, State::Idle(_)) {
             self.start().map_err(|e| self.error(e))?;
         }
-        self.checkpoint()?;
+        self.end_stream().and_then(|()| self.flush()).map_err(|e| self.error(e))?;
         let sha256 = self.hashing().map(Hashing::hex).unwrap_or_default();
         Ok((self.bytes(), sha256))
     }

@@ -13,10 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use table_model::client::{TableClient, TableServiceClient};
 use table_model::{EdmValue, Entity, PartitionKey, RowKey, TableName, UpdateMode};
+use table_model_transfer::backup::chain::CHECKED_STORAGE;
 use table_model_transfer::backup::prune::prune;
 use table_model_transfer::backup::restore::{restore, RestoreOptions};
 use table_model_transfer::backup::verify::verify;
-use table_model_transfer::backup::{backup, BackupOptions, GenerationKind};
+use table_model_transfer::backup::{backup, BackupOptions, Chain, GenerationKind};
 use table_model_transfer::error::ErrorKind;
 use table_model_transfer::format::FileFormat;
 use table_model_transfer::progress::Control;
@@ -159,6 +160,10 @@ async fn every_generation_restores_to_the_table_as_it_was() {
 
     let verified = verify(&dir).unwrap();
     assert_eq!((verified.generations, verified.unfinished), (vec![1, 2, 3], None));
+    // Each generation's entities were read with Storage's rules on their way into its JSON lines: the restores
+    // below (into Azurite, of Storage's rules) take those lines as checked.
+    let chain = Chain::open(&dir).unwrap();
+    assert!(chain.generations.iter().all(|g| g.manifest.checked.as_deref() == Some(CHECKED_STORAGE)));
 
     for (index, expected) in captures.iter().enumerate() {
         let number = index as u32 + 1;
@@ -367,6 +372,8 @@ async fn sharded_parquet_backups_restore_their_shares_into_one_table() {
         deleted += summary.deleted;
     }
     assert_eq!(deleted, 10, "each share saw its own deletes");
+    // Parquet's entities are read again, and checked, by the restore.
+    assert!(Chain::open(&dirs[0]).unwrap().generations.iter().all(|g| g.manifest.checked.is_none()));
     let err = backup(&table, &dirs[0], &options().format(FileFormat::Parquet), &Control::new()).await.unwrap_err();
     assert!(err.to_string().contains("was taken with --shard 1/2, not none"), "{err}");
 
