@@ -291,6 +291,36 @@ mod tests {
         }
     }
 
+    /// A file ended without waiting for the disk has everything written handed to the system (read back while
+    /// its writer still holds it), with the size and digest `finish` gives, for every compression (an empty
+    /// compressed file gets its empty stream).
+    #[test]
+    fn a_file_finished_unsynced_is_whole() {
+        use sha2::Digest as _;
+        let dir = std::env::temp_dir().join(format!("compress-unsynced-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (unsynced, synced) = (dir.join("unsynced"), dir.join("synced"));
+        for compression in [Compression::None, Compression::Gzip, Compression::Zstd] {
+            for data in [Vec::new(), b"a line of text\n".repeat(100_000)] {
+                let mut out = Output::new(Sink::create(&synced, true).unwrap(), compression);
+                out.write_all(&data).unwrap();
+                let expected = out.finish().unwrap();
+                drop(out);
+                let mut out = Output::new(Sink::create(&unsynced, true).unwrap(), compression);
+                out.write_all(&data).unwrap();
+                let ended = out.finish_unsynced().unwrap();
+                let file = std::fs::read(&unsynced).unwrap();
+                drop(out);
+                assert_eq!(file, std::fs::read(&synced).unwrap(), "{compression:?}");
+                assert_eq!(ended, expected, "{compression:?}");
+                let sha256: String = sha2::Sha256::digest(&file).iter().map(|b| format!("{b:02x}")).collect();
+                assert_eq!(ended, (file.len() as u64, sha256), "{compression:?}");
+                assert_eq!(file.is_empty(), compression == Compression::None && data.is_empty(), "{compression:?}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn bytes_and_hash_are_the_compressed_files() {
         use sha2::Digest as _;
