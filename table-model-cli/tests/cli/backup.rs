@@ -96,7 +96,7 @@ async fn generations_restore_exactly_after_kills_and_faults() {
         table.delete_by_keys(entity.partition_key(), entity.row_key(), None).await.unwrap();
     }
     table.upsert(&source[1], UpdateMode::Merge, None).await.unwrap();
-    let stopped = run_failing_after(3, &dir, &backup, None).await;
+    let stopped = run_failing_after(&azurite, 3, &dir, &backup, None).await;
     assert!(!stopped.status.success(), "{}", text(&stopped.stderr));
     let third = run(cs, &dir, &backup, &[]).await;
     assert!(third.status.success(), "{}", text(&third.stderr));
@@ -188,7 +188,7 @@ async fn a_restore_stopped_by_the_transport_goes_on_when_run_again() {
     // The emptiness check, the table's creation and 10 transactions go through, then the transport fails.
     let target = unique_table("ResF");
     let args = ["restore", "bak", target.as_str(), "--from", name.as_str(), "--max-rate", "0"];
-    let stopped = run_failing_after(12, &dir, &args, None).await;
+    let stopped = run_failing_after(&azurite, 12, &dir, &args, None).await;
     assert_eq!(stopped.status.code(), Some(3), "{}", text(&stopped.stderr));
     assert!(text(&stopped.stderr).contains("run the same command again"), "{}", text(&stopped.stderr));
     let again = run(cs, &dir, &["--json", args[0], args[1], args[2], args[3], args[4], args[5], args[6]], &[]).await;

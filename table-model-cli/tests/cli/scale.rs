@@ -239,23 +239,29 @@ fn through(addr: std::net::SocketAddr) -> String {
     )
 }
 
-fn azurite_socket() -> std::net::SocketAddr {
-    let url = std::env::var("TABLE_MODEL_AZURITE_ENDPOINT").unwrap();
-    url.trim_start_matches("http://").split('/').next().unwrap().parse().unwrap()
+/// The address `azurite` listens on.
+fn socket_of(azurite: &Azurite) -> std::net::SocketAddr {
+    table_model_test_utils::faults::socket_of(&azurite.url)
 }
 
 /// Runs the binary with its target through a proxy that forwards `ok` requests, then fails the transport: it
 /// closes each connection at its next request (nothing reaches Azurite) and, once `ok` requests went through,
 /// stops listening, so the client's retries meet a refused connection and give up at once.
-pub(crate) async fn run_failing_after(ok: usize, dir: &Path, args: &[&str], target_option: Option<&str>) -> Output {
+pub(crate) async fn run_failing_after(
+    azurite: &Azurite,
+    ok: usize,
+    dir: &Path,
+    args: &[&str],
+    target_option: Option<&str>,
+) -> Output {
     let script = [vec![Fault::None; ok], vec![Fault::CloseBeforeForwarding; 100_000]].concat();
-    let proxy = Proxy::scripted(azurite_socket(), script, 1, 0, Duration::ZERO).await;
+    let proxy = Proxy::scripted(socket_of(azurite), script, 1, 0, Duration::ZERO).await;
     let cs = through(proxy.addr);
     let args: Vec<&str> = match target_option {
         Some(option) => [args, &[option, cs.as_str()]].concat(),
         None => args.to_vec(),
     };
-    let global = if target_option.is_some() { support_connection_string() } else { cs.clone() };
+    let global = if target_option.is_some() { azurite.connection_string.clone() } else { cs.clone() };
     let finished = std::sync::atomic::AtomicBool::new(false);
     let command = async {
         let out = run(&global, dir, &args, &[]).await;
@@ -270,10 +276,6 @@ pub(crate) async fn run_failing_after(ok: usize, dir: &Path, args: &[&str], targ
         drop(proxy);
     };
     tokio::join!(command, watcher).0
-}
-
-fn support_connection_string() -> String {
-    crate::support::azurite().expect("Azurite").connection_string
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -304,7 +306,7 @@ async fn an_import_stopped_anywhere_resumes_to_each_entity_once() {
             }
             None => {
                 // The table's creation and 40 transactions go through, then the transport fails.
-                let out = run_failing_after(41, &dir, &args, None).await;
+                let out = run_failing_after(&azurite, 41, &dir, &args, None).await;
                 assert_eq!(out.status.code(), Some(3), "{tag}: {}", text(&out.stderr));
                 assert!(text(&out.stderr).contains("run the same command again to resume"), "{}", text(&out.stderr));
                 out
@@ -366,7 +368,7 @@ async fn a_copy_stopped_anywhere_resumes_to_each_entity_once() {
             }
             None => {
                 // The target through a proxy whose transport fails after 30 requests.
-                let out = run_failing_after(30, &dir, &args, Some("--to-connection-string")).await;
+                let out = run_failing_after(&azurite, 30, &dir, &args, Some("--to-connection-string")).await;
                 assert_eq!(out.status.code(), Some(3), "{tag}: {}", text(&out.stderr));
                 assert!(text(&out.stderr).contains("run the same command again to resume"), "{}", text(&out.stderr));
             }
@@ -390,7 +392,7 @@ async fn a_copy_through_ten_percent_faults_ends_exact() {
     let target = unique_table("CpFD");
     // Both sides through the proxy: the plan's probes, the pages and the transactions (16 in flight) all meet
     // faults.
-    let proxy = Proxy::start(azurite_socket(), 15, 100, Duration::from_millis(100)).await;
+    let proxy = Proxy::start(socket_of(&azurite), 15, 100, Duration::from_millis(100)).await;
     let out =
         run(&through(proxy.addr), &dir, &["copy", &name, target.as_str(), "--parallel", "3", "--in-flight", "16"], &[])
             .await;

@@ -13,8 +13,10 @@ use table_model::{
     DEVELOPMENT_ACCOUNT_KEY,
 };
 
-/// The Azurite of `TABLE_MODEL_AZURITE_ENDPOINT`: its connection string and a client.
+/// The Azurite of `TABLE_MODEL_AZURITE_ENDPOINT`: its URL, its connection string and a client.
 pub struct Azurite {
+    /// `http://127.0.0.1:<port>/devstoreaccount1`.
+    pub url: String,
     pub connection_string: String,
     pub service: TableServiceClient,
 }
@@ -29,7 +31,7 @@ pub fn azurite() -> Option<Azurite> {
          TableEndpoint={url};"
     );
     let service = TableServiceClient::new(&url, AccountKey::development(), None).expect("the Azurite endpoint");
-    Some(Azurite { connection_string, service })
+    Some(Azurite { url, connection_string, service })
 }
 
 #[macro_export]

@@ -285,7 +285,7 @@ pub struct BulkFailure<E> {
 
 impl<E> BulkFailure<E> {
     /// The failure without its entity.
-    fn without_entity(self) -> BulkFailure<()> {
+    pub(crate) fn without_entity(self) -> BulkFailure<()> {
         let BulkFailure { entity: _, keys, error, cause, transaction } = self;
         BulkFailure { entity: (), keys, error, cause, transaction }
     }

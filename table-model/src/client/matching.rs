@@ -9,7 +9,9 @@
 //! because another one was refused are sent again (still under their own ETags), so one changed entity costs
 //! its transaction nothing else. A refusal is checked against the stored entity before it is reported: after a
 //! lost reply, the write refused may be this engine's own, applied by the first try (the entity holds what was
-//! written, or is gone for a delete), and is then counted as written.
+//! written, or is gone for a delete), and is then counted as written. The refusals of one answer are checked side
+//! by side, as many at once as the bulk writer sends transactions ([`BulkOptions::concurrency`]): a page that
+//! another writer changed throughout costs a round trip's time, not one per entity.
 //!
 //! **Resuming.** After each page, [`MatchOptions::on_page`] says where its range resumes
 //! ([`PageDone::next`]); a range that stops on an error is in [`MatchReport::stopped`] with the continuation of
@@ -17,7 +19,7 @@
 //! not finished, and an entity already deleted no longer matches (one already updated matches again, and is
 //! written again with the same values: an update is idempotent).
 
-use super::bulk::{BulkFailure, BulkOperation, BulkOptions, FailureCause};
+use super::bulk::{BulkFailure, BulkOperation, BulkOptions, FailureCause, DEFAULT_CONCURRENCY};
 use super::error::{Error, ErrorKind};
 use super::options::QueryOptions;
 use super::table::TableClient;
@@ -345,37 +347,59 @@ impl TableClient {
         let mut report = MatchReport { matched: pending.len() as u64, ..MatchReport::default() };
         // How many times each entity was found with its properties as read but another ETag.
         let mut renewed: HashMap<(String, String), u32> = HashMap::new();
+        // The refusals of one answer are checked side by side, as many at once as transactions are sent.
+        let checks_at_once = if bulk.concurrency == 0 { DEFAULT_CONCURRENCY.get() } else { bulk.concurrency };
         while !pending.is_empty() {
             let answer = self.bulk_write(write.bulk(), std::mem::take(&mut pending), Some(bulk.clone())).await;
             report.written += answer.written;
+            let mut refused = Vec::new();
             for failure in answer.failures {
-                let BulkFailure { entity, keys, error, cause, transaction } = failure;
-                let unknown = matches!(error.kind(), ErrorKind::OutcomeUnknown(_));
-                match cause {
-                    FailureCause::RolledBack { .. } => pending.push(entity),
-                    FailureCause::Failed if error.is_precondition_failed() || error.is_not_found() || unknown => {
-                        // Refused under the ETag read: changed by someone else, or (a reply lost, a transaction
-                        // applied and sent again) by this very write. The stored entity tells which.
-                        let keys_text = (entity.partition_key().to_string(), entity.row_key().to_string());
-                        match self.left_as_written(write, &entity, read.get(&keys_text)).await {
-                            Ok(Left::Written) => report.written += 1,
-                            Ok(Left::AsRead(etag)) if renewed.get(&keys_text).copied().unwrap_or(0) < 3 => {
-                                // Its properties are as read and only its ETag moved (an emulator's rolled-back
-                                // transaction does that): written again under the new one.
-                                *renewed.entry(keys_text).or_default() += 1;
-                                let mut entity = entity;
-                                let timestamp = entity.timestamp();
-                                entity.set_server_metadata(timestamp, etag);
-                                pending.push(entity);
-                            }
-                            Ok(_) => report.changed.push((entity.partition_key().clone(), entity.row_key().clone())),
-                            Err(_) if !unknown => {
-                                report.changed.push((entity.partition_key().clone(), entity.row_key().clone()));
-                            }
-                            Err(_) => report.failures.push(BulkFailure { entity: (), keys, error, cause, transaction }),
+                let unknown = matches!(failure.error.kind(), ErrorKind::OutcomeUnknown(_));
+                match failure.cause {
+                    FailureCause::RolledBack { .. } => pending.push(failure.entity),
+                    FailureCause::Failed
+                        if failure.error.is_precondition_failed() || failure.error.is_not_found() || unknown =>
+                    {
+                        refused.push(failure)
+                    }
+                    _ => report.failures.push(failure.without_entity()),
+                }
+            }
+            // Refused under the ETag read: changed by someone else, or (a reply lost, a transaction applied and
+            // sent again) by this very write. The stored entity tells which.
+            let checked: Vec<(BulkFailure<Entity>, Result<Left, Error>)> = futures::stream::iter(refused)
+                .map(|failure| async move {
+                    let keys = (failure.entity.partition_key().to_string(), failure.entity.row_key().to_string());
+                    let left = self.left_as_written(write, &failure.entity, read.get(&keys)).await;
+                    (failure, left)
+                })
+                .buffered(checks_at_once)
+                .collect()
+                .await;
+            for (failure, left) in checked {
+                let unknown = matches!(failure.error.kind(), ErrorKind::OutcomeUnknown(_));
+                let keys = || (failure.entity.partition_key().clone(), failure.entity.row_key().clone());
+                match left {
+                    Ok(Left::Written) => report.written += 1,
+                    Ok(Left::AsRead(etag)) => {
+                        let keys_text =
+                            (failure.entity.partition_key().to_string(), failure.entity.row_key().to_string());
+                        let times = renewed.entry(keys_text).or_default();
+                        if *times < 3 {
+                            // Its properties are as read and only its ETag moved (an emulator's rolled-back
+                            // transaction does that): written again under the new one.
+                            *times += 1;
+                            let mut entity = failure.entity;
+                            let timestamp = entity.timestamp();
+                            entity.set_server_metadata(timestamp, etag);
+                            pending.push(entity);
+                        } else {
+                            report.changed.push(keys());
                         }
                     }
-                    cause => report.failures.push(BulkFailure { entity: (), keys, error, cause, transaction }),
+                    Ok(Left::Changed) => report.changed.push(keys()),
+                    Err(_) if !unknown => report.changed.push(keys()),
+                    Err(_) => report.failures.push(failure.without_entity()),
                 }
             }
         }
