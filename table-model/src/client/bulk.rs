@@ -219,6 +219,15 @@ impl BulkOptions<'_> {
     pub fn client_request_id(&self) -> Option<String> {
         client_request_id(&self.method_options.context)
     }
+
+    /// Transactions in flight at once: [`concurrency`](Self::concurrency), or [`DEFAULT_CONCURRENCY`] for `0`.
+    pub(crate) fn in_flight(&self) -> usize {
+        if self.concurrency == 0 {
+            DEFAULT_CONCURRENCY.get()
+        } else {
+            self.concurrency
+        }
+    }
 }
 
 impl fmt::Debug for BulkOptions<'_> {
@@ -797,7 +806,7 @@ impl TableClient {
     {
         let options = options.unwrap_or_default();
         let (tracing, table) = (self.core().tracing.as_ref(), Some(self.table()));
-        let concurrency = if options.concurrency == 0 { DEFAULT_CONCURRENCY.get() } else { options.concurrency };
+        let concurrency = options.in_flight();
         let max_buffered = if options.max_buffered == 0 { 200 * concurrency } else { options.max_buffered };
         let client_request_id = options.client_request_id().unwrap_or_else(|| new_request_id().to_string());
         let mut writer = Writer {

@@ -19,7 +19,7 @@
 //! not finished, and an entity already deleted no longer matches (one already updated matches again, and is
 //! written again with the same values: an update is idempotent).
 
-use super::bulk::{BulkFailure, BulkOperation, BulkOptions, FailureCause, DEFAULT_CONCURRENCY};
+use super::bulk::{BulkFailure, BulkOperation, BulkOptions, FailureCause};
 use super::error::{Error, ErrorKind};
 use super::options::QueryOptions;
 use super::table::TableClient;
@@ -347,8 +347,6 @@ impl TableClient {
         let mut report = MatchReport { matched: pending.len() as u64, ..MatchReport::default() };
         // How many times each entity was found with its properties as read but another ETag.
         let mut renewed: HashMap<(String, String), u32> = HashMap::new();
-        // The refusals of one answer are checked side by side, as many at once as transactions are sent.
-        let checks_at_once = if bulk.concurrency == 0 { DEFAULT_CONCURRENCY.get() } else { bulk.concurrency };
         while !pending.is_empty() {
             let answer = self.bulk_write(write.bulk(), std::mem::take(&mut pending), Some(bulk.clone())).await;
             report.written += answer.written;
@@ -360,30 +358,28 @@ impl TableClient {
                     FailureCause::Failed
                         if failure.error.is_precondition_failed() || failure.error.is_not_found() || unknown =>
                     {
-                        refused.push(failure)
+                        refused.push((failure, unknown))
                     }
                     _ => report.failures.push(failure.without_entity()),
                 }
             }
             // Refused under the ETag read: changed by someone else, or (a reply lost, a transaction applied and
-            // sent again) by this very write. The stored entity tells which.
-            let checked: Vec<(BulkFailure<Entity>, Result<Left, Error>)> = futures::stream::iter(refused)
-                .map(|failure| async move {
+            // sent again) by this very write. The stored entity tells which; the refusals of one answer are
+            // checked side by side, as many at once as transactions are sent.
+            let checked: Vec<_> = futures::stream::iter(refused)
+                .map(|(failure, unknown)| async move {
                     let keys = (failure.entity.partition_key().to_string(), failure.entity.row_key().to_string());
                     let left = self.left_as_written(write, &failure.entity, read.get(&keys)).await;
-                    (failure, left)
+                    (failure, unknown, keys, left)
                 })
-                .buffered(checks_at_once)
+                .buffered(bulk.in_flight())
                 .collect()
                 .await;
-            for (failure, left) in checked {
-                let unknown = matches!(failure.error.kind(), ErrorKind::OutcomeUnknown(_));
+            for (failure, unknown, keys_text, left) in checked {
                 let keys = || (failure.entity.partition_key().clone(), failure.entity.row_key().clone());
                 match left {
                     Ok(Left::Written) => report.written += 1,
                     Ok(Left::AsRead(etag)) => {
-                        let keys_text =
-                            (failure.entity.partition_key().to_string(), failure.entity.row_key().to_string());
                         let times = renewed.entry(keys_text).or_default();
                         if *times < 3 {
                             // Its properties are as read and only its ETag moved (an emulator's rolled-back
