@@ -411,7 +411,7 @@ impl std::fmt::Debug for Sink<'_> {
 }
 
 /// The buffer of a file sink.
-const FILE_BUFFER: usize = 256 * 1024;
+pub(crate) const FILE_BUFFER: usize = 256 * 1024;
 
 impl<'a> Sink<'a> {
     /// Creates the file at `path` (or replaces it when `replace`).

@@ -31,7 +31,8 @@ use crate::side_by_side::{SideBySide, SIDE_BY_SIDE};
 use crate::write::{Line, Settled, WriteMode};
 use serde::{Deserialize, Serialize};
 use std::num::NonZeroUsize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 use table_model::client::TableClient;
 use table_model::{RuleSet, TableName};
@@ -123,6 +124,7 @@ impl Item {
 struct Reader {
     files: std::iter::Enumerate<std::vec::IntoIter<PathBuf>>,
     format: Option<(FileFormat, Compression)>,
+    open_reader: OpenReader,
     open: Option<(usize, Box<dyn EntityReader>)>,
     /// Records at or before this place were settled by the run resumed.
     after: Option<(usize, u64)>,
@@ -178,7 +180,7 @@ impl Reader {
                 if self.after.is_some_and(|(file, _)| index < file) {
                     continue; // settled by the run resumed
                 }
-                match format::open_reader(&path, self.format) {
+                match (self.open_reader)(&path, self.format) {
                     Ok(reader) => self.open = Some((index, reader)),
                     Err(e) => self.error = Some(e),
                 }
@@ -341,18 +343,31 @@ pub async fn import(
     options: &ImportOptions,
     control: &Control,
 ) -> Result<ImportSummary, TransferError> {
-    let result = run(table, input, options, control).await;
+    let result = import_through(table, input, options, None, control).await;
     control.report(Event::Finished);
     result
 }
 
-async fn run(
+/// Opens an input's records: [`format::open_reader`] for [`import`]; a restore reads the file its merge is still
+/// writing through a reader that waits at its end for the rest (`backup::restore`).
+pub(crate) type OpenReader =
+    Arc<dyn Fn(&Path, Option<(FileFormat, Compression)>) -> Result<Box<dyn EntityReader>, TransferError> + Send + Sync>;
+
+/// [`import`] without its [`Event::Finished`] (an operation that imports as one of its steps reports its own),
+/// each input opened by `open_reader` where given: files still being written, whose sizes are not known (the
+/// progress counts entities rather than bytes).
+pub(crate) async fn import_through(
     table: &TableClient,
     input: &[PathBuf],
     options: &ImportOptions,
+    open_reader: Option<OpenReader>,
     control: &Control,
 ) -> Result<ImportSummary, TransferError> {
-    let inputs = inputs(input)?;
+    let mut inputs = inputs(input)?;
+    if open_reader.is_some() {
+        inputs.total_bytes = None;
+    }
+    let open_reader = open_reader.unwrap_or_else(|| Arc::new(format::open_reader));
     // Each file's format is told (by its name or its content) before anything is sent.
     for file in inputs.files.iter().filter(|f| f.as_os_str() != "-") {
         format::format_of(file, options.format)?;
@@ -365,6 +380,7 @@ async fn run(
     let reader = Reader {
         files: inputs.files.into_iter().enumerate(),
         format: options.format,
+        open_reader,
         open: None,
         after: run.state.position,
         done_bytes: 0,

@@ -5,11 +5,13 @@
 //!
 //! Layer: files (of the `backup` operations).
 
-use crate::digest::{digest, sha256_hex};
+use crate::digest::{digest, sha256_hex, Hashing};
 use crate::error::TransferError;
+use crate::format::{Compression, FileFormat};
 use crate::shard::Shard;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
+use std::io;
 use std::path::{Path, PathBuf};
 use table_model::filter::KeyRange;
 use table_model::RuleSet;
@@ -501,18 +503,17 @@ impl Chain {
     }
 
     /// Checks every file of `generations` against its manifest (size and SHA-256), a thread per core hashing
-    /// files side by side: the bytes read are returned. The error is the first file's in the chain's order,
-    /// whichever thread found it.
+    /// files side by side. The error is the first file's in the chain's order, whichever thread found it.
     ///
     /// # Errors
     /// A file missing, truncated or altered, named with what differs
     /// ([`ErrorKind::InvalidInput`](crate::error::ErrorKind::InvalidInput)).
-    pub fn verify_files(generations: &[Generation]) -> Result<u64, TransferError> {
+    pub fn verify_files(generations: &[Generation]) -> Result<FilesVerified, TransferError> {
         let files: Vec<(&Generation, &GenerationFile)> =
             generations.iter().flat_map(|g| g.manifest.files.iter().map(move |file| (g, file))).collect();
         let threads = std::thread::available_parallelism().map_or(2, usize::from).min(files.len()).max(1);
         // Thread `k` hashes files `k`, `k + threads`, ...; the results are read back in the files' order.
-        let mut hashed: Vec<Vec<Result<u64, TransferError>>> = std::thread::scope(|scope| {
+        let mut hashed: Vec<Vec<Result<Hashing<io::Sink>, TransferError>>> = std::thread::scope(|scope| {
             let workers: Vec<_> = (0..threads)
                 .map(|k| {
                     let mine = files.iter().skip(k).step_by(threads);
@@ -521,17 +522,34 @@ impl Chain {
                 .collect();
             workers.into_iter().map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
         });
-        let mut read = 0;
+        let mut verified = FilesVerified { bytes: 0, longest_entity_line: Some(0) };
         let mut results: Vec<_> = hashed.iter_mut().map(|results| results.drain(..)).collect();
-        for index in 0..files.len() {
-            read += results[index % threads].next().expect("a result for every file")?;
+        for (index, (_, file)) in files.iter().enumerate() {
+            let hashing = results[index % threads].next().expect("a result for every file")?;
+            verified.bytes += hashing.bytes;
+            if file.part == Part::Entities {
+                let plain = FileFormat::of_path(Path::new(&file.path)) == Some((FileFormat::Jsonl, Compression::None));
+                verified.longest_entity_line =
+                    verified.longest_entity_line.filter(|_| plain).map(|longest| longest.max(hashing.longest_line()));
+            }
         }
-        Ok(read)
+        Ok(verified)
     }
 }
 
-/// Checks one file of `generation` against its manifest's entry: its bytes.
-fn verify_file(generation: &Generation, file: &GenerationFile) -> Result<u64, TransferError> {
+/// What [`Chain::verify_files`] found: every file as its manifest has it, and how long its entities' lines are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FilesVerified {
+    /// The bytes read.
+    pub bytes: u64,
+    /// The longest line of the `entities` files, with its `\n`, where every one is uncompressed JSON lines
+    /// (whose bytes are its lines); `None` where one is not.
+    pub longest_entity_line: Option<u64>,
+}
+
+/// Checks one file of `generation` against its manifest's entry: its bytes, read through a [`Hashing`].
+fn verify_file(generation: &Generation, file: &GenerationFile) -> Result<Hashing<io::Sink>, TransferError> {
     let path = generation.dir.join(&file.path);
     if !path.exists() {
         return Err(TransferError::invalid(format!(
@@ -555,7 +573,7 @@ fn verify_file(generation: &Generation, file: &GenerationFile) -> Result<u64, Tr
     if sha256 != file.sha256 {
         return Err(differs("SHA-256", sha256, file.sha256.clone()));
     }
-    Ok(hashing.bytes)
+    Ok(hashing)
 }
 
 /// The error of a chain that does not hold together.

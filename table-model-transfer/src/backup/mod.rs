@@ -36,6 +36,7 @@ pub mod prune;
 pub mod restore;
 mod sides;
 mod staging;
+mod tail;
 pub mod verify;
 
 pub use chain::{generation_dir_name, Chain, Generation, GenerationKind, GenerationManifest, Link};

@@ -1,28 +1,36 @@
 //! `restore`: a table as of a generation of its backup, into a new table, or into an existing one made equal to
 //! it ([`RestoreOptions::exact`]).
 //!
-//! Before anything is sent, the generations are checked against their manifests, and the table as of the
-//! generation is merged (the modules `merge` and `staging`: on the entities' keys, their lines passed on as they
-//! are) into one file of JSON lines in a work directory, each entity checked against the target service's rules
+//! Before anything is sent, the generations are checked against their manifests. The table as of the generation
+//! is merged (the modules `merge` and `staging`: on the entities' keys, their lines passed on as they are) into
+//! one file of JSON lines in a work directory, each entity checked against the target service's rules
 //! (`docs/rules.md` §13.1) on the way, on every core: an entity the target would refuse stops the restore there,
 //! naming its keys, property and rule. An entity that the backup read with those rules
 //! ([`GenerationManifest::checked_with`](super::GenerationManifest::checked_with)), in a file found as its
 //! manifest has it, is not read again unless its line is long enough for its body to reach 1 MiB. The file is
-//! then imported ([`crate::import`]: inserted into a new table, or inserted or replaced with `exact`; resumable
-//! from its checkpoint in the work directory); with `exact`, the target's keys are then read
-//! (`$select=PartitionKey,RowKey`) and merged against the file's, and every entity that is not in the backup is
-//! deleted. The work directory is removed at the end; a restore stopped midway goes on from it when run again.
+//! imported ([`crate::import`]'s engine: inserted into a new table, or inserted or replaced with `exact`; resumable from its
+//! checkpoint in the work directory):
+//! - after the merge, where an entity could be refused: so a backup the target refuses leaves it untouched;
+//! - beside the merge, read as it is written (the module `tail`), where none can: every generation read with the
+//!   target's rules, every line of its entities short enough (the verification of the files measures them), and
+//!   no `--timestamp-as` to write them again. The restore then takes the import's time, not the merge's as well.
+//!
+//! With `exact`, the target's keys are then read (`$select=PartitionKey,RowKey`) and merged against the file's,
+//! and every entity that is not in the backup is deleted. The work directory is removed at the end; a restore
+//! stopped midway goes on from it when run again (a merge stopped before its end is written again, the same).
 //!
 //! Layer: operations.
 
 use super::chain::{Chain, Generation, Part};
 use super::merge::{key_order, keys_only, GenerationFiles, Sorted, State};
 use super::staging::{self, Target};
+use super::tail::{Tail, Writing};
 use crate::checkpoint;
 use crate::error::{ErrorKind, TransferError};
 use crate::format::compress::Output;
-use crate::format::{Compression, Sink};
-use crate::import::{import, ImportOptions};
+use crate::format::jsonl::JsonlReader;
+use crate::format::{Compression, EntityReader, Sink, FILE_BUFFER};
+use crate::import::{import_through, ImportOptions, ImportSummary, OpenReader};
 use crate::progress::{Control, Event};
 use crate::scan;
 use crate::write::WriteMode;
@@ -30,9 +38,10 @@ use chrono::{DateTime, Utc};
 use futures::TryStreamExt as _;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
+use std::io::BufReader;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 use table_model::client::{BulkOperation, BulkOptions, QueryOptions, TableClient};
 use table_model::filter::KeyRange;
@@ -108,6 +117,8 @@ struct Staged {
     link: String,
     timestamp_as: Option<String>,
     entities: u64,
+    /// The merged file's SHA-256; empty while it is not all written (a restore that imports the file beside the
+    /// merge writing it, stopped before the merge's end).
     sha256: String,
     /// Whether the file was imported (what is left is `exact`'s deletes).
     imported: bool,
@@ -191,18 +202,26 @@ async fn run(
     let saved = if options.force { None } else { checkpoint::read::<Staged>(&work.join(STAGED))? };
     let staged = match saved {
         Some(saved) if Staged { entities: 0, sha256: String::new(), imported: false, ..saved.clone() } == wanted => {
-            let file = crate::digest::digest(&work.join(ENTITIES))?;
-            if file.hex() != saved.sha256 {
-                return Err(TransferError::invalid(format!(
-                    "`{}` was changed since this restore merged it; give --force to start over",
-                    work.join(ENTITIES).display()
-                )));
-            }
-            let notice = format!(
-                "going on with the restore of generation {number} merged in `{}` ({} entities)",
-                work.display(),
-                saved.entities
-            );
+            let notice = if saved.sha256.is_empty() {
+                // Stopped while its merge was written beside the import: merged again, imported from its checkpoint.
+                format!(
+                    "going on with the restore of generation {number} in `{}`, its merge written again",
+                    work.display()
+                )
+            } else {
+                let file = crate::digest::digest(&work.join(ENTITIES))?;
+                if file.hex() != saved.sha256 {
+                    return Err(TransferError::invalid(format!(
+                        "`{}` was changed since this restore merged it; give --force to start over",
+                        work.join(ENTITIES).display()
+                    )));
+                }
+                format!(
+                    "going on with the restore of generation {number} merged in `{}` ({} entities)",
+                    work.display(),
+                    saved.entities
+                )
+            };
             control.report(Event::Notice(&notice));
             Some(saved)
         }
@@ -218,40 +237,49 @@ async fn run(
         None => None,
     };
     let resumed = staged.is_some();
+    // Into a new or empty table (share), an insert; `exact` replaces what the target has.
+    let mode = if options.exact { WriteMode::Replace } else { WriteMode::Insert };
+    let mut import_options = ImportOptions::default()
+        .mode(mode)
+        .checkpoint(work.join("import-checkpoint.json"))
+        .reject(work.join("rejects.jsonl"));
+    import_options.max_rate = options.max_rate;
+    import_options.in_flight = options.in_flight;
+    let rules = table.kind().rules();
     let mut staged = match staged {
+        Some(staged) if staged.sha256.is_empty() => {
+            Chain::verify_files(generations)?;
+            merge_beside_import(generations, &work, staged, table, &import_options, control).await?
+        }
         Some(staged) => staged,
         None => {
             // Nothing of an earlier run is kept: the target is checked, then the state merged anew.
             if work.exists() {
                 std::fs::remove_dir_all(&work).map_err(|e| TransferError::io("remove", &work, e))?;
             }
-            Chain::verify_files(generations)?;
+            let verified = Chain::verify_files(generations)?;
             if !options.exact {
                 refuse_if_not_empty(table, &covered(generation)?).await?;
             }
-            stage(generations, &work, wanted, timestamp_as.as_ref(), table, control)?
+            // No entity can be refused where every one was read with the target's rules on its way into the
+            // backup, its line short enough for its body to stay under 1 MiB, and none is written again: the
+            // import then goes beside the merge.
+            let checked = generations.iter().all(|g| g.manifest.checked_with(rules));
+            let refusable = !checked
+                || timestamp_as.is_some()
+                || verified.longest_entity_line.is_none_or(|longest| longest > staging::CHECKED_LINE_BYTES as u64);
+            if refusable {
+                stage(generations, &work, wanted, timestamp_as.as_ref(), table, control)?
+            } else {
+                std::fs::create_dir_all(&work).map_err(|e| TransferError::io("create", &work, e))?;
+                checkpoint::write_atomic(&work.join(STAGED), &wanted)?;
+                merge_beside_import(generations, &work, wanted, table, &import_options, control).await?
+            }
         }
     };
     if !staged.imported {
-        // Into a new or empty table (share), an insert; `exact` replaces what the target has.
-        let mode = if options.exact { WriteMode::Replace } else { WriteMode::Insert };
-        let mut import_options = ImportOptions::default()
-            .mode(mode)
-            .checkpoint(work.join("import-checkpoint.json"))
-            .reject(work.join("rejects.jsonl"));
-        import_options.max_rate = options.max_rate;
-        import_options.in_flight = options.in_flight;
-        let imported = import(table, &[work.join(ENTITIES)], &import_options, control).await?;
-        if imported.rejected > 0 {
-            return Err(TransferError::failed(format!(
-                "{} of {} entities were not written (see `{}`); run the same command again to retry them",
-                imported.rejected,
-                staged.entities,
-                work.join("rejects.jsonl").display()
-            )));
-        }
-        staged.imported = true;
-        checkpoint::write_atomic(&work.join(STAGED), &staged)?;
+        let imported = import_through(table, &[work.join(ENTITIES)], &import_options, None, control).await?;
+        staged = imported_all(&work, staged, &imported)?;
     }
     let deleted = if options.exact {
         delete_others(table, &work.join(ENTITIES), &covered(generation)?, options.in_flight, control).await?
@@ -312,6 +340,21 @@ async fn refuse_if_not_empty(table: &TableClient, ranges: &[KeyRange]) -> Result
     Ok(())
 }
 
+/// Records that every entity of the merged file was written, or fails with the count of those the service refused.
+fn imported_all(work: &Path, mut staged: Staged, imported: &ImportSummary) -> Result<Staged, TransferError> {
+    if imported.rejected > 0 {
+        return Err(TransferError::failed(format!(
+            "{} of {} entities were not written (see `{}`); run the same command again to retry them",
+            imported.rejected,
+            staged.entities,
+            work.join("rejects.jsonl").display()
+        )));
+    }
+    staged.imported = true;
+    checkpoint::write_atomic(&work.join(STAGED), &staged)?;
+    Ok(staged)
+}
+
 /// Merges the table as of the last of `generations` into the work directory's file, each entity checked against
 /// the target's rules (with its original `Timestamp` in `timestamp_as`), and records it (the module `staging`)
 /// once the file is on disk.
@@ -324,20 +367,79 @@ fn stage(
     control: &Control,
 ) -> Result<Staged, TransferError> {
     std::fs::create_dir_all(work).map_err(|e| TransferError::io("create", work, e))?;
+    let out = Output::new(Sink::create(&work.join(ENTITIES), true)?, Compression::None);
+    let rules = table.kind().rules();
+    // `Chain::verify_files` has found every file as its manifest has it.
+    let checked = generations.iter().all(|g| g.manifest.checked_with(rules));
+    let target = Target { rules, table: table.table(), timestamp_as, checked };
+    (staged.entities, staged.sha256) = merge_into(generations, &work.join(ENTITIES), out, target, control)?;
+    checkpoint::write_atomic(&work.join(STAGED), &staged)?;
+    Ok(staged)
+}
+
+/// Merges the table as of the last of `generations`, none of whose entities the target can refuse (checked, short
+/// lines, none written again), into the work directory's file on a thread of its own, while the file is imported
+/// as it is written ([`Tail`]); records the merged file once it is whole (even where the import then failed, so
+/// that the next run goes on with the file) and the import once it is done. The file is written anew: a run that
+/// goes on with a merge that was stopped writes it again, the same, and the import goes on from its checkpoint.
+async fn merge_beside_import(
+    generations: &[Generation],
+    work: &Path,
+    mut staged: Staged,
+    table: &TableClient,
+    import_options: &ImportOptions,
+    control: &Control,
+) -> Result<Staged, TransferError> {
     let path = work.join(ENTITIES);
+    // Emptied before the import opens it: what an earlier run wrote is not read again.
+    std::fs::File::create(&path).map_err(|e| TransferError::io("create", &path, e))?;
+    let writing = Writing::new();
+    let (sender, merged) = tokio::sync::oneshot::channel();
+    let merging = {
+        let (generations, path, name) = (generations.to_vec(), path.clone(), table.table().clone());
+        let (rules, writing, control) = (table.kind().rules(), writing.clone(), control.clone());
+        move || {
+            let target = Target { rules, table: &name, timestamp_as: None, checked: true };
+            let merged = Sink::create(&path, true).and_then(|sink| {
+                merge_into(&generations, &path, Output::new(sink, Compression::None), target, &control)
+            });
+            writing.finish(merged.is_ok());
+            let _ = sender.send(merged);
+        }
+    };
+    std::thread::Builder::new()
+        .name("restore-merge".to_owned())
+        .spawn(merging)
+        .map_err(|e| TransferError::failed(format!("cannot start the thread merging the backup: {e}")))?;
+    let open_reader: OpenReader = Arc::new(move |path: &Path, _| {
+        let file = std::fs::File::open(path).map_err(|e| TransferError::io("read", path, e))?;
+        let tail = BufReader::with_capacity(FILE_BUFFER, Tail::new(file, writing.clone()));
+        Ok(Box::new(JsonlReader::new(path.display().to_string(), Box::new(tail))) as Box<dyn EntityReader>)
+    });
+    let imported = import_through(table, std::slice::from_ref(&path), import_options, Some(open_reader), control).await;
+    let merged = merged.await.unwrap_or_else(|_| Err(TransferError::failed("the thread merging the backup panicked")));
+    // The merge's error first: the import's, where the merge failed, is that its file ended early.
+    (staged.entities, staged.sha256) = merged?;
+    checkpoint::write_atomic(&work.join(STAGED), &staged)?;
+    imported_all(work, staged, &imported?)
+}
+
+/// Merges the generations into `out`, the file at `path`, each entity checked against `target` (the module
+/// `staging`), the file synced while it is written; the entities written and the file's SHA-256.
+fn merge_into(
+    generations: &[Generation],
+    path: &Path,
+    mut out: Output<'_>,
+    target: Target<'_>,
+    control: &Control,
+) -> Result<(u64, String), TransferError> {
     let files = generations
         .iter()
         .map(|g| GenerationFiles { entities: g.paths(Part::Entities), deleted: g.paths(Part::Deleted) })
         .collect();
     let state = State::open_lines(files)?;
-    let mut out = Output::new(Sink::create(&path, true)?, Compression::None);
-    let rules = table.kind().rules();
-    // `Chain::verify_files` has found every file as its manifest has it.
-    let checked = generations.iter().all(|g| g.manifest.checked_with(rules));
-    let target = Target { rules, table: table.table(), timestamp_as, checked };
     let (written, stop) = mpsc::channel::<()>();
-    let (entities, sha256) = std::thread::scope(|scope| {
-        let path = &path;
+    std::thread::scope(|scope| {
         let syncing = scope.spawn(move || sync_while_written(path, &stop));
         let merged = staging::stage(state, &mut out, target, control)
             .and_then(|entities| Ok((entities, out.finish_unsynced()?.1)));
@@ -346,10 +448,7 @@ fn stage(
             .join()
             .unwrap_or_else(|_| Err(TransferError::failed("the thread syncing the merged file panicked")));
         merged.and_then(|merged| synced.map(|()| merged))
-    })?;
-    (staged.entities, staged.sha256) = (entities, sha256);
-    checkpoint::write_atomic(&work.join(STAGED), &staged)?;
-    Ok(staged)
+    })
 }
 
 /// How often the merged file is synced while it is written.

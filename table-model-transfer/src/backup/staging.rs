@@ -33,7 +33,7 @@ const BLOCK_BYTES: usize = 256 * 1024;
 /// The longest line of a checked generation ([`Target::checked`]) taken as it is: written again as a body, each
 /// byte at most six (a `\u` escape), it stays under the 1 MiB every service takes (`docs/rules.md` §4.2), the one
 /// rule of Storage's that reading a line does not check. A longer line is read and checked whole.
-const CHECKED_LINE_BYTES: usize = 128 * 1024;
+pub(crate) const CHECKED_LINE_BYTES: usize = 128 * 1024;
 
 /// How to check each entity, and what the errors name.
 #[derive(Clone, Copy, Debug)]

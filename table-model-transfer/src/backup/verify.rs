@@ -47,7 +47,7 @@ pub fn verify(dir: &Path) -> Result<VerifySummary, TransferError> {
         return Err(TransferError::invalid(format!("`{}` holds no finished backup generation", dir.display())));
     };
     let table = first.manifest.table.clone();
-    let bytes = Chain::verify_files(&chain.generations)?;
+    let bytes = Chain::verify_files(&chain.generations)?.bytes;
     Ok(VerifySummary {
         dir: dir.to_owned(),
         table,

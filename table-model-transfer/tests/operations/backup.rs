@@ -83,12 +83,9 @@ fn options() -> BackupOptions {
     BackupOptions::default().parallel(NonZeroUsize::new(4).unwrap()).margin(Duration::ZERO).max_rate(0)
 }
 
-/// Restores generation `number` of `dir` into a new table and returns its content.
+/// Restores `dir` into a new table and returns its content.
 async fn restored(service: &TableServiceClient, dir: &Path, name: &str, restore_options: RestoreOptions) -> Content {
-    let target = service.table_client(TableName::new(name).unwrap());
-    target.delete_table_if_exists(None).await.unwrap();
-    restore(dir, &target, &restore_options.max_rate(0), &Control::new()).await.unwrap();
-    capture(&target).await
+    restored_reporting(service, dir, name, restore_options).await.0
 }
 
 #[tokio::test]
@@ -396,4 +393,99 @@ async fn sharded_parquet_backups_restore_their_shares_into_one_table() {
     for dir in &dirs {
         std::fs::remove_dir_all(dir).unwrap();
     }
+}
+
+/// What a restore reported: the byte total its import started with (none where it reads its merge as it is
+/// written), and its notices.
+#[derive(Default)]
+struct Reported {
+    totals: std::sync::Mutex<Vec<Option<u64>>>,
+    notices: std::sync::Mutex<Vec<String>>,
+}
+
+impl table_model_transfer::progress::Progress for Reported {
+    fn event(&self, event: table_model_transfer::progress::Event<'_>) {
+        use table_model_transfer::progress::Event;
+        match event {
+            Event::Started { total_bytes, .. } => self.totals.lock().unwrap().push(total_bytes),
+            Event::Notice(notice) => self.notices.lock().unwrap().push(notice.to_owned()),
+            _ => {}
+        }
+    }
+}
+
+/// Restores `dir` into a new table `name`, reporting to a [`Reported`]; its content and what it reported.
+async fn restored_reporting(
+    service: &TableServiceClient,
+    dir: &Path,
+    name: &str,
+    options: RestoreOptions,
+) -> (Content, Arc<Reported>) {
+    let target = service.table_client(TableName::new(name).unwrap());
+    target.delete_table_if_exists(None).await.unwrap();
+    let reported = Arc::new(Reported::default());
+    let control = Control::new().with_progress(reported.clone());
+    restore(dir, &target, &options.max_rate(0), &control).await.unwrap();
+    (capture(&target).await, reported)
+}
+
+#[tokio::test]
+async fn a_restore_imports_beside_its_merge_only_where_no_entity_can_be_refused() {
+    let recorder = Arc::new(Recorder::default());
+    let Some(service) = service(&recorder) else { return };
+    let table = loaded(&service, "BackupBeside").await;
+    let dir = temp_dir("backup-beside");
+    let work = dir.join("work");
+    backup(&table, &dir, &options(), &Control::new()).await.unwrap();
+    let first = capture(&table).await;
+
+    // Checked lines, all short: the import reads the merged file as it is written (its size unknown at its start).
+    let (content, reported) =
+        restored_reporting(&service, &dir, "BackupBeside1", RestoreOptions::default().work_dir(&work)).await;
+    assert_eq!(content, first);
+    assert_eq!(*reported.totals.lock().unwrap(), [None]);
+
+    // Stopped while its merge was written: the file cut short, its record without a digest. The next run writes
+    // the merge again and the import goes on from its checkpoint.
+    let target = service.table_client(TableName::new("BackupBeside2").unwrap());
+    target.delete_table_if_exists(None).await.unwrap();
+    let (control, _) = cancelling_after(100);
+    let slow = RestoreOptions::default().max_rate(200).work_dir(&work);
+    let err = restore(&dir, &target, &slow, &control).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Cancelled, "{err}");
+    let merged = std::fs::read(work.join("entities.jsonl")).unwrap();
+    std::fs::write(work.join("entities.jsonl"), &merged[..merged.len() / 3]).unwrap();
+    let mut staged: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(work.join("staged.json")).unwrap()).unwrap();
+    (staged["entities"], staged["sha256"]) = (0.into(), "".into());
+    std::fs::write(work.join("staged.json"), serde_json::to_vec(&staged).unwrap()).unwrap();
+    let reported = Arc::new(Reported::default());
+    let control = Control::new().with_progress(reported.clone());
+    let summary = restore(&dir, &target, &RestoreOptions::default().max_rate(0).work_dir(&work), &control).await;
+    let summary = summary.unwrap();
+    assert_eq!((summary.resumed, summary.restored), (true, 500), "{summary:?}");
+    let notices = reported.notices.lock().unwrap().clone();
+    assert!(notices.iter().any(|n| n.ends_with("its merge written again")), "{notices:?}");
+    assert_eq!(capture(&target).await, first);
+    assert!(!work.exists(), "the work directory is removed at the end");
+
+    // A line long enough for its body to reach 1 MiB is read and checked before anything is written, as is every
+    // entity where the original Timestamp is written into each: the import follows the merge.
+    let long = (0..3).fold(entity("long", "a", 7), |long, n| {
+        long.with(format!("Blob{n}").parse().unwrap(), vec![n as u8; 60 * 1024]).unwrap()
+    });
+    table.insert(&long, None).await.unwrap();
+    backup(&table, &dir, &options(), &Control::new()).await.unwrap();
+    let second = capture(&table).await;
+    let stamped = RestoreOptions::default().generation(1).timestamp_as("BackedUpAt");
+    for (name, options, expected) in
+        [("BackupBesideLong", RestoreOptions::default(), &second), ("BackupBesideStamped", stamped, &first)]
+    {
+        let (mut content, reported) = restored_reporting(&service, &dir, name, options.work_dir(&work)).await;
+        let totals = reported.totals.lock().unwrap().clone();
+        assert!(matches!(totals[..], [Some(bytes)] if bytes > 0), "{name}: {totals:?}");
+        content.values_mut().for_each(|properties| properties.retain(|(p, _)| p != "BackedUpAt"));
+        assert_eq!(&content, expected, "{name}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
