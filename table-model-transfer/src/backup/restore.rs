@@ -398,8 +398,10 @@ async fn merge_beside_import(
     let merging = {
         let (generations, path, name) = (generations.to_vec(), path.clone(), table.table().clone());
         let (rules, writing, control) = (table.kind().rules(), writing.clone(), control.clone());
+        // Read with the target's rules (as the caller found) unless a run gone on with has another target.
+        let checked = generations.iter().all(|g| g.manifest.checked_with(rules));
         move || {
-            let target = Target { rules, table: &name, timestamp_as: None, checked: true };
+            let target = Target { rules, table: &name, timestamp_as: None, checked };
             let merged = Sink::create(&path, true).and_then(|sink| {
                 merge_into(&generations, &path, Output::new(sink, Compression::None), target, &control)
             });
