@@ -8,8 +8,8 @@
 //! naming its keys, property and rule. An entity that the backup read with those rules
 //! ([`GenerationManifest::checked_with`](super::GenerationManifest::checked_with)), in a file found as its
 //! manifest has it, is not read again unless its line is long enough for its body to reach 1 MiB. The file is
-//! imported ([`crate::import`]'s engine: inserted into a new table, or inserted or replaced with `exact`; resumable from its
-//! checkpoint in the work directory):
+//! imported ([`crate::import`]'s engine: inserted into a new table, or inserted or replaced with `exact`;
+//! resumable from its checkpoint in the work directory):
 //! - after the merge, where an entity could be refused: so a backup the target refuses leaves it untouched;
 //! - beside the merge, read as it is written (the module `tail`), where none can: every generation read with the
 //!   target's rules, every line of its entities short enough (the verification of the files measures them), and
