@@ -117,8 +117,9 @@ struct Staged {
     link: String,
     timestamp_as: Option<String>,
     entities: u64,
-    /// The merged file's SHA-256; empty while it is not all written (a restore that imports the file beside the
-    /// merge writing it, stopped before the merge's end).
+    /// The merged file's SHA-256; empty where the file is not kept as it is: a restore that imports the file beside
+    /// the merge writing it (into a new table, the file removed once it is read), which a run that goes on with it
+    /// merges again.
     sha256: String,
     /// Whether the file was imported (what is left is `exact`'s deletes).
     imported: bool,
@@ -202,13 +203,8 @@ async fn run(
     let saved = if options.force { None } else { checkpoint::read::<Staged>(&work.join(STAGED))? };
     let staged = match saved {
         Some(saved) if Staged { entities: 0, sha256: String::new(), imported: false, ..saved.clone() } == wanted => {
-            let notice = if saved.sha256.is_empty() {
-                // Stopped while its merge was written beside the import: merged again, imported from its checkpoint.
-                format!(
-                    "going on with the restore of generation {number} in `{}`, its merge written again",
-                    work.display()
-                )
-            } else {
+            // A file kept with its digest (`exact` reads its keys after the import) must be as it was merged.
+            if !saved.sha256.is_empty() {
                 let file = crate::digest::digest(&work.join(ENTITIES))?;
                 if file.hex() != saved.sha256 {
                     return Err(TransferError::invalid(format!(
@@ -216,9 +212,16 @@ async fn run(
                         work.join(ENTITIES).display()
                     )));
                 }
+            }
+            let place = work.display();
+            let notice = if saved.imported {
+                format!("going on with the restore of generation {number} in `{place}`, its entities all written")
+            } else if saved.sha256.is_empty() {
+                // Imported beside its merge: merged again, imported from the import's checkpoint.
+                format!("going on with the restore of generation {number} in `{place}`, its merge written again")
+            } else {
                 format!(
-                    "going on with the restore of generation {number} merged in `{}` ({} entities)",
-                    work.display(),
+                    "going on with the restore of generation {number} merged in `{place}` ({} entities)",
                     saved.entities
                 )
             };
@@ -247,9 +250,11 @@ async fn run(
     import_options.in_flight = options.in_flight;
     let rules = table.kind().rules();
     let mut staged = match staged {
+        // What is left is `exact`'s deletes (from the file, kept with its digest), or the work directory's removal.
+        Some(staged) if staged.imported => staged,
         Some(staged) if staged.sha256.is_empty() => {
             Chain::verify_files(generations)?;
-            merge_beside_import(generations, &work, staged, table, &import_options, control).await?
+            merge_beside_import(generations, &work, staged, table, &import_options, options.exact, control).await?
         }
         Some(staged) => staged,
         None => {
@@ -273,7 +278,7 @@ async fn run(
             } else {
                 std::fs::create_dir_all(&work).map_err(|e| TransferError::io("create", &work, e))?;
                 checkpoint::write_atomic(&work.join(STAGED), &wanted)?;
-                merge_beside_import(generations, &work, wanted, table, &import_options, control).await?
+                merge_beside_import(generations, &work, wanted, table, &import_options, options.exact, control).await?
             }
         }
     };
@@ -379,15 +384,17 @@ fn stage(
 
 /// Merges the table as of the last of `generations`, none of whose entities the target can refuse (checked, short
 /// lines, none written again), into the work directory's file on a thread of its own, while the file is imported
-/// as it is written ([`Tail`]); records the merged file once it is whole (even where the import then failed, so
-/// that the next run goes on with the file) and the import once it is done. The file is written anew: a run that
-/// goes on with a merge that was stopped writes it again, the same, and the import goes on from its checkpoint.
+/// as it is written ([`Tail`]); records the import once it is done. Where the file is kept (`keep`: `exact` reads
+/// its keys afterwards), its digest is recorded once it is whole, even where the import then failed, so that the
+/// next run goes on with the file; otherwise the file is removed once the import has read it, and a run that goes
+/// on with the restore writes the merge again, the same, and the import goes on from its checkpoint.
 async fn merge_beside_import(
     generations: &[Generation],
     work: &Path,
     mut staged: Staged,
     table: &TableClient,
     import_options: &ImportOptions,
+    keep: bool,
     control: &Control,
 ) -> Result<Staged, TransferError> {
     let path = work.join(ENTITIES);
@@ -415,14 +422,20 @@ async fn merge_beside_import(
         .map_err(|e| TransferError::failed(format!("cannot start the thread merging the backup: {e}")))?;
     let open_reader: OpenReader = Arc::new(move |path: &Path, _| {
         let file = std::fs::File::open(path).map_err(|e| TransferError::io("read", path, e))?;
-        let tail = BufReader::with_capacity(FILE_BUFFER, Tail::new(file, writing.clone()));
+        let tail = Tail::new(file, writing.clone());
+        // Read whole, a file that is not kept goes then, on the reading thread, rather than at the restore's end.
+        let tail = BufReader::with_capacity(FILE_BUFFER, if keep { tail } else { tail.removing_at_end(path) });
         Ok(Box::new(JsonlReader::new(path.display().to_string(), Box::new(tail))) as Box<dyn EntityReader>)
     });
     let imported = import_through(table, std::slice::from_ref(&path), import_options, Some(open_reader), control).await;
     let merged = merged.await.unwrap_or_else(|_| Err(TransferError::failed("the thread merging the backup panicked")));
     // The merge's error first: the import's, where the merge failed, is that its file ended early.
-    (staged.entities, staged.sha256) = merged?;
-    checkpoint::write_atomic(&work.join(STAGED), &staged)?;
+    let (entities, sha256) = merged?;
+    staged.entities = entities;
+    if keep {
+        staged.sha256 = sha256;
+        checkpoint::write_atomic(&work.join(STAGED), &staged)?;
+    }
     imported_all(work, staged, &imported?)
 }
 

@@ -1,12 +1,13 @@
 //! A file read while it is still written ([`Tail`]): at the end of what is there, the reader waits for the rest
-//! until the writer says it has finished ([`Writing::finish`]), or stops with an error where the writer failed. A
-//! restore imports its merged file this way while the merge writes it (`restore`), where no entity of the backup
-//! can be refused.
+//! until the writer says it has finished ([`Writing::finish`]), or stops with an error where the writer failed; it
+//! may remove the file once it has read it whole ([`Tail::removing_at_end`]). A restore imports its merged file
+//! this way while the merge writes it (`restore`), where no entity of the backup can be refused.
 //!
 //! Layer: files (of the `backup` operations).
 
 use std::fs::File;
 use std::io::{self, Read};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -60,12 +61,20 @@ impl Writing {
 pub(crate) struct Tail {
     file: File,
     writing: Arc<Writing>,
+    /// The file's path, to remove once it is read whole.
+    remove_at_end: Option<PathBuf>,
 }
 
 impl Tail {
     /// Reads `file` from its start.
     pub(crate) fn new(file: File, writing: Arc<Writing>) -> Tail {
-        Tail { file, writing }
+        Tail { file, writing, remove_at_end: None }
+    }
+
+    /// Removes the file at `path` (this reader's) once it is read to its end, the writer finished: its pages are
+    /// then freed when the reader closes it, on the reading thread. A file that cannot be removed is left.
+    pub(crate) fn removing_at_end(self, path: &Path) -> Tail {
+        Tail { remove_at_end: Some(path.to_owned()), ..self }
     }
 }
 
@@ -80,7 +89,12 @@ impl Read for Tail {
                 return Ok(n);
             }
             match status {
-                Status::Finished => return Ok(0),
+                Status::Finished => {
+                    if let Some(path) = self.remove_at_end.take() {
+                        let _ = std::fs::remove_file(path);
+                    }
+                    return Ok(0);
+                }
                 Status::Failed => return Err(io::Error::other("the merge writing this file stopped before its end")),
                 Status::Writing => self.writing.wait(),
             }
@@ -104,7 +118,7 @@ mod tests {
         let path = temp_file("written.txt");
         let mut out = std::fs::File::create(&path).unwrap();
         let writing = Writing::new();
-        let mut tail = Tail::new(std::fs::File::open(&path).unwrap(), writing.clone());
+        let mut tail = Tail::new(std::fs::File::open(&path).unwrap(), writing.clone()).removing_at_end(&path);
         let reader = std::thread::spawn(move || {
             let mut text = Vec::new();
             tail.read_to_end(&mut text).map(|_| text)
@@ -116,8 +130,10 @@ mod tests {
             expected.extend_from_slice(line.as_bytes());
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
+        assert!(path.exists(), "not removed before its end");
         writing.finish(true);
         assert_eq!(reader.join().unwrap().unwrap(), expected);
+        assert!(!path.exists(), "removed once read whole");
     }
 
     #[test]
@@ -125,11 +141,12 @@ mod tests {
         let path = temp_file("failed.txt");
         std::fs::write(&path, b"half a li").unwrap();
         let writing = Writing::new();
-        let mut tail = Tail::new(std::fs::File::open(&path).unwrap(), writing.clone());
+        let mut tail = Tail::new(std::fs::File::open(&path).unwrap(), writing.clone()).removing_at_end(&path);
         let mut first = [0; 64];
         assert_eq!(tail.read(&mut first).unwrap(), 9);
         writing.finish(false);
         let error = tail.read(&mut first).unwrap_err();
         assert_eq!(error.to_string(), "the merge writing this file stopped before its end");
+        assert!(path.exists(), "a file its writer did not finish is left");
     }
 }
