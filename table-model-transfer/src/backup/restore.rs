@@ -45,7 +45,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 use table_model::client::{BulkOperation, BulkOptions, QueryOptions, TableClient};
 use table_model::filter::KeyRange;
-use table_model::{Entity, MetadataLevel, PropertyName, Query, TableName};
+use table_model::{Entity, MetadataLevel, PropertyName, Query, RuleSet, TableName};
 
 /// How to restore. Each option is named as its `tablectl restore` flag.
 ///
@@ -269,10 +269,9 @@ async fn run(
             // No entity can be refused where every one was read with the target's rules on its way into the
             // backup, its line short enough for its body to stay under 1 MiB, and none is written again: the
             // import then goes beside the merge.
-            let checked = generations.iter().all(|g| g.manifest.checked_with(rules));
-            let refusable = !checked
+            let refusable = !all_checked_with(generations, rules)
                 || timestamp_as.is_some()
-                || verified.longest_entity_line.is_none_or(|longest| longest > staging::CHECKED_LINE_BYTES as u64);
+                || verified.longest_entity_line.is_none_or(|longest| !staging::goes_on_unread(longest));
             if refusable {
                 stage(generations, &work, wanted, timestamp_as.as_ref(), table, control)?
             } else {
@@ -345,6 +344,12 @@ async fn refuse_if_not_empty(table: &TableClient, ranges: &[KeyRange]) -> Result
     Ok(())
 }
 
+/// Whether every one of `generations` was read with `rules` on its way into the backup
+/// ([`GenerationManifest::checked_with`](super::GenerationManifest::checked_with)).
+fn all_checked_with(generations: &[Generation], rules: RuleSet) -> bool {
+    generations.iter().all(|g| g.manifest.checked_with(rules))
+}
+
 /// Records that every entity of the merged file was written, or fails with the count of those the service refused.
 fn imported_all(work: &Path, mut staged: Staged, imported: &ImportSummary) -> Result<Staged, TransferError> {
     if imported.rejected > 0 {
@@ -375,8 +380,7 @@ fn stage(
     let out = Output::new(Sink::create(&work.join(ENTITIES), true)?, Compression::None);
     let rules = table.kind().rules();
     // `Chain::verify_files` has found every file as its manifest has it.
-    let checked = generations.iter().all(|g| g.manifest.checked_with(rules));
-    let target = Target { rules, table: table.table(), timestamp_as, checked };
+    let target = Target { rules, table: table.table(), timestamp_as, checked: all_checked_with(generations, rules) };
     (staged.entities, staged.sha256) = merge_into(generations, &work.join(ENTITIES), out, target, control)?;
     checkpoint::write_atomic(&work.join(STAGED), &staged)?;
     Ok(staged)
@@ -406,7 +410,7 @@ async fn merge_beside_import(
         let (generations, path, name) = (generations.to_vec(), path.clone(), table.table().clone());
         let (rules, writing, control) = (table.kind().rules(), writing.clone(), control.clone());
         // Read with the target's rules (as the caller found) unless a run gone on with has another target.
-        let checked = generations.iter().all(|g| g.manifest.checked_with(rules));
+        let checked = all_checked_with(&generations, rules);
         move || {
             let target = Target { rules, table: &name, timestamp_as: None, checked };
             let merged = Sink::create(&path, true).and_then(|sink| {

@@ -33,7 +33,13 @@ const BLOCK_BYTES: usize = 256 * 1024;
 /// The longest line of a checked generation ([`Target::checked`]) taken as it is: written again as a body, each
 /// byte at most six (a `\u` escape), it stays under the 1 MiB every service takes (`docs/rules.md` §4.2), the one
 /// rule of Storage's that reading a line does not check. A longer line is read and checked whole.
-pub(crate) const CHECKED_LINE_BYTES: usize = 128 * 1024;
+const CHECKED_LINE_BYTES: usize = 128 * 1024;
+
+/// Whether a line of a checked generation, `len` bytes long with its `\n`, goes on unread
+/// ([`CHECKED_LINE_BYTES`]).
+pub(crate) fn goes_on_unread(len: u64) -> bool {
+    len <= CHECKED_LINE_BYTES as u64
+}
 
 /// How to check each entity, and what the errors name.
 #[derive(Clone, Copy, Debug)]
@@ -185,7 +191,7 @@ fn check_block(
     let mut again = target.timestamp_as.map(|_| Vec::with_capacity(block.text.len() + block.text.len() / 8));
     let checked = target.checked && again.is_none();
     for (line, position) in block.text.split_inclusive(|&b| b == b'\n').zip(&block.positions) {
-        if checked && line.len() <= CHECKED_LINE_BYTES {
+        if checked && goes_on_unread(line.len() as u64) {
             continue;
         }
         let mut entity = match jsonl::read_line(line) {
