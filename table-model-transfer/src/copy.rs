@@ -13,6 +13,7 @@
 
 use crate::checkpoint::{self, Invocation};
 use crate::error::{ErrorKind, TransferError};
+use crate::format::ToWrite;
 use crate::progress::{Control, Event, Operation};
 use crate::rate::{limit_for, partition_limit_for, Pace};
 use crate::rejects::RejectFile;
@@ -325,6 +326,7 @@ async fn run(
                 for mut entity in page.entities {
                     entity.set_server_metadata(None, None);
                     read += 1;
+                    let entity = ToWrite::Decoded(entity);
                     lines.push(Line { file: 0, source: source_name.clone(), number: read, entity });
                 }
                 ends.push((page.range, page.next));

@@ -243,13 +243,89 @@ pub struct Rejected {
     pub text: String,
 }
 
-/// One line or row of an input: an entity, or why it is not one.
+/// One line or row of an input: an entity, or why it is not one. `E` is [`Entity`] as
+/// [`next_record`](EntityReader::next_record) reads it, or [`ToWrite`] as
+/// [`next_to_write`](EntityReader::next_to_write) does.
 #[derive(Clone, Debug)]
-pub struct Record {
+pub struct Record<E = Entity> {
     /// Where it is.
     pub position: Position,
-    /// The entity (with the server's `Timestamp` and ETag, if the file has them), or why there is none.
-    pub entity: Result<Entity, Rejected>,
+    /// The entity (with the server's `Timestamp` and ETag, if the file has them, in an [`Entity`]), or why there
+    /// is none.
+    pub entity: Result<E, Rejected>,
+}
+
+/// An entity read to be written ([`EntityReader::next_to_write`]), without the server's `Timestamp` and ETag,
+/// which the service sets on write: decoded, or its keys and the body
+/// [`encode_entity`](table_model::encode_entity) writes for it, copied from its line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToWrite {
+    /// Decoded.
+    Decoded(Entity),
+    /// Its keys and body, checked as the decoder checks them.
+    Encoded(table_model::EncodedEntity),
+}
+
+impl ToWrite {
+    /// The `PartitionKey`.
+    pub fn partition_key(&self) -> &str {
+        match self {
+            ToWrite::Decoded(entity) => entity.partition_key().as_str(),
+            ToWrite::Encoded(encoded) => encoded.partition_key(),
+        }
+    }
+
+    /// The `RowKey`.
+    pub fn row_key(&self) -> &str {
+        match self {
+            ToWrite::Decoded(entity) => entity.row_key().as_str(),
+            ToWrite::Encoded(encoded) => encoded.row_key(),
+        }
+    }
+
+    /// The entity, decoded from its body where it was not.
+    ///
+    /// ```
+    /// use table_model::{Entity, PartitionKey, RowKey, WriteEntity as _};
+    /// use table_model_transfer::format::ToWrite;
+    /// let mut entity = Entity::new(PartitionKey::new("p")?, RowKey::new("r")?);
+    /// entity.insert("N".parse()?, 7_i64)?;
+    /// let encoded = ToWrite::Encoded(entity.encode()?);
+    /// assert_eq!(encoded.to_entity()?.as_ref(), &entity);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`DecodeError`](table_model::DecodeError) if the body does not decode, which a body the encoder wrote
+    /// always does.
+    pub fn to_entity(&self) -> Result<std::borrow::Cow<'_, Entity>, table_model::DecodeError> {
+        match self {
+            ToWrite::Decoded(entity) => Ok(std::borrow::Cow::Borrowed(entity)),
+            ToWrite::Encoded(encoded) => {
+                table_model::decode_entity(encoded.body().as_bytes(), None).map(std::borrow::Cow::Owned)
+            }
+        }
+    }
+}
+
+impl table_model::WriteEntity for ToWrite {
+    fn encode(&self) -> Result<table_model::EncodedEntity, table_model::EncodeError> {
+        match self {
+            ToWrite::Decoded(entity) => entity.encode(),
+            ToWrite::Encoded(encoded) => encoded.encode(),
+        }
+    }
+
+    fn keys(&self) -> Result<(table_model::PartitionKey, table_model::RowKey), table_model::EntityError> {
+        match self {
+            ToWrite::Decoded(entity) => table_model::WriteEntity::keys(entity),
+            ToWrite::Encoded(encoded) => encoded.keys(),
+        }
+    }
+
+    fn etag(&self) -> Option<&table_model::ETag> {
+        None
+    }
 }
 
 /// Reads the records of one input, streaming: memory does not grow with the input.
@@ -260,6 +336,23 @@ pub trait EntityReader: Send {
     /// [`TransferError`] when the input cannot be read on (an I/O error, a file whose structure is broken), naming it
     /// and the position; a record that is not an entity is not an error but a [`Record`] with [`Rejected`].
     fn next_record(&mut self) -> Result<Option<Record>, TransferError>;
+
+    /// The next record, its entity to be written ([`ToWrite`]): decoded as [`next_record`](Self::next_record)
+    /// reads it, without the server's `Timestamp` and ETag. A reader of the wire format's JSON (`jsonl`) gives
+    /// an entity in the forms the service writes as its keys and body instead, checked as the decoder checks
+    /// it, but neither decoded nor encoded again ([`EncodedPage::read_one`](table_model::json::EncodedPage)).
+    ///
+    /// # Errors
+    /// As [`next_record`](Self::next_record).
+    fn next_to_write(&mut self) -> Result<Option<Record<ToWrite>>, TransferError> {
+        Ok(self.next_record()?.map(|record| Record {
+            position: record.position,
+            entity: record.entity.map(|mut entity| {
+                entity.set_server_metadata(None, None);
+                ToWrite::Decoded(entity)
+            }),
+        }))
+    }
 
     /// Bytes of the input read so far (compressed bytes for a compressed file), for progress.
     fn bytes_read(&self) -> u64;

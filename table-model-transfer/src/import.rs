@@ -186,7 +186,7 @@ impl Reader {
                 }
                 continue;
             };
-            let record = match open.next_record() {
+            let record = match open.next_to_write() {
                 Ok(Some(record)) => record,
                 Ok(None) => {
                     self.done_bytes += open.bytes_read();
@@ -200,16 +200,13 @@ impl Reader {
             };
             self.control.report(Event::Bytes(self.done_bytes + open.bytes_read()));
             return Some(match record.entity {
-                Ok(mut entity) => {
-                    // The service sets both on write; an import never sends them.
-                    entity.set_server_metadata(None, None);
-                    Item::Entity(Line {
-                        file: *index,
-                        source: record.position.source,
-                        number: record.position.line,
-                        entity,
-                    })
-                }
+                // Without the server's `Timestamp` and ETag: the service sets both on write.
+                Ok(entity) => Item::Entity(Line {
+                    file: *index,
+                    source: record.position.source,
+                    number: record.position.line,
+                    entity,
+                }),
                 Err(rejected) => {
                     let rejected = judged_for(self.rules, rejected);
                     Item::Reject { file: *index, reject: Reject::of(&record.position, rejected) }
@@ -289,7 +286,7 @@ impl Records {
     /// waits for the chunk before it to end ([`SIDE_BY_SIDE`]).
     fn end_at_a_partition(&mut self, chunk: &mut Vec<Item>) {
         let partition_of = |item: &Item| match item {
-            Item::Entity(line) => Some(line.entity.partition_key().as_str().to_owned()),
+            Item::Entity(line) => Some(line.entity.partition_key().to_owned()),
             Item::Reject { .. } => None,
         };
         let (Some(next), Some(last)) =
@@ -303,7 +300,7 @@ impl Records {
         // The records of the last partition at the chunk's end (a record that does not read goes with them).
         let start = chunk
             .iter()
-            .rposition(|item| matches!(item, Item::Entity(line) if line.entity.partition_key().as_str() != last))
+            .rposition(|item| matches!(item, Item::Entity(line) if line.entity.partition_key() != last))
             .map_or(0, |i| i + 1);
         if start == 0 {
             return; // the chunk is one partition's
@@ -621,11 +618,17 @@ impl<'a> ImportRun<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::ToWrite;
     use table_model::{Entity, PartitionKey, RowKey};
 
     fn entity(partition: &str, number: u64) -> Item {
         let keys = (PartitionKey::new(partition).unwrap(), RowKey::new(format!("{number:05}")).unwrap());
-        Item::Entity(Line { file: 0, source: "in.jsonl".into(), number, entity: Entity::new(keys.0, keys.1) })
+        Item::Entity(Line {
+            file: 0,
+            source: "in.jsonl".into(),
+            number,
+            entity: ToWrite::Decoded(Entity::new(keys.0, keys.1)),
+        })
     }
 
     fn unreadable(number: u64) -> Item {
@@ -666,7 +669,7 @@ mod tests {
                 return chunks;
             }
             let text = chunk.iter().map(|item| match item {
-                Item::Entity(line) => line.entity.partition_key().as_str().to_owned(),
+                Item::Entity(line) => line.entity.partition_key().to_owned(),
                 Item::Reject { .. } => "!".to_owned(),
             });
             chunks.push(text.collect());

@@ -108,9 +108,9 @@ impl<M: Send + 'static> SideBySide<M> {
         }
         // An export's file read by ranges side by side has a few partitions cut between pages far apart.
         let (held, free): (Vec<Line>, Vec<Line>) = match &self.pending {
-            Some(pending) if partitions.keys().any(|p| pending.partitions.contains_key(p)) => lines
-                .into_iter()
-                .partition(|line| pending.partitions.contains_key(line.entity.partition_key().as_str())),
+            Some(pending) if partitions.keys().any(|p| pending.partitions.contains_key(p)) => {
+                lines.into_iter().partition(|line| pending.partitions.contains_key(line.entity.partition_key()))
+            }
             _ => (Vec::new(), lines),
         };
         let after = self.pending.as_ref().map(|pending| pending.written.clone());
@@ -184,7 +184,7 @@ fn partitions_of(lines: &[Line]) -> HashMap<String, usize> {
     let mut partitions: HashMap<String, usize> = HashMap::new();
     let mut run: Option<(&str, usize)> = None;
     for line in lines {
-        let partition = line.entity.partition_key().as_str();
+        let partition = line.entity.partition_key();
         match &mut run {
             Some((current, n)) if *current == partition => *n += 1,
             _ => {
@@ -209,6 +209,7 @@ fn longest_chain(partitions: &HashMap<String, usize>) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::ToWrite;
     use std::sync::Arc;
     use table_model::{Entity, PartitionKey, RowKey};
 
@@ -216,7 +217,12 @@ mod tests {
         let source: Arc<str> = "in.jsonl".into();
         let line = |(i, c): (usize, char)| {
             let keys = (PartitionKey::new(c.to_string()).unwrap(), RowKey::new(format!("{i:05}")).unwrap());
-            Line { file: 0, source: source.clone(), number: i as u64, entity: Entity::new(keys.0, keys.1) }
+            Line {
+                file: 0,
+                source: source.clone(),
+                number: i as u64,
+                entity: ToWrite::Decoded(Entity::new(keys.0, keys.1)),
+            }
         };
         partitions.chars().enumerate().map(line).collect()
     }

@@ -18,7 +18,7 @@
 
 use crate::checkpoint::same_entity;
 use crate::error::{client_error_kind, ErrorKind, TransferError};
-use crate::format::jsonl;
+use crate::format::{jsonl, ToWrite};
 use crate::progress::{Control, Event};
 use crate::rejects::Reject;
 use futures::TryStreamExt as _;
@@ -76,8 +76,9 @@ pub struct Line {
     pub source: Arc<str>,
     /// Its line or row in the input (for `copy`: its number in the order read).
     pub number: u64,
-    /// The entity, without the server's `Timestamp` and ETag.
-    pub entity: Entity,
+    /// The entity, without the server's `Timestamp` and ETag: decoded, or its keys and body as read from its
+    /// line.
+    pub entity: ToWrite,
 }
 
 impl WriteEntity for Line {
@@ -86,7 +87,7 @@ impl WriteEntity for Line {
     }
 
     fn keys(&self) -> Result<(PartitionKey, RowKey), EntityError> {
-        WriteEntity::keys(&self.entity)
+        self.entity.keys()
     }
 
     fn etag(&self) -> Option<&ETag> {
@@ -235,7 +236,11 @@ async fn settle_stored(table: &TableClient, lines: Vec<Line>) -> Result<(u64, Ve
     let before = lines.len();
     let rest: Vec<Line> = lines
         .into_iter()
-        .filter(|line| !stored.get(&keys_of(&line.entity)).is_some_and(|stored| same_entity(stored, &line.entity)))
+        .filter(|line| {
+            let keys = (line.entity.partition_key().to_owned(), line.entity.row_key().to_owned());
+            // A body the encoder wrote always decodes: one that did not would be written again, as unmatched.
+            !stored.get(&keys).is_some_and(|stored| line.entity.to_entity().is_ok_and(|e| same_entity(stored, &e)))
+        })
         .collect();
     Ok(((before - rest.len()) as u64, rest))
 }
@@ -250,9 +255,10 @@ fn keys_of(entity: &Entity) -> (String, String) {
 /// one page per 1,000 of them stored); the keys not found once the span reads sparse are read partition by
 /// partition with [`TableClient::get_many`], the bulk writer's read of a transaction whose reply was lost.
 async fn read_stored(table: &TableClient, lines: &[Line]) -> Result<HashMap<(String, String), Entity>, TransferError> {
-    let wanted: HashSet<(String, String)> = lines.iter().map(|line| keys_of(&line.entity)).collect();
+    let wanted: HashSet<(String, String)> =
+        lines.iter().map(|line| (line.entity.partition_key().to_owned(), line.entity.row_key().to_owned())).collect();
     let mut found = HashMap::new();
-    let partitions = lines.iter().map(|l| l.entity.partition_key().as_str());
+    let partitions = lines.iter().map(|l| l.entity.partition_key());
     let least = partitions.clone().min_by(|a, b| service_order(a, b));
     let greatest = partitions.max_by(|a, b| service_order(a, b));
     let (Some(least), Some(greatest)) = (least, greatest) else { return Ok(found) };
@@ -301,8 +307,11 @@ fn reject_of(failure: &BulkFailure<Line>) -> Reject {
     };
     let line = &failure.entity;
     let mut text = Vec::new();
-    // An entity the encoder refuses has no line to show but its keys.
-    let _ = jsonl::write_entity(&line.entity, &mut text);
+    // An entity the encoder refuses has no line to show but its keys; a body is its line.
+    match &line.entity {
+        ToWrite::Decoded(entity) => drop(jsonl::write_entity(entity, &mut text)),
+        ToWrite::Encoded(encoded) => text.extend_from_slice(encoded.body().as_bytes()),
+    }
     Reject {
         source: line.source.to_string(),
         line: line.number,

@@ -9,14 +9,14 @@
 
 use super::compress::Output;
 use super::{
-    Compression, EntityReader, EntityWriter, Position, Record, Rejected, Sink, WrittenFile, WrittenKeys,
+    Compression, EntityReader, EntityWriter, Position, Record, Rejected, Sink, ToWrite, WrittenFile, WrittenKeys,
     MAX_RECORD_BYTES, SHOWN_BYTES,
 };
 use crate::error::TransferError;
 use serde::Deserialize;
 use std::io::{BufRead, Write as _};
 use std::sync::Arc;
-use table_model::json::EncodedEntity;
+use table_model::json::{EncodedEntity, EncodedPage};
 use table_model::{decode_entity, encode_entity, DateTime, DecodeError, EncodeError, Entity, PartitionKey, RowKey};
 
 /// Writes entities as JSON lines into a [`Sink`], counting and hashing what it writes.
@@ -98,6 +98,8 @@ pub struct JsonlReader {
     keys_only: bool,
     /// Whether `buf` holds the whole line of the record returned last.
     whole: bool,
+    /// The line read as the wire format's JSON, by [`next_to_write`](EntityReader::next_to_write).
+    encoded: EncodedPage,
 }
 
 impl std::fmt::Debug for JsonlReader {
@@ -133,6 +135,7 @@ impl JsonlReader {
             buf: Vec::new(),
             keys_only: false,
             whole: false,
+            encoded: EncodedPage::new(),
         }
     }
 
@@ -144,20 +147,26 @@ impl JsonlReader {
     }
 }
 
+impl JsonlReader {
+    /// Reads the next line into `buf`: its position, its length, and whether it is over [`MAX_RECORD_BYTES`] (only
+    /// its first bytes kept); `None` at the end.
+    fn read_next_line(&mut self) -> Result<Option<(Position, u64, bool)>, TransferError> {
+        let (n, over) = super::read_line_bounded(&mut *self.reader, &mut self.buf, MAX_RECORD_BYTES).map_err(|e| {
+            TransferError::failed(format!("cannot read `{}` after line {}: {e}", self.source, self.line))
+        })?;
+        self.whole = n > 0 && !over;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line += 1;
+        self.bytes += n;
+        Ok(Some((Position { source: self.source.clone(), line: self.line }, n, over)))
+    }
+}
+
 impl EntityReader for JsonlReader {
     fn next_record(&mut self) -> Result<Option<Record>, TransferError> {
-        loop {
-            let (n, over) =
-                super::read_line_bounded(&mut *self.reader, &mut self.buf, MAX_RECORD_BYTES).map_err(|e| {
-                    TransferError::failed(format!("cannot read `{}` after line {}: {e}", self.source, self.line))
-                })?;
-            self.whole = n > 0 && !over;
-            if n == 0 {
-                return Ok(None);
-            }
-            self.line += 1;
-            self.bytes += n;
-            let position = Position { source: self.source.clone(), line: self.line };
+        while let Some((position, n, over)) = self.read_next_line()? {
             if over {
                 return Ok(Some(Record { position, entity: Err(line_too_long(n, &self.buf)) }));
             }
@@ -165,6 +174,31 @@ impl EntityReader for JsonlReader {
             let Some(entity) = read else { continue };
             return Ok(Some(Record { position, entity }));
         }
+        Ok(None)
+    }
+
+    /// A line in the forms the service writes (`tablectl export`'s lines are) is copied into its body as
+    /// [`EncodedPage::read_one`](table_model::json::EncodedPage::read_one) reads it, checked but not decoded;
+    /// any other line is read as [`next_record`](EntityReader::next_record) reads it: decoded, or refused
+    /// with the decoder's error.
+    fn next_to_write(&mut self) -> Result<Option<Record<ToWrite>>, TransferError> {
+        while let Some((position, n, over)) = self.read_next_line()? {
+            if over {
+                return Ok(Some(Record { position, entity: Err(line_too_long(n, &self.buf)) }));
+            }
+            if self.encoded.read_one(trim_line_end(&self.buf))
+                && let Some(entity) = self.encoded.get(0)
+            {
+                return Ok(Some(Record { position, entity: Ok(ToWrite::Encoded(entity.into())) }));
+            }
+            let Some(entity) = read_line(&self.buf) else { continue };
+            let entity = entity.map(|mut entity| {
+                entity.set_server_metadata(None, None);
+                ToWrite::Decoded(entity)
+            });
+            return Ok(Some(Record { position, entity }));
+        }
+        Ok(None)
     }
 
     fn bytes_read(&self) -> u64 {
@@ -201,7 +235,7 @@ pub fn write_entity(entity: &Entity, out: &mut Vec<u8>) -> Result<(), EncodeErro
     Ok(())
 }
 
-/// Appends the line of an entity read with [`EncodedPage`](table_model::json::EncodedPage), with its `\n`, to
+/// Appends the line of an entity read with [`EncodedPage`], with its `\n`, to
 /// `out`: what [`write_entity`] writes for the entity decoded from the same page, byte for byte (its body is
 /// [`encode_entity`]'s and its ETag's JSON `serde_json`'s).
 ///
@@ -552,6 +586,50 @@ mod tests {
         assert_eq!(rejected(2).rule, "invalid JSON at line 1 column 31: invalid unicode code point");
         assert!(rejected(4).rule.starts_with("invalid JSON"), "{}", rejected(4).rule);
         assert_eq!(reader.bytes_read(), (10 << 20) + 1 + 3 * 34 + 23);
+    }
+
+    /// Read to be written, a line in the forms the service writes is its body, copied; any other line is read
+    /// as `next_record` reads it (decoded, or rejected with the same rule); the server's members are dropped
+    /// either way.
+    #[test]
+    fn lines_to_write_are_copied_where_the_service_wrote_them_and_decoded_otherwise() {
+        let lines: [&[u8]; 6] = [
+            // `tablectl export`'s line, with the server's members last.
+            br#"{"PartitionKey":"p","RowKey":"1","N@odata.type":"Edm.Int64","N":"5","S":"a\"b","Timestamp@odata.type":"Edm.DateTime","Timestamp":"2024-05-06T07:08:10.765Z","odata.etag":"W/\"x\""}"#,
+            // An escape the encoder does not write, and whitespace: decoded.
+            br#"{"PartitionKey":"p","RowKey":"2","S":"a\/b"}"#,
+            br#"{ "PartitionKey": "p", "RowKey": "3" }"#,
+            b"   ",
+            br#"{"PartitionKey":"p","RowKey":"5","N@odata.type":"Edm.Int64","N":"x"}"#,
+            b"{oops",
+        ];
+        let input = lines.join(&b"\r\n"[..]);
+        let mut slow = JsonlReader::new("in.jsonl", Box::new(std::io::Cursor::new(input.clone())));
+        let mut fast = JsonlReader::new("in.jsonl", Box::new(std::io::Cursor::new(input)));
+        let mut kinds = Vec::new();
+        while let Some(record) = slow.next_record().unwrap() {
+            let to_write = fast.next_to_write().unwrap().unwrap();
+            assert_eq!(to_write.position, record.position);
+            match (record.entity, to_write.entity) {
+                (Ok(mut entity), Ok(to_write)) => {
+                    entity.set_server_metadata(None, None);
+                    assert_eq!(to_write.to_entity().unwrap().as_ref(), &entity);
+                    assert_eq!(
+                        table_model::WriteEntity::encode(&to_write).unwrap(),
+                        table_model::WriteEntity::encode(&entity).unwrap()
+                    );
+                    kinds.push(if matches!(to_write, ToWrite::Encoded(_)) { "copied" } else { "decoded" });
+                }
+                (Err(slow), Err(fast)) => {
+                    assert_eq!(fast, slow);
+                    kinds.push("rejected");
+                }
+                (slow, fast) => panic!("line {}: {slow:?} read to write as {fast:?}", record.position.line),
+            }
+        }
+        assert!(fast.next_to_write().unwrap().is_none());
+        assert_eq!(kinds, ["copied", "decoded", "decoded", "rejected", "rejected"]);
+        assert_eq!(fast.bytes_read(), slow.bytes_read());
     }
 
     /// An export killed after a checkpoint and resumed from it: the file has each entity once, in each

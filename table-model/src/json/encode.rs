@@ -617,6 +617,13 @@ pub struct EntityBody {
 }
 
 impl EntityBody {
+    /// A body the encoder wrote, kept elsewhere ([`EncodedPage`](super::EncodedPage)), with its entity's size:
+    /// for the request layer's `EncodedEntity`.
+    #[cfg(feature = "http")]
+    pub(crate) fn from_encoded(bytes: Vec<u8>, entity_size: usize) -> Self {
+        EntityBody { bytes, entity_size }
+    }
+
     /// The size of the body in bytes, the figure checked against 1 MiB and sent as `Content-Length`.
     pub fn len(&self) -> usize {
         self.bytes.len()

@@ -73,6 +73,7 @@ pub struct EncodedPage {
 #[derive(Debug, Clone)]
 struct Spans {
     body: Range<usize>,
+    entity_size: usize,
     partition_key: Range<usize>,
     row_key: Range<usize>,
     etag_json: Option<Range<usize>>,
@@ -89,6 +90,9 @@ pub struct EncodedEntity<'a> {
     pub row_key: &'a str,
     /// The body [`encode_entity`](super::encode_entity) writes for the entity: the keys, then the properties.
     pub body: &'a str,
+    /// The entity's size by the formula of `docs/rules.md` §4.2, in bytes, as
+    /// [`EntityBody::entity_size`](super::EntityBody::entity_size) gives it for the body.
+    pub entity_size: usize,
     /// The entity's `Timestamp`, when the page has it.
     pub timestamp: Option<DateTime>,
     /// The entity's `odata.etag` as a JSON string (quoted and escaped as `serde_json` writes it), when the page
@@ -108,19 +112,51 @@ impl EncodedPage {
     /// [`encode_entity`](super::encode_entity) writes for it. `false` when the page is not all in the forms
     /// this reader takes (see [`EncodedPage`]): decode it.
     pub fn read(&mut self, page: &[u8]) -> bool {
+        self.read_with(page, |this, c| this.read_page(c))
+    }
+
+    /// Reads one entity object (`{...}`, nothing before or after it: a line of JSON lines without its line end),
+    /// replacing the entities of the previous read. `true` when it was read: then
+    /// [`decode_entity`](super::decode_entity) reads the same entity from it, and its
+    /// [`body`](EncodedEntity::body) is what [`encode_entity`](super::encode_entity) writes for it. `false` when
+    /// the object is not in the forms this reader takes (see [`EncodedPage`]): decode it.
+    ///
+    /// ```
+    /// use table_model::json::{decode_entity, encode_entity, EncodedPage};
+    /// let line = br#"{"PartitionKey":"p","RowKey":"1","N@odata.type":"Edm.Int64","N":"7","Timestamp@odata.type":"Edm.DateTime","Timestamp":"2024-05-06T07:08:10.765Z"}"#;
+    /// let mut encoded = EncodedPage::new();
+    /// assert!(encoded.read_one(line));
+    /// let entity = encoded.get(0).unwrap();
+    /// let decoded = decode_entity(line, None)?;
+    /// assert_eq!(entity.body, encode_entity(&decoded)?.as_str());
+    /// assert_eq!(entity.timestamp, decoded.timestamp());
+    /// // A page is not one entity object, nor is an object with something after it.
+    /// assert!(!encoded.read_one(br#"{"value":[]}"#));
+    /// assert!(!encoded.read_one(br#"{"PartitionKey":"p","RowKey":"1"} "#));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read_one(&mut self, object: &[u8]) -> bool {
+        self.read_with(object, |this, c| {
+            this.read_entity(c)?;
+            (c.at == c.text.len()).then_some(())
+        })
+    }
+
+    /// Reads `json` with `read`, replacing what was read before; no entity is kept unless all of it was read.
+    fn read_with(&mut self, json: &[u8], read: impl FnOnce(&mut Self, &mut Cursor<'_>) -> Option<()>) -> bool {
         self.text.clear();
         self.entities.clear();
         self.odata_names.clear();
-        // UTF-8 is checked once for the page, as the decoder does: every slice below is then a `str`.
-        let Ok(page) = std::str::from_utf8(page) else { return false };
-        // The bodies, keys and tags take about the page's length (less its annotations and punctuation): room
+        // UTF-8 is checked once, as the decoder does: every slice below is then a `str`.
+        let Ok(json) = std::str::from_utf8(json) else { return false };
+        // The bodies, keys and tags take about the JSON's length (less its annotations and punctuation): room
         // for them at once, where growing would copy them again and again.
-        self.text.reserve(page.len());
-        let read = self.read_page(&mut Cursor { text: page, at: 0 });
-        if read.is_none() {
+        self.text.reserve(json.len());
+        let read = read(self, &mut Cursor { text: json, at: 0 }).is_some();
+        if !read {
             self.entities.clear();
         }
-        read.is_some()
+        read
     }
 
     /// The number of entities read.
@@ -163,6 +199,7 @@ impl EncodedPage {
             partition_key: &text[spans.partition_key.clone()],
             row_key: &text[spans.row_key.clone()],
             body: &text[spans.body.clone()],
+            entity_size: spans.entity_size,
             timestamp: spans.timestamp,
             etag_json: spans.etag_json.clone().map(|r| &text[r]),
         }
@@ -299,10 +336,13 @@ impl EncodedPage {
             Some(w) => w,
             None => system.writer(std::mem::take(&mut self.body))?,
         };
-        let body = writer.finish().ok()?.into_bytes();
+        let body = writer.finish().ok()?;
+        let entity_size = body.entity_size();
+        let body = body.into_bytes();
         // The writer writes UTF-8 only: the keys and names of a `str`, values escaped by `serde_json`.
         let spans = Spans {
             body: push(&mut self.text, std::str::from_utf8(&body).ok()?),
+            entity_size,
             partition_key: push(&mut self.text, system.partition_key?),
             row_key: push(&mut self.text, system.row_key?),
             etag_json: system.etag_json.map(|json| push(&mut self.text, json)),
@@ -562,7 +602,7 @@ fn escape_len(escape: &[u8]) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::edm::datetime::DateTime;
-    use crate::json::{decode_query, encode_entity};
+    use crate::json::{decode_entity, decode_query, encode_entity};
     use crate::{ETag, Entity};
     use proptest::prelude::*;
     use uuid::Uuid;
@@ -969,6 +1009,56 @@ mod tests {
                 }
             }
             check(&json)?;
+        }
+
+        /// One entity object alone (a line of `tablectl export`, whose system members come last), edited or
+        /// not: read as the decoder reads it and the encoder writes it, or left to them; one in the service's
+        /// forms, which the encoder writes as it is written, is read.
+        #[test]
+        fn an_entity_object_alone_is_read_as_the_decoder_reads_it_or_left_to_it(
+            ((keys, properties, system), style) in (entity_spec(), style()),
+            edits in proptest::collection::vec((any::<prop::sample::Index>(), 0..5u8, proptest::sample::select(
+                b"\"\\{}[],:.-+eE0123456789aznulltrue@ \x00\x1f\x7f\xc3\xa9\xff".to_vec())), 0..3),
+        ) {
+            let system = (system.0, system.1.as_deref());
+            let mut object = entity_json((&keys.0, &keys.1), &properties, system, &style).into_bytes();
+            let edited = !edits.is_empty();
+            for (at, kind, byte) in edits {
+                if object.is_empty() {
+                    break;
+                }
+                let i = at.index(object.len());
+                match kind {
+                    0 => object[i] = byte,
+                    1 => { object.remove(i); }
+                    2 => object.insert(i, byte),
+                    3 => object.truncate(i),
+                    _ => object.push(byte),
+                }
+            }
+            let mut encoded = EncodedPage::new();
+            let read = encoded.read_one(&object);
+            let slow = decode_entity(&object, None)
+                .map_err(|e| e.to_string())
+                .and_then(|e| encode_entity(&e).map(|b| (b.as_str().to_owned(), e)).map_err(|e| e.to_string()));
+            match (read, slow) {
+                (true, Ok((body, entity))) => {
+                    prop_assert_eq!(encoded.len(), 1);
+                    let fast = encoded.get(0).unwrap();
+                    prop_assert_eq!(fast.body, body.as_str());
+                    prop_assert_eq!(fast.entity_size, encode_entity(&entity).unwrap().entity_size());
+                    prop_assert_eq!((fast.partition_key, fast.row_key), (entity.partition_key().as_str(), entity.row_key().as_str()));
+                    prop_assert_eq!(fast.timestamp, entity.timestamp());
+                }
+                (true, Err(e)) => return Err(TestCaseError::fail(format!("read what the decoder or encoder refuses: {e}"))),
+                (false, slow) => {
+                    prop_assert!(encoded.is_empty());
+                    let plain = |k: &str| serde_json::to_string(k).unwrap() == format!("\"{k}\"");
+                    let simple = plain(&keys.0) && plain(&keys.1) && properties.iter().all(|(n, _)| !n.starts_with("odata."));
+                    prop_assert!(edited || !style.is_service() || !simple || slow.is_err(),
+                        "not read: {}", String::from_utf8_lossy(&object));
+                }
+            }
         }
     }
 

@@ -65,6 +65,50 @@ impl EncodedEntity {
     }
 }
 
+/// An entity of an [`EncodedPage`](crate::json::EncodedPage), whose body is the one
+/// [`encode_entity`](crate::json::encode_entity) writes for it, copied without encoding it again.
+///
+/// ```
+/// use table_model::json::EncodedPage;
+/// use table_model::{EncodedEntity, WriteEntity as _};
+/// let mut page = EncodedPage::new();
+/// assert!(page.read_one(br#"{"PartitionKey":"p","RowKey":"r","N":1}"#));
+/// let encoded = EncodedEntity::from(page.get(0).unwrap());
+/// assert_eq!((encoded.partition_key(), encoded.row_key()), ("p", "r"));
+/// assert_eq!(encoded.body().as_str(), r#"{"PartitionKey":"p","RowKey":"r","N":1}"#);
+/// assert_eq!(encoded.encode()?, encoded);
+/// # Ok::<(), table_model::EncodeError>(())
+/// ```
+impl From<crate::json::EncodedEntity<'_>> for EncodedEntity {
+    fn from(entity: crate::json::EncodedEntity<'_>) -> Self {
+        EncodedEntity {
+            partition_key: entity.partition_key.to_owned(),
+            row_key: entity.row_key.to_owned(),
+            body: EntityBody::from_encoded(entity.body.as_bytes().to_vec(), entity.entity_size),
+        }
+    }
+}
+
+/// An entity encoded already (by [`WriteEntity::encode`], or read from a page): written as it is.
+impl WriteEntity for EncodedEntity {
+    fn encode(&self) -> Result<EncodedEntity, EncodeError> {
+        Ok(self.clone())
+    }
+
+    fn keys(&self) -> Result<(PartitionKey, RowKey), EntityError> {
+        // Checked where the entity was encoded (by `encode`, or by the page's reader, which checks the keys).
+        let checked = "the keys of an encoded entity were checked as it was encoded";
+        Ok((
+            PartitionKey::new(self.partition_key.as_str()).expect(checked),
+            RowKey::new(self.row_key.as_str()).expect(checked),
+        ))
+    }
+
+    fn etag(&self) -> Option<&ETag> {
+        None
+    }
+}
+
 impl WriteEntity for Entity {
     fn encode(&self) -> Result<EncodedEntity, EncodeError> {
         Ok(EncodedEntity {
