@@ -381,7 +381,7 @@ fn stage(
     let rules = table.kind().rules();
     // `Chain::verify_files` has found every file as its manifest has it.
     let target = Target { rules, table: table.table(), timestamp_as, checked: all_checked_with(generations, rules) };
-    (staged.entities, staged.sha256) = merge_into(generations, &work.join(ENTITIES), out, target, control)?;
+    (staged.entities, staged.sha256) = merge_into(generations, Some(&work.join(ENTITIES)), out, target, control)?;
     checkpoint::write_atomic(&work.join(STAGED), &staged)?;
     Ok(staged)
 }
@@ -413,8 +413,10 @@ async fn merge_beside_import(
         let checked = all_checked_with(&generations, rules);
         move || {
             let target = Target { rules, table: &name, timestamp_as: None, checked };
+            // A file not kept is not synced: it is read, then removed, and a run that goes on merges again.
+            let synced = keep.then_some(path.as_path());
             let merged = Sink::create(&path, true).and_then(|sink| {
-                merge_into(&generations, &path, Output::new(sink, Compression::None), target, &control)
+                merge_into(&generations, synced, Output::new(sink, Compression::None), target, &control)
             });
             writing.finish(merged.is_ok());
             let _ = sender.send(merged);
@@ -443,11 +445,11 @@ async fn merge_beside_import(
     imported_all(work, staged, &imported?)
 }
 
-/// Merges the generations into `out`, the file at `path`, each entity checked against `target` (the module
-/// `staging`), the file synced while it is written; the entities written and the file's SHA-256.
+/// Merges the generations into `out`, each entity checked against `target` (the module `staging`); `out`'s file,
+/// at `synced`, synced while it is written (a file to keep); the entities written and the file's SHA-256.
 fn merge_into(
     generations: &[Generation],
-    path: &Path,
+    synced: Option<&Path>,
     mut out: Output<'_>,
     target: Target<'_>,
     control: &Control,
@@ -459,7 +461,7 @@ fn merge_into(
     let state = State::open_lines(files)?;
     let (written, stop) = mpsc::channel::<()>();
     std::thread::scope(|scope| {
-        let syncing = scope.spawn(move || sync_while_written(path, &stop));
+        let syncing = scope.spawn(move || synced.map_or(Ok(()), |path| sync_while_written(path, &stop)));
         let merged = staging::stage(state, &mut out, target, control)
             .and_then(|entities| Ok((entities, out.finish_unsynced()?.1)));
         drop(written);

@@ -65,6 +65,8 @@ struct Block {
     text: Vec<u8>,
     /// Where each line is in the backup's files.
     positions: Vec<Position>,
+    /// The length of its longest line, with its `\n`.
+    longest: usize,
 }
 
 /// A block checked: the lines to write, or the first entity the target refuses.
@@ -137,13 +139,14 @@ pub(crate) fn stage(
 /// The merge: the lines of `state` in blocks into `blocks`; the number of blocks sent. Ends early, without an
 /// error, when `blocks` is closed (a block was refused).
 fn merge(mut state: State, blocks: &mpsc::SyncSender<Block>, control: &Control) -> Result<u64, TransferError> {
-    let mut block = Block { seq: 0, text: Vec::new(), positions: Vec::new() };
+    let mut block = Block { seq: 0, text: Vec::new(), positions: Vec::new(), longest: 0 };
     loop {
         let line = state.next_line()?;
         let end = line.is_none();
         if let Some(Line { text, position, .. }) = line {
             block.text.extend_from_slice(&text);
             block.positions.push(position);
+            block.longest = block.longest.max(text.len());
         }
         if (end && !block.positions.is_empty()) || block.text.len() >= BLOCK_BYTES {
             if control.is_cancelled() {
@@ -153,7 +156,8 @@ fn merge(mut state: State, blocks: &mpsc::SyncSender<Block>, control: &Control) 
                 ));
             }
             let seq = block.seq;
-            let full = std::mem::replace(&mut block, Block { seq: seq + 1, text: Vec::new(), positions: Vec::new() });
+            let next = Block { seq: seq + 1, text: Vec::new(), positions: Vec::new(), longest: 0 };
+            let full = std::mem::replace(&mut block, next);
             if blocks.send(full).is_err() {
                 return Ok(seq);
             }
@@ -190,6 +194,11 @@ fn check_block(
 ) -> Result<Option<Vec<u8>>, TransferError> {
     let mut again = target.timestamp_as.map(|_| Vec::with_capacity(block.text.len() + block.text.len() / 8));
     let checked = target.checked && again.is_none();
+    if checked && goes_on_unread(block.longest as u64) {
+        // Every line goes on unread: none is looked at (a pass over 150 MB of lines was a sixth of a restore's
+        // merging thread).
+        return Ok(None);
+    }
     for (line, position) in block.text.split_inclusive(|&b| b == b'\n').zip(&block.positions) {
         if checked && goes_on_unread(line.len() as u64) {
             continue;
