@@ -27,8 +27,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use table_model::client::TableClient;
 use table_model::filter::KeyRange;
-use table_model::response::Continuation;
-use table_model::TableName;
+use table_model::json::EncodedPage;
+use table_model::response::{self, Continuation, ReadEntity as _};
+use table_model::{Entity, ResponseError, TableName};
 
 /// How to copy. Each option is named as its `tablectl copy` flag, and messages name them that way.
 ///
@@ -116,10 +117,10 @@ const CHECKPOINT_FORMAT: &str = "tablectl-copy-checkpoint/1";
 /// # Errors
 /// A page's, or [`ErrorKind::Cancelled`].
 async fn read_chunk(
-    pages: &mut (impl futures::Stream<Item = Result<scan::Page, TransferError>> + Unpin),
+    pages: &mut (impl futures::Stream<Item = Result<scan::Page<Vec<ToWrite>>, TransferError>> + Unpin),
     size: usize,
     control: &Control,
-) -> Result<Vec<scan::Page>, TransferError> {
+) -> Result<Vec<scan::Page<Vec<ToWrite>>>, TransferError> {
     let mut chunk = Vec::new();
     let mut entities = 0;
     while entities < size {
@@ -231,7 +232,7 @@ async fn run(
     let mut state = match saved {
         Some(saved) => saved,
         None => {
-            let planned = scan::plan_reading(from, &query, options.parallel, None).await?;
+            let planned = scan::plan_reading_read(from, &query, options.parallel, None, read_to_write).await?;
             first = planned.first;
             let ranges =
                 planned.plan.mine.into_iter().map(|range| RangeState { range, next: None, done: false }).collect();
@@ -279,7 +280,7 @@ async fn run(
     // run it resumes (its chunks in flight, of pages of any range): a chunk holding any is settled before it is
     // written.
     let mut read_per_range = vec![0_u64; state.ranges.len()];
-    let mut pages = scan::scan_pages(from, &query, starts, options.parallel, None);
+    let mut pages = scan::scan_pages_read(from, &query, starts, options.parallel, None, read_to_write);
     let chunks_tally = chunks.tally().clone();
     let mut read = state.read;
     let mut settle = |settled: Settled, (ends, read): Written| -> Result<(), TransferError> {
@@ -323,10 +324,8 @@ async fn run(
             for page in chunk {
                 in_flight |= resumed && read_per_range[page.range] < (SIDE_BY_SIDE * size) as u64;
                 read_per_range[page.range] += page.entities.len() as u64;
-                for mut entity in page.entities {
-                    entity.set_server_metadata(None, None);
+                for entity in page.entities {
                     read += 1;
-                    let entity = ToWrite::Decoded(entity);
                     lines.push(Line { file: 0, source: source_name.clone(), number: read, entity });
                 }
                 ends.push((page.range, page.next));
@@ -359,4 +358,38 @@ async fn run(
         rejects: (rejects.count() > 0).then(|| rejects.path().to_owned()),
         resumed,
     })
+}
+
+/// Reads a page of the source for the target: each entity's keys and the JSON the service wrote for it, copied
+/// where [`EncodedPage`] takes the page (checked as the decoder checks it, the encoder's body), else decoded as
+/// [`TableClient::query`] decodes it; without the server's `Timestamp` and ETag either way.
+fn read_to_write(answer: &http::Response<bytes::Bytes>) -> Result<Vec<ToWrite>, ResponseError> {
+    let page = response::raw_query(answer)?;
+    let mut encoded = EncodedPage::new();
+    if encoded.read(&page.body) {
+        return Ok(encoded.iter().map(|entity| ToWrite::Encoded(entity.into())).collect());
+    }
+    let entities = Entity::read_page(answer)?.entities;
+    Ok(entities
+        .into_iter()
+        .map(|mut entity| {
+            entity.set_server_metadata(None, None);
+            ToWrite::Decoded(entity)
+        })
+        .collect())
+}
+
+/// The entities of a page read by [`read_to_write`].
+impl scan::PageEntities for Vec<ToWrite> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn keys(&self, index: usize) -> Option<(&str, &str)> {
+        self.get(index).map(|entity| (entity.partition_key(), entity.row_key()))
+    }
+
+    fn truncate(&mut self, len: usize) {
+        Vec::truncate(self, len);
+    }
 }
