@@ -379,7 +379,7 @@ fn read_to_write(answer: &http::Response<bytes::Bytes>) -> Result<Vec<ToWrite>, 
         .collect())
 }
 
-/// The entities of a page read by [`read_to_write`].
+/// The entities of a page a copy reads, to be written.
 impl scan::PageEntities for Vec<ToWrite> {
     fn count(&self) -> usize {
         self.len()
