@@ -28,8 +28,8 @@ use std::sync::Arc;
 use table_model::client::TableClient;
 use table_model::filter::KeyRange;
 use table_model::json::EncodedPage;
-use table_model::response::{self, Continuation, ReadEntity as _};
-use table_model::{Entity, ResponseError, TableName};
+use table_model::response::Continuation;
+use table_model::{ResponseError, TableName};
 
 /// How to copy. Each option is named as its `tablectl copy` flag, and messages name them that way.
 ///
@@ -364,19 +364,11 @@ async fn run(
 /// where [`EncodedPage`] takes the page (checked as the decoder checks it, the encoder's body), else decoded as
 /// [`TableClient::query`] decodes it; without the server's `Timestamp` and ETag either way.
 fn read_to_write(answer: &http::Response<bytes::Bytes>) -> Result<Vec<ToWrite>, ResponseError> {
-    let page = response::raw_query(answer)?;
-    let mut encoded = EncodedPage::new();
-    if encoded.read(&page.body) {
-        return Ok(encoded.iter().map(|entity| ToWrite::Encoded(entity.into())).collect());
-    }
-    let entities = Entity::read_page(answer)?.entities;
-    Ok(entities
-        .into_iter()
-        .map(|mut entity| {
-            entity.set_server_metadata(None, None);
-            ToWrite::Decoded(entity)
-        })
-        .collect())
+    let read = |body: &[u8]| {
+        let mut encoded = EncodedPage::new();
+        encoded.read(body).then(|| encoded.iter().map(|entity| ToWrite::Encoded(entity.into())).collect())
+    };
+    scan::read_or_decode(answer, read, |entities| entities.into_iter().map(ToWrite::decoded).collect())
 }
 
 /// The entities of a page a copy reads, to be written.

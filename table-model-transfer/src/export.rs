@@ -34,7 +34,6 @@ use std::time::{Duration, Instant};
 use table_model::client::TableClient;
 use table_model::filter::KeyRange;
 use table_model::json::EncodedPage;
-use table_model::response::{self, ReadEntity as _};
 use table_model::{Entity, Query, ResponseError, TableName};
 
 /// Where an export goes.
@@ -742,22 +741,13 @@ fn read_values(answer: &http::Response<bytes::Bytes>) -> Result<Entities, Respon
     })
 }
 
-/// Reads a page's body with a format's own reader, `read`; a page it does not take is decoded into entities,
-/// exactly as [`read_decoded`] (a page that breaks a rule is refused there, with the decoder's error).
+/// Reads a page's body with a format's own reader, `read`; a page it does not take is decoded into entities
+/// ([`scan::read_or_decode`]).
 fn read_or_decode(
     answer: &http::Response<bytes::Bytes>,
     read: impl FnOnce(&[u8]) -> Option<Entities>,
 ) -> Result<Entities, ResponseError> {
-    let page = response::raw_query(answer)?;
-    match read(&page.body) {
-        Some(entities) => Ok(entities),
-        None => read_decoded(answer),
-    }
-}
-
-/// Reads a page into entities, as [`TableClient::query`] does.
-fn read_decoded(answer: &http::Response<bytes::Bytes>) -> Result<Entities, ResponseError> {
-    Entity::read_page(answer).map(|page| Entities::Decoded(page.entities))
+    scan::read_or_decode(answer, read, Entities::Decoded)
 }
 
 /// How often an export into a directory saves its checkpoint, at most (each save syncs the files written since

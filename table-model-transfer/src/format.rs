@@ -267,6 +267,22 @@ pub enum ToWrite {
 }
 
 impl ToWrite {
+    /// A decoded entity to write, without the server's `Timestamp` and ETag: the service sets both on write.
+    ///
+    /// ```
+    /// use table_model::{ETag, Entity, PartitionKey, RowKey};
+    /// use table_model_transfer::format::ToWrite;
+    /// let mut read = Entity::new(PartitionKey::new("p")?, RowKey::new("r")?);
+    /// read.set_server_metadata(Some("2024-05-06T07:08:10Z".parse()?), Some(ETag::new("W/\"1\"")));
+    /// let ToWrite::Decoded(entity) = ToWrite::decoded(read) else { unreachable!() };
+    /// assert_eq!((entity.timestamp(), entity.etag()), (None, None));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn decoded(mut entity: Entity) -> Self {
+        entity.set_server_metadata(None, None);
+        ToWrite::Decoded(entity)
+    }
+
     /// The `PartitionKey`.
     pub fn partition_key(&self) -> &str {
         match self {
@@ -345,13 +361,9 @@ pub trait EntityReader: Send {
     /// # Errors
     /// As [`next_record`](Self::next_record).
     fn next_to_write(&mut self) -> Result<Option<Record<ToWrite>>, TransferError> {
-        Ok(self.next_record()?.map(|record| Record {
-            position: record.position,
-            entity: record.entity.map(|mut entity| {
-                entity.set_server_metadata(None, None);
-                ToWrite::Decoded(entity)
-            }),
-        }))
+        Ok(self
+            .next_record()?
+            .map(|record| Record { position: record.position, entity: record.entity.map(ToWrite::decoded) }))
     }
 
     /// Bytes of the input read so far (compressed bytes for a compressed file), for progress.

@@ -238,6 +238,21 @@ fn read_entities(answer: &http::Response<bytes::Bytes>) -> Result<Vec<Entity>, R
     Entity::read_page(answer).map(|page| page.entities)
 }
 
+/// Reads a page's body with a reader of its own, `read` (the export's formats, the copy's JSON); a page it does
+/// not take is decoded into entities exactly as [`scan_pages`] decodes them, then made into the page's type by
+/// `decoded` (a page that breaks a rule is refused there, with the decoder's error).
+pub(crate) fn read_or_decode<E>(
+    answer: &http::Response<bytes::Bytes>,
+    read: impl FnOnce(&[u8]) -> Option<E>,
+    decoded: impl FnOnce(Vec<Entity>) -> E,
+) -> Result<E, ResponseError> {
+    let page = table_model::response::raw_query(answer)?;
+    match read(&page.body) {
+        Some(entities) => Ok(entities),
+        None => read_entities(answer).map(decoded),
+    }
+}
+
 /// A plan made before (a backup's first generation's, kept in its manifest): every range of `all`, of which this
 /// worker takes its [`shard`]. Nothing is sent.
 ///

@@ -237,9 +237,9 @@ async fn settle_stored(table: &TableClient, lines: Vec<Line>) -> Result<(u64, Ve
     let rest: Vec<Line> = lines
         .into_iter()
         .filter(|line| {
-            let keys = (line.entity.partition_key().to_owned(), line.entity.row_key().to_owned());
             // A body the encoder wrote always decodes: one that did not would be written again, as unmatched.
-            !stored.get(&keys).is_some_and(|stored| line.entity.to_entity().is_ok_and(|e| same_entity(stored, &e)))
+            let same = |stored: &Entity| line.entity.to_entity().is_ok_and(|entity| same_entity(stored, &entity));
+            !stored.get(&line_keys(line)).is_some_and(same)
         })
         .collect();
     Ok(((before - rest.len()) as u64, rest))
@@ -250,13 +250,17 @@ fn keys_of(entity: &Entity) -> (String, String) {
     (entity.partition_key().to_string(), entity.row_key().to_string())
 }
 
+/// A line's keys, owned.
+fn line_keys(line: &Line) -> (String, String) {
+    (line.entity.partition_key().to_owned(), line.entity.row_key().to_owned())
+}
+
 /// The stored entities with the keys of `lines`, by keys. The span of their PartitionKeys is read first, page by
 /// page, while at least half of each page is theirs (a chunk of an export's file is a run of consecutive keys:
 /// one page per 1,000 of them stored); the keys not found once the span reads sparse are read partition by
 /// partition with [`TableClient::get_many`], the bulk writer's read of a transaction whose reply was lost.
 async fn read_stored(table: &TableClient, lines: &[Line]) -> Result<HashMap<(String, String), Entity>, TransferError> {
-    let wanted: HashSet<(String, String)> =
-        lines.iter().map(|line| (line.entity.partition_key().to_owned(), line.entity.row_key().to_owned())).collect();
+    let wanted: HashSet<(String, String)> = lines.iter().map(line_keys).collect();
     let mut found = HashMap::new();
     let partitions = lines.iter().map(|l| l.entity.partition_key());
     let least = partitions.clone().min_by(|a, b| service_order(a, b));

@@ -94,6 +94,14 @@ macro_rules! key_type {
             fn validate(value: &str) -> Result<(), key::KeyError> {
                 key::check($kind, value)
             }
+
+            /// A key the caller has already checked with `key::check` (the body writer, which checks both keys
+            /// of every body it writes).
+            #[cfg(feature = "http")]
+            pub(crate) fn from_checked(value: String) -> Self {
+                debug_assert!(key::check($kind, &value).is_ok());
+                $ty(Cow::Owned(value))
+            }
         }
 
         impl Default for $ty {

@@ -461,13 +461,13 @@ fn merge_into(
     let state = State::open_lines(files)?;
     let (written, stop) = mpsc::channel::<()>();
     std::thread::scope(|scope| {
-        let syncing = scope.spawn(move || synced.map_or(Ok(()), |path| sync_while_written(path, &stop)));
+        let syncing = synced.map(|path| scope.spawn(move || sync_while_written(path, &stop)));
         let merged = staging::stage(state, &mut out, target, control)
             .and_then(|entities| Ok((entities, out.finish_unsynced()?.1)));
         drop(written);
-        let synced = syncing
-            .join()
-            .unwrap_or_else(|_| Err(TransferError::failed("the thread syncing the merged file panicked")));
+        let synced = syncing.map_or(Ok(()), |syncing| {
+            syncing.join().unwrap_or_else(|_| Err(TransferError::failed("the thread syncing the merged file panicked")))
+        });
         merged.and_then(|merged| synced.map(|()| merged))
     })
 }

@@ -192,11 +192,7 @@ impl EntityReader for JsonlReader {
                 return Ok(Some(Record { position, entity: Ok(ToWrite::Encoded(entity.into())) }));
             }
             let Some(entity) = read_line(&self.buf) else { continue };
-            let entity = entity.map(|mut entity| {
-                entity.set_server_metadata(None, None);
-                ToWrite::Decoded(entity)
-            });
-            return Ok(Some(Record { position, entity }));
+            return Ok(Some(Record { position, entity: entity.map(ToWrite::decoded) }));
         }
         Ok(None)
     }

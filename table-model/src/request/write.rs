@@ -96,12 +96,8 @@ impl WriteEntity for EncodedEntity {
     }
 
     fn keys(&self) -> Result<(PartitionKey, RowKey), EntityError> {
-        // Checked where the entity was encoded (by `encode`, or by the page's reader, which checks the keys).
-        let checked = "the keys of an encoded entity were checked as it was encoded";
-        Ok((
-            PartitionKey::new(self.partition_key.as_str()).expect(checked),
-            RowKey::new(self.row_key.as_str()).expect(checked),
-        ))
+        // Checked as the body was written: every body is `BodyWriter`'s, which checks both keys.
+        Ok((PartitionKey::from_checked(self.partition_key.clone()), RowKey::from_checked(self.row_key.clone())))
     }
 
     fn etag(&self) -> Option<&ETag> {
